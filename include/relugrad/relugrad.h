@@ -1,0 +1,182 @@
+/* relugrad: exact ReLU backward (ReluGrad) at memory speed. C ABI.
+ *
+ *   dx[i] = gate_open(s[i]) ? pass(dy[i]) : closed(dy[i])
+ *
+ * where s is the forward input x or the forward output y (the computation is
+ * the same), and the gate/combine rules come from relugrad_options (usually
+ * filled from a framework preset by relugrad_options_init).
+ *
+ * Conventions
+ * - Every function returns a relugrad_status. On failure a readable message is
+ *   kept per calling thread: relugrad_last_error().
+ * - Two failure kinds are kept apart: RELUGRAD_INVALID_ARGUMENT (the caller's
+ *   mistake: null pointer with n > 0, n < 0, partial overlap, bad enum, bad
+ *   clip range, misaligned pointer, ...) and RELUGRAD_UNSUPPORTED (a valid
+ *   request this build or machine cannot serve, e.g. a backend not compiled).
+ * - dy, s and dx hold n elements of one dtype. Pointers must be aligned to
+ *   the element size. dx may alias dy or s exactly (in place); any partial
+ *   overlap is an error. n == 0 is a successful no-op.
+ * - Results are bit-identical for every thread count and SIMD target.
+ *
+ * Thread safety
+ * - The compute entry points may be called from any number of threads at
+ *   once, with different options. Concurrent callers share one worker pool:
+ *   a caller that finds the pool busy runs its work on its own thread (same
+ *   bits, less parallelism).
+ * - relugrad_set_max_isa() changes process-wide dispatch: call it before
+ *   concurrent work starts (the CLI and tests do).
+ * - relugrad_last_error() is per thread.
+ */
+#ifndef RELUGRAD_RELUGRAD_H_
+#define RELUGRAD_RELUGRAD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "relugrad/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RELUGRAD_VERSION_MAJOR 0
+#define RELUGRAD_VERSION_MINOR 1
+#define RELUGRAD_VERSION_PATCH 0
+
+typedef enum relugrad_status {
+  RELUGRAD_OK = 0,
+  RELUGRAD_INVALID_ARGUMENT = 1,
+  RELUGRAD_UNSUPPORTED = 2,
+  RELUGRAD_INTERNAL_ERROR = 3, /* out of memory, thread creation failed */
+} relugrad_status;
+
+/* Numbering starts at 1 so that a zero-filled value is caught as invalid. */
+typedef enum relugrad_dtype {
+  RELUGRAD_F32 = 1,
+  RELUGRAD_F16 = 2,
+  RELUGRAD_BF16 = 3,
+  RELUGRAD_F64 = 4,
+} relugrad_dtype;
+
+/* Gate predicate on s against the threshold t. */
+typedef enum relugrad_gate {
+  /* closed when s <= t; a NaN gate is open (PyTorch threshold_backward). */
+  RELUGRAD_GATE_ZERO_IF_LE = 0,
+  /* open only when s > t; a NaN gate is closed (TF, JAX, oneDNN). */
+  RELUGRAD_GATE_PASS_IF_GT = 1,
+} relugrad_gate;
+
+/* How dy becomes dx. */
+typedef enum relugrad_combine {
+  /* open: copy the bits of dy; closed: +0 (or dy*alpha when alpha != 0). */
+  RELUGRAD_COMBINE_SELECT = 0,
+  /* IEEE dy*1 / dy*alpha: open quiets signalling NaNs; closed with alpha=0
+   * gives -0 for negative dy and NaN for inf or NaN dy. */
+  RELUGRAD_COMBINE_MULTIPLY = 1,
+} relugrad_combine;
+
+/* Subnormal handling, applied in the compute type (f32 for f16/bf16/f32,
+ * f64 for f64; f16 subnormals are f32 normals and so are never flushed). */
+typedef enum relugrad_denormals {
+  RELUGRAD_DENORMALS_IEEE = 0,
+  /* As a CPU running with MXCSR FTZ+DAZ: a subnormal gate compares as zero,
+   * and subnormal inputs/results of arithmetic (multiply) become signed
+   * zero. Bits copied by SELECT are never altered. */
+  RELUGRAD_DENORMALS_FTZ_DAZ = 1,
+} relugrad_denormals;
+
+/* Precision in which the threshold is compared. */
+typedef enum relugrad_threshold_rounding {
+  /* t rounded (to nearest even) to the compute type: f32 for 16-bit and f32
+   * data, f64 for f64 data; the gate is widened exactly. PyTorch >= 2.0. */
+  RELUGRAD_THRESHOLD_COMPUTE = 0,
+  /* t rounded to the data type first (PyTorch 1.13 on CPU for bf16/f16). */
+  RELUGRAD_THRESHOLD_DTYPE = 1,
+} relugrad_threshold_rounding;
+
+typedef enum relugrad_backend {
+  RELUGRAD_BACKEND_CPU = 0,
+  RELUGRAD_BACKEND_CUDA = 1,        /* device pointers, options.stream */
+  RELUGRAD_BACKEND_ASCEND_TWIN = 2, /* AscendC kernel run by the CPU twin */
+} relugrad_backend;
+
+/* Named framework presets (see README: semantics table). */
+typedef enum relugrad_preset {
+  RELUGRAD_PRESET_TORCH = 0,      /* zero_if_le + select, IEEE */
+  RELUGRAD_PRESET_TENSORFLOW = 1, /* pass_if_gt + multiply, FTZ/DAZ */
+  RELUGRAD_PRESET_JAX = 2,        /* pass_if_gt + select */
+  RELUGRAD_PRESET_ONEDNN = 3,     /* pass_if_gt + multiply with alpha */
+} relugrad_preset;
+
+/* Options. Always initialise with relugrad_options_init(), which sets
+ * struct_size; the library reads only the fields that fit in struct_size, so
+ * callers compiled against an older, shorter struct keep working. */
+typedef struct relugrad_options {
+  uint32_t struct_size;
+  relugrad_gate gate;
+  relugrad_combine combine;
+  relugrad_denormals denormals;
+  relugrad_threshold_rounding threshold_rounding;
+  double threshold; /* t; NaN is invalid */
+  double alpha;     /* closed-gate factor; finite; 0 by default */
+  int32_t clip;     /* nonzero: clamp passed gradients to [clip_lo, clip_hi] */
+  double clip_lo;   /* bounds are rounded to the data type; NaN dy stays NaN */
+  double clip_hi;
+  int32_t threads;  /* 0: all cores; 1: the calling thread only; <0 invalid */
+  relugrad_backend backend;
+  void* stream;     /* CUDA: a cudaStream_t (NULL = default stream) */
+} relugrad_options;
+
+/* Fills *options with the preset's settings and defaults for the rest. */
+RELUGRAD_API relugrad_status relugrad_options_init(relugrad_options* options,
+                                                   relugrad_preset preset);
+
+/* dx = ReluGrad(dy, s). options may be NULL (torch preset). */
+RELUGRAD_API relugrad_status relugrad_relu_grad(relugrad_dtype dtype,
+                                                int64_t n, const void* dy,
+                                                const void* s, void* dx,
+                                                const relugrad_options* options);
+
+/* The scalar reference ("not designed to be fast"): the oracle of all tests.
+ * Same contract as relugrad_relu_grad, CPU memory, one thread. */
+RELUGRAD_API relugrad_status relugrad_relu_grad_reference(
+    relugrad_dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+    const relugrad_options* options);
+
+/* The message of the last failure on this thread ("" if none). */
+RELUGRAD_API const char* relugrad_last_error(void);
+RELUGRAD_API const char* relugrad_status_name(relugrad_status status);
+RELUGRAD_API const char* relugrad_version(void);
+
+/* Parsing helpers shared by the CLI and the bindings: names as in the docs
+ * ("f32", "bf16", "torch", "tensorflow", "zero_if_le", ...). */
+RELUGRAD_API relugrad_status relugrad_dtype_from_name(const char* name,
+                                                      relugrad_dtype* out);
+RELUGRAD_API const char* relugrad_dtype_name(relugrad_dtype dtype);
+RELUGRAD_API size_t relugrad_dtype_size(relugrad_dtype dtype);
+RELUGRAD_API relugrad_status relugrad_preset_from_name(const char* name,
+                                                       relugrad_preset* out);
+RELUGRAD_API const char* relugrad_preset_name(relugrad_preset preset);
+
+/* SIMD dispatch. Targets are Highway's names, lower case ("avx3", "avx2",
+ * "sse4", "ssse3", "emu128", "scalar", "neon", "sve", ...). */
+RELUGRAD_API int relugrad_isa_count(void); /* compiled and attainable here */
+RELUGRAD_API const char* relugrad_isa_name(int index); /* best first */
+RELUGRAD_API const char* relugrad_isa_selected(void);
+/* Caps dispatch at the named target (it and weaker ones stay allowed). NULL
+ * or "" or "best" lifts the cap. The RELUGRAD_MAX_ISA environment variable
+ * is applied the same way on first use. Unknown or unattainable names are
+ * RELUGRAD_INVALID_ARGUMENT / RELUGRAD_UNSUPPORTED. */
+RELUGRAD_API relugrad_status relugrad_set_max_isa(const char* name);
+
+/* Threads: the default count (all cores) and whether a backend is built. */
+RELUGRAD_API int relugrad_default_threads(void);
+RELUGRAD_API int relugrad_backend_available(relugrad_backend backend);
+/* One line per build fact ("key: value\n"), for `relugrad info`. */
+RELUGRAD_API const char* relugrad_build_info(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RELUGRAD_RELUGRAD_H_ */

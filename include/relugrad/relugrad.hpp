@@ -1,0 +1,167 @@
+// relugrad C++17 API: a thin header-only layer over the C ABI.
+//
+// Errors are exceptions: relugrad::InvalidArgument (the caller's mistake)
+// and relugrad::Unsupported (valid, but not built or not available here),
+// both derived from relugrad::Error, which carries the C status and message.
+//
+//   std::vector<float> dy(n), x(n), dx(n);
+//   relugrad::relu_grad<float>(dy, x, dx);                               // torch
+//   relugrad::relu_grad<float>(dy, x, dx, relugrad::Options(relugrad::Preset::kTensorflow));
+//   relugrad::relu_grad<float>(dy, x, dy);                               // in place
+#ifndef RELUGRAD_RELUGRAD_HPP_
+#define RELUGRAD_RELUGRAD_HPP_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+
+class Error : public std::runtime_error {
+ public:
+  Error(relugrad_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  relugrad_status status() const { return status_; }
+
+ private:
+  relugrad_status status_;
+};
+
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws the exception matching a non-OK status, with the thread's message.
+inline void check(relugrad_status status) {
+  if (status == RELUGRAD_OK) return;
+  const std::string message = relugrad_last_error();
+  if (status == RELUGRAD_INVALID_ARGUMENT) throw InvalidArgument(status, message);
+  if (status == RELUGRAD_UNSUPPORTED) throw Unsupported(status, message);
+  throw Error(status, message);
+}
+
+// 16-bit storage types: raw bits, no arithmetic (ReluGrad needs none).
+struct f16 {
+  uint16_t bits;
+};
+struct bf16 {
+  uint16_t bits;
+};
+
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<float> : std::integral_constant<relugrad_dtype, RELUGRAD_F32> {};
+template <>
+struct dtype_of<double> : std::integral_constant<relugrad_dtype, RELUGRAD_F64> {};
+template <>
+struct dtype_of<f16> : std::integral_constant<relugrad_dtype, RELUGRAD_F16> {};
+template <>
+struct dtype_of<bf16> : std::integral_constant<relugrad_dtype, RELUGRAD_BF16> {};
+
+// A pointer and a length (std::span is C++20).
+template <class T>
+class Span {
+ public:
+  Span(T* data, size_t size) : data_(data), size_(size) {}
+  template <class U, class = std::enable_if_t<std::is_same_v<std::remove_const_t<T>, U>>>
+  Span(std::vector<U>& v) : data_(v.data()), size_(v.size()) {}
+  template <class U, class = std::enable_if_t<std::is_same_v<std::remove_const_t<T>, U> && std::is_const_v<T>>>
+  Span(const std::vector<U>& v) : data_(v.data()), size_(v.size()) {}
+  template <size_t N>
+  Span(T (&a)[N]) : data_(a), size_(N) {}
+  T* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_;
+  size_t size_;
+};
+
+enum class Preset {
+  kTorch = RELUGRAD_PRESET_TORCH,
+  kTensorflow = RELUGRAD_PRESET_TENSORFLOW,
+  kJax = RELUGRAD_PRESET_JAX,
+  kOnednn = RELUGRAD_PRESET_ONEDNN,
+};
+
+// Options with chainable setters: Options(Preset::kOnednn).alpha(0.1).threads(1)
+class Options {
+ public:
+  explicit Options(Preset preset = Preset::kTorch) {
+    check(relugrad_options_init(&raw_, static_cast<relugrad_preset>(preset)));
+  }
+  static Options from_name(const std::string& preset) {
+    relugrad_preset p;
+    check(relugrad_preset_from_name(preset.c_str(), &p));
+    return Options(static_cast<Preset>(p));
+  }
+  Options& gate(relugrad_gate g) { raw_.gate = g; return *this; }
+  Options& combine(relugrad_combine c) { raw_.combine = c; return *this; }
+  Options& denormals(relugrad_denormals d) { raw_.denormals = d; return *this; }
+  Options& threshold_rounding(relugrad_threshold_rounding r) { raw_.threshold_rounding = r; return *this; }
+  Options& threshold(double t) { raw_.threshold = t; return *this; }
+  Options& alpha(double a) { raw_.alpha = a; return *this; }
+  Options& clip(double lo, double hi) { raw_.clip = 1; raw_.clip_lo = lo; raw_.clip_hi = hi; return *this; }
+  Options& no_clip() { raw_.clip = 0; return *this; }
+  Options& threads(int n) { raw_.threads = n; return *this; }
+  Options& backend(relugrad_backend b) { raw_.backend = b; return *this; }
+  Options& stream(void* s) { raw_.stream = s; return *this; }
+  const relugrad_options& raw() const { return raw_; }
+  relugrad_options& raw() { return raw_; }
+
+ private:
+  relugrad_options raw_;
+};
+
+// Untyped call: n elements of `dtype` (host or device memory per backend).
+inline void relu_grad(relugrad_dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                      const Options& options = Options()) {
+  check(relugrad_relu_grad(dtype, n, dy, s, dx, &options.raw()));
+}
+
+// Typed call: the three spans must have the same length.
+template <class T>
+void relu_grad(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& options = Options()) {
+  if (dy.size() != s.size() || dy.size() != dx.size()) {
+    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
+                          "dy, s and dx must have the same length (" + std::to_string(dy.size()) +
+                              ", " + std::to_string(s.size()) + ", " + std::to_string(dx.size()) + ")");
+  }
+  relu_grad(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), s.data(), dx.data(), options);
+}
+
+// The scalar reference, same contract (host memory only).
+template <class T>
+void relu_grad_reference(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& options = Options()) {
+  if (dy.size() != s.size() || dy.size() != dx.size()) {
+    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "dy, s and dx must have the same length");
+  }
+  check(relugrad_relu_grad_reference(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(),
+                                     s.data(), dx.data(), &options.raw()));
+}
+
+// SIMD dispatch control.
+inline std::vector<std::string> isa_available() {
+  std::vector<std::string> names;
+  for (int i = 0; i < relugrad_isa_count(); ++i) names.emplace_back(relugrad_isa_name(i));
+  return names;
+}
+inline std::string isa_selected() { return relugrad_isa_selected(); }
+inline void set_max_isa(const std::string& name) { check(relugrad_set_max_isa(name.c_str())); }
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_RELUGRAD_HPP_

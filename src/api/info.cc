@@ -1,0 +1,84 @@
+// Version, SIMD dispatch control and build facts for `relugrad info`.
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "core/backends.h"
+#include "core/error.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_kernels.h"
+#include "hwy/highway.h"
+#include "relugrad/relugrad.h"
+
+#define RG_STR2(x) #x
+#define RG_STR(x) RG_STR2(x)
+
+namespace {
+// Stable storage for the strings handed out through the C ABI.
+const std::vector<std::string>& IsaNames() {
+  static const std::vector<std::string> names = relugrad::AttainableIsas();
+  return names;
+}
+}  // namespace
+
+extern "C" {
+
+const char* relugrad_version(void) {
+  return RG_STR(RELUGRAD_VERSION_MAJOR) "." RG_STR(RELUGRAD_VERSION_MINOR) "." RG_STR(RELUGRAD_VERSION_PATCH);
+}
+
+int relugrad_isa_count(void) { return static_cast<int>(IsaNames().size()); }
+
+const char* relugrad_isa_name(int index) {
+  if (index < 0 || index >= relugrad_isa_count()) return nullptr;
+  return IsaNames()[static_cast<size_t>(index)].c_str();
+}
+
+const char* relugrad_isa_selected(void) {
+  relugrad::ApplyIsaEnvironmentOnce();
+  thread_local std::string selected;
+  selected = relugrad::SelectedIsa();
+  return selected.c_str();
+}
+
+relugrad_status relugrad_set_max_isa(const char* name) {
+  relugrad::ClearLastError();
+  relugrad::ApplyIsaEnvironmentOnce();  // so a later first call cannot undo this cap
+  return relugrad::SetMaxIsa(name);
+}
+
+int relugrad_default_threads(void) { return relugrad::DefaultThreads(); }
+
+int relugrad_backend_available(relugrad_backend backend) {
+  switch (backend) {
+    case RELUGRAD_BACKEND_CPU: return 1;
+    case RELUGRAD_BACKEND_CUDA: return relugrad::CudaBackendBuilt() ? 1 : 0;
+    case RELUGRAD_BACKEND_ASCEND_TWIN: return relugrad::AscendTwinBuilt() ? 1 : 0;
+  }
+  return 0;
+}
+
+const char* relugrad_build_info(void) {
+  static const std::string info = [] {
+    std::string s;
+    s += std::string("version: ") + relugrad_version() + "\n";
+    s += std::string("compiler: ") + __VERSION__ + "\n";
+    s += std::string("highway: ") + RG_STR(HWY_MAJOR) "." RG_STR(HWY_MINOR) "." RG_STR(HWY_PATCH) "\n";
+    std::string compiled;
+    for (int64_t bit = 1; bit != 0; bit <<= 1) {
+      if ((HWY_TARGETS | HWY_STATIC_TARGET) & bit) {
+        std::string name = hwy::TargetName(bit);
+        for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        compiled += (compiled.empty() ? "" : " ") + name;
+      }
+    }
+    s += "simd_compiled: " + compiled + "\n";
+    s += std::string("backend_cuda: ") + (relugrad::CudaBackendBuilt() ? "built" : "not built") + "\n";
+    s += std::string("backend_ascend_twin: ") + (relugrad::AscendTwinBuilt() ? "built" : "not built") + "\n";
+    s += "threads_grain_bytes: " + std::to_string(relugrad::kCpuGrainBytes) + "\n";
+    return s;
+  }();
+  return info.c_str();
+}
+
+}  // extern "C"

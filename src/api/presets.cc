@@ -1,0 +1,125 @@
+// The framework presets and the name tables shared by the CLI and bindings.
+// Which framework/device each preset reproduces, and how it was confirmed,
+// is in the README's semantics table.
+#include <cstring>
+
+#include "core/error.h"
+#include "relugrad/relugrad.h"
+
+namespace {
+
+struct Named {
+  const char* name;
+  int value;
+};
+
+constexpr Named kDtypes[] = {{"f32", RELUGRAD_F32}, {"f16", RELUGRAD_F16},
+                             {"bf16", RELUGRAD_BF16}, {"f64", RELUGRAD_F64}};
+constexpr Named kDtypeAliases[] = {{"float32", RELUGRAD_F32}, {"float16", RELUGRAD_F16},
+                                   {"bfloat16", RELUGRAD_BF16}, {"float64", RELUGRAD_F64}};
+constexpr Named kPresets[] = {{"torch", RELUGRAD_PRESET_TORCH},
+                              {"tensorflow", RELUGRAD_PRESET_TENSORFLOW},
+                              {"jax", RELUGRAD_PRESET_JAX},
+                              {"onednn", RELUGRAD_PRESET_ONEDNN}};
+
+template <size_t N>
+const char* NameOf(const Named (&table)[N], int value) {
+  for (const Named& e : table) {
+    if (e.value == value) return e.name;
+  }
+  return nullptr;
+}
+
+template <size_t N>
+bool ValueOf(const Named (&table)[N], const char* name, int* value) {
+  for (const Named& e : table) {
+    if (std::strcmp(e.name, name) == 0) {
+      *value = e.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+extern "C" {
+
+relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset preset) {
+  using relugrad::Fail;
+  if (options == nullptr) return Fail(RELUGRAD_INVALID_ARGUMENT, "options is NULL");
+  relugrad_options o;
+  std::memset(&o, 0, sizeof(o));
+  o.struct_size = sizeof(o);
+  o.threshold = 0.0;
+  o.alpha = 0.0;
+  o.threads = 0;
+  o.backend = RELUGRAD_BACKEND_CPU;
+  o.denormals = RELUGRAD_DENORMALS_IEEE;
+  o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
+  switch (preset) {
+    case RELUGRAD_PRESET_TORCH:  // aten::threshold_backward: self <= t ? 0 : grad
+      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
+      o.combine = RELUGRAD_COMBINE_SELECT;
+      break;
+    case RELUGRAD_PRESET_TENSORFLOW:  // Eigen: gradients * (features > 0), FTZ/DAZ threads
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_MULTIPLY;
+      o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
+      break;
+    case RELUGRAD_PRESET_JAX:  // select(x > 0, g, 0) from the VJP of jax.nn.relu
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_SELECT;
+      break;
+    case RELUGRAD_PRESET_ONEDNN:  // eltwise_relu bwd: s > 0 ? dd : dd * alpha (JIT multiplies)
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_MULTIPLY;
+      break;
+    default:
+      return Fail(RELUGRAD_INVALID_ARGUMENT, "preset %d is not a relugrad_preset", static_cast<int>(preset));
+  }
+  *options = o;
+  return RELUGRAD_OK;
+}
+
+relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out) {
+  int v = 0;
+  if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
+  if (!ValueOf(kDtypes, name, &v) && !ValueOf(kDtypeAliases, name, &v)) {
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown dtype '%s' (f32, f16, bf16, f64)", name);
+  }
+  *out = static_cast<relugrad_dtype>(v);
+  return RELUGRAD_OK;
+}
+
+const char* relugrad_dtype_name(relugrad_dtype dtype) {
+  const char* name = NameOf(kDtypes, dtype);
+  return name ? name : "invalid";
+}
+
+size_t relugrad_dtype_size(relugrad_dtype dtype) {
+  switch (dtype) {
+    case RELUGRAD_F16:
+    case RELUGRAD_BF16: return 2;
+    case RELUGRAD_F32: return 4;
+    case RELUGRAD_F64: return 8;
+  }
+  return 0;
+}
+
+relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out) {
+  int v = 0;
+  if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
+  if (!ValueOf(kPresets, name, &v)) {
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown semantics preset '%s' (torch, tensorflow, jax, onednn)", name);
+  }
+  *out = static_cast<relugrad_preset>(v);
+  return RELUGRAD_OK;
+}
+
+const char* relugrad_preset_name(relugrad_preset preset) {
+  const char* name = NameOf(kPresets, preset);
+  return name ? name : "invalid";
+}
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+// The scalar reference: every preset and dtype, one element at a time, in
+// exact double arithmetic on decoded values. Not designed to be fast; it is
+// the oracle of all tests and of `relugrad verify`, and it shares nothing
+// with the kernels but the bit layouts and the rounding helper.
+#ifndef RELUGRAD_CORE_REFERENCE_H_
+#define RELUGRAD_CORE_REFERENCE_H_
+
+#include <cstdint>
+
+#include "core/dtype_traits.h"
+#include "core/semantics.h"
+
+namespace relugrad {
+
+// Is the gate open for this s (raw bits of dtype)?
+bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& semantics);
+
+// dx for one element (raw bits in, raw bits out).
+uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
+                          const Semantics& semantics);
+
+// Whole arrays; dx may alias dy or s exactly. Pointers need only be
+// element-aligned.
+void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s,
+                  void* dx, const Semantics& semantics);
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CORE_REFERENCE_H_

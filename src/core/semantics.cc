@@ -1,0 +1,133 @@
+#include "core/semantics.h"
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/float_convert.h"
+#include "core/reference.h"
+
+namespace relugrad {
+namespace {
+
+// Smallest key k in [key(-inf), key(+inf) + 1] whose value opens the gate
+// (key(+inf) + 1 when none does). The gate is monotone in the order key
+// over non-NaN values, so a binary search with the reference predicate
+// decides the kernels' integer threshold exactly, DAZ and rounding included.
+template <Dtype D>
+int64_t GateKeyLo(const Semantics& sem) {
+  using T = DtypeTraits<D>;
+  int64_t lo = OrderKey<D>(T::kSign | T::kInf);  // key(-inf)
+  int64_t hi = OrderKey<D>(T::kInf) + 1;         // sentinel "always open"
+  auto open = [&](int64_t key) {
+    if (key == static_cast<int64_t>(OrderKey<D>(T::kInf)) + 1) return true;
+    const auto bits = BitsFromKey<D>(static_cast<typename T::Key>(key));
+    return ReferenceGateOpen(D, bits, sem);
+  };
+  if (open(lo)) return lo;
+  while (hi - lo > 1) {  // invariant: !open(lo), open(hi)
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (open(mid)) hi = mid; else lo = mid;
+  }
+  return hi;
+}
+
+template <Dtype D>
+int64_t KeyOf(uint64_t bits) {
+  return OrderKey<D>(static_cast<typename DtypeTraits<D>::Bits>(bits));
+}
+
+template <Dtype D>
+void FillKeys(KernelParams* p, const Semantics& sem) {
+  using T = DtypeTraits<D>;
+  p->gate_key_lo = GateKeyLo<D>(sem);
+  if (p->clip) {
+    p->clip_lo_bits = DoubleToBitsRne(D, sem.clip_lo);
+    p->clip_hi_bits = DoubleToBitsRne(D, sem.clip_hi);
+    // Float compares treat -0 == +0; in key order -0 is one below +0.
+    const bool lo_zero = (p->clip_lo_bits & T::kMagnitude) == 0;
+    const bool hi_zero = (p->clip_hi_bits & T::kMagnitude) == 0;
+    p->clip_key_lo = lo_zero ? KeyOf<D>(T::kSign) : KeyOf<D>(p->clip_lo_bits);
+    p->clip_key_hi = hi_zero ? 0 : KeyOf<D>(p->clip_hi_bits);
+  }
+}
+
+bool ValidEnum(int value, int count) { return value >= 0 && value < count; }
+
+}  // namespace
+
+double ComparedThreshold(Dtype dtype, const Semantics& sem) {
+  if (sem.threshold_rounding == RELUGRAD_THRESHOLD_DTYPE) {
+    return BitsToDouble(dtype, DoubleToBitsRne(dtype, sem.threshold));
+  }
+  return dtype == Dtype::kF64 ? sem.threshold
+                              : static_cast<double>(RoundToFloat(sem.threshold));
+}
+
+relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) {
+  relugrad_options full;
+  relugrad_options_init(&full, RELUGRAD_PRESET_TORCH);
+  if (options != nullptr) {
+    if (options->struct_size < offsetof(relugrad_options, threshold) ||
+        options->struct_size > sizeof(relugrad_options)) {
+      return Fail(RELUGRAD_INVALID_ARGUMENT,
+                  "options.struct_size is %u; initialise options with relugrad_options_init()",
+                  options->struct_size);
+    }
+    std::memcpy(&full, options, options->struct_size);
+    full.struct_size = sizeof(full);
+  }
+  if (!ValidEnum(full.gate, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.gate %d is not a relugrad_gate", full.gate);
+  if (!ValidEnum(full.combine, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine", full.combine);
+  if (!ValidEnum(full.denormals, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals", full.denormals);
+  if (!ValidEnum(full.threshold_rounding, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.threshold_rounding %d is not a relugrad_threshold_rounding", full.threshold_rounding);
+  if (!ValidEnum(full.backend, 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend", full.backend);
+  if (std::isnan(full.threshold)) return Fail(RELUGRAD_INVALID_ARGUMENT, "threshold is NaN");
+  if (!std::isfinite(full.alpha)) return Fail(RELUGRAD_INVALID_ARGUMENT, "alpha must be finite (got %g)", full.alpha);
+  if (full.clip) {
+    if (std::isnan(full.clip_lo) || std::isnan(full.clip_hi)) return Fail(RELUGRAD_INVALID_ARGUMENT, "clip bounds must not be NaN");
+    if (full.clip_lo > full.clip_hi) return Fail(RELUGRAD_INVALID_ARGUMENT, "clip range [%g, %g] is empty (lo > hi)", full.clip_lo, full.clip_hi);
+  }
+  if (full.threads < 0) return Fail(RELUGRAD_INVALID_ARGUMENT, "threads must be >= 0 (0 = all cores), got %d", full.threads);
+
+  out->gate = full.gate;
+  out->combine = full.combine;
+  out->denormals = full.denormals;
+  out->threshold_rounding = full.threshold_rounding;
+  out->threshold = full.threshold;
+  out->alpha = full.alpha;
+  out->clip = full.clip != 0;
+  out->clip_lo = full.clip_lo;
+  out->clip_hi = full.clip_hi;
+  out->threads = full.threads;
+  out->backend = full.backend;
+  out->stream = full.stream;
+  return RELUGRAD_OK;
+}
+
+KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
+  KernelParams p;
+  p.dtype = dtype;
+  p.gate_nan_open = sem.gate == RELUGRAD_GATE_ZERO_IF_LE;
+  p.open_multiply = sem.combine == RELUGRAD_COMBINE_MULTIPLY;
+  // f16 data has no subnormals in its f32 compute type.
+  p.flush_subnormals = sem.denormals == RELUGRAD_DENORMALS_FTZ_DAZ && dtype != Dtype::kF16;
+  p.clip = sem.clip;
+  p.alpha = dtype == Dtype::kF64 ? sem.alpha : static_cast<double>(RoundToFloat(sem.alpha));
+  p.alpha_f32 = RoundToFloat(sem.alpha);
+  if (p.alpha != 0.0) {
+    p.closed = ClosedRule::kMulAlpha;
+  } else {
+    p.closed = p.open_multiply ? ClosedRule::kMulZero : ClosedRule::kZero;
+  }
+  switch (dtype) {
+    case Dtype::kF16: FillKeys<Dtype::kF16>(&p, sem); break;
+    case Dtype::kBF16: FillKeys<Dtype::kBF16>(&p, sem); break;
+    case Dtype::kF32: FillKeys<Dtype::kF32>(&p, sem); break;
+    case Dtype::kF64: FillKeys<Dtype::kF64>(&p, sem); break;
+  }
+  return p;
+}
+
+}  // namespace relugrad

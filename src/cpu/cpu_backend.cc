@@ -1,0 +1,90 @@
+#include "cpu/cpu_backend.h"
+
+#include <cstdint>
+#include <thread>
+
+#include "core/error.h"
+#include "core/work_plan.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/scalar_alpha16.h"
+#include "cpu/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace relugrad {
+namespace {
+
+struct Job {
+  BlockKernel kernel;
+  const KernelParams* params;
+  const void* dy;
+  const void* s;
+  void* dx;
+  WorkPlan plan;
+};
+
+// dy*alpha is the one float operation: pin MXCSR to IEEE (no FTZ/DAZ, round
+// to nearest) so a host process that set FTZ (TensorFlow does) cannot change
+// our bits; FTZ/DAZ, when asked for, is applied by the kernel itself.
+class ScopedIeeeFloat {
+ public:
+  explicit ScopedIeeeFloat(bool active) : active_(active) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_) {
+      saved_ = _mm_getcsr();
+      _mm_setcsr(0x1f80);  // all exceptions masked, RNE, FTZ=DAZ=0
+    }
+#endif
+  }
+  ~ScopedIeeeFloat() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_) _mm_setcsr(saved_);
+#endif
+  }
+
+ private:
+  bool active_;
+  unsigned saved_ = 0;
+};
+
+void RunOneBlock(void* context, int block) {
+  const Job& job = *static_cast<const Job*>(context);
+  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  job.kernel(*job.params, job.dy, job.s, job.dx, job.plan.Begin(block), job.plan.End(block));
+}
+
+}  // namespace
+
+int DefaultThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads) {
+  if (n == 0) return RELUGRAD_OK;
+  ApplyIsaEnvironmentOnce();
+  Job job;
+  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
+  job.kernel = alpha16 ? &RunBlockAlpha16 : DispatchBlockKernel(dtype);
+  job.params = &params;
+  job.dy = dy;
+  job.s = s;
+  job.dx = dx;
+  WorkPlanRequest request;
+  request.n = n;
+  request.elem_bytes = DtypeSize(dtype);
+  request.dx_address = reinterpret_cast<uintptr_t>(dx);
+  request.unit_bytes = kCpuUnitBytes;
+  request.max_blocks = threads == 0 ? DefaultThreads() : threads;
+  request.grain_bytes = kCpuGrainBytes;
+  job.plan = MakeWorkPlan(request);
+  if (!ThreadPool::Global().Run(job.plan.blocks, &RunOneBlock, &job)) {
+    // All blocks ran on the caller; the result is complete and correct.
+  }
+  return RELUGRAD_OK;
+}
+
+}  // namespace relugrad

@@ -1,0 +1,31 @@
+// Compiles relugrad-inl.h for every Highway target and exports a dispatch
+// table (Highway's skeleton idiom: foreach_target + HWY_EXPORT).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_kernels.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "cpu/relugrad-inl.h"
+#include "hwy/highway.h"
+
+#if HWY_ONCE
+#include "cpu/cpu_kernels.h"
+
+namespace relugrad {
+
+HWY_EXPORT(RunBlockF16);
+HWY_EXPORT(RunBlockBF16);
+HWY_EXPORT(RunBlockF32);
+HWY_EXPORT(RunBlockF64);
+
+BlockKernel DispatchBlockKernel(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(RunBlockF16);
+    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(RunBlockBF16);
+    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(RunBlockF32);
+    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(RunBlockF64);
+  }
+  return nullptr;
+}
+
+}  // namespace relugrad
+#endif  // HWY_ONCE

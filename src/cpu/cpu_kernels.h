@@ -1,0 +1,33 @@
+// The per-target block kernels (cpu_kernels.cc) and the run-time choice of
+// SIMD target (isa.cc).
+#ifndef RELUGRAD_CPU_CPU_KERNELS_H_
+#define RELUGRAD_CPU_CPU_KERNELS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/semantics.h"
+
+namespace relugrad {
+
+// Computes dx[begin, end) for one block. Pointers are the arrays' bases.
+using BlockKernel = void (*)(const KernelParams& p, const void* dy, const void* s, void* dx,
+                             int64_t begin, int64_t end);
+
+// The kernel of the currently chosen target (respects the ISA cap).
+BlockKernel DispatchBlockKernel(Dtype dtype);
+
+// Targets compiled in and attainable on this CPU, best first (Highway names,
+// lower case), and the one dispatch uses now.
+std::vector<std::string> AttainableIsas();
+std::string SelectedIsa();
+
+// Caps dispatch at `name` ("" or "best" lifts the cap). Applies
+// RELUGRAD_MAX_ISA on first use of the library.
+relugrad_status SetMaxIsa(const char* name);
+void ApplyIsaEnvironmentOnce();
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CPU_CPU_KERNELS_H_

@@ -1,0 +1,61 @@
+#include "cpu/scalar_alpha16.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype_traits.h"
+#include "core/float_convert.h"
+
+namespace relugrad {
+namespace {
+
+template <Dtype D>
+uint16_t Element(const KernelParams& p, uint16_t dy, uint16_t s) {
+  using T = DtypeTraits<D>;
+  const int64_t key = OrderKey<D>(s);
+  const int64_t key_pinf = OrderKey<D>(T::kInf);
+  const int64_t key_ninf = OrderKey<D>(static_cast<uint16_t>(T::kSign | T::kInf));
+  const bool open = p.gate_nan_open ? (key >= p.gate_key_lo || key < key_ninf)
+                                    : (key >= p.gate_key_lo && key <= key_pinf);
+  const bool dy_nan = IsNan<D>(dy);
+  const bool flush = p.flush_subnormals;
+  if (open) {
+    uint16_t out = dy;
+    if (p.open_multiply) {
+      if (dy_nan) out = static_cast<uint16_t>(dy | T::kQuiet);
+      else if (flush && IsSubnormal<D>(dy)) out = static_cast<uint16_t>(dy & T::kSign);
+    }
+    if (p.clip && !dy_nan) {
+      const int64_t k = OrderKey<D>(out);
+      if (k < p.clip_key_lo) out = static_cast<uint16_t>(p.clip_lo_bits);
+      else if (k > p.clip_key_hi) out = static_cast<uint16_t>(p.clip_hi_bits);
+    }
+    return out;
+  }
+  if (dy_nan) return static_cast<uint16_t>(dy | T::kQuiet);
+  // f32 multiply: 16-bit values and alpha are floats, so the double product
+  // is exact and one rounding to float is IEEE's f32 multiply.
+  float x = static_cast<float>(BitsToDouble(D, dy));
+  if (flush && IsSubnormal<D>(dy)) x = std::copysign(0.0f, x);
+  float product = static_cast<float>(static_cast<double>(x) * p.alpha_f32);
+  if (flush && product != 0.0f && std::fabs(product) < 0x1p-126f) product = std::copysign(0.0f, product);
+  return static_cast<uint16_t>(DoubleToBitsRne(D, product));
+}
+
+template <Dtype D>
+void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t begin, int64_t end) {
+  const auto* dy16 = static_cast<const uint16_t*>(dy);
+  const auto* s16 = static_cast<const uint16_t*>(s);
+  auto* dx16 = static_cast<uint16_t*>(dx);
+  for (int64_t i = begin; i < end; ++i) dx16[i] = Element<D>(p, dy16[i], s16[i]);
+}
+
+}  // namespace
+
+void RunBlockAlpha16(const KernelParams& p, const void* dy, const void* s, void* dx,
+                     int64_t begin, int64_t end) {
+  if (p.dtype == Dtype::kF16) Run<Dtype::kF16>(p, dy, s, dx, begin, end);
+  else Run<Dtype::kBF16>(p, dy, s, dx, begin, end);
+}
+
+}  // namespace relugrad

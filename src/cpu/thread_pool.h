@@ -1,0 +1,47 @@
+// A small persistent worker pool for fork/join over a WorkPlan's blocks.
+//
+// Why not OpenMP: libgomp's fork/join costs 1-2 us here (REFERENCE.md), it
+// is invisible to ThreadSanitizer (false reports in the TSan preset), and
+// blocks must map to threads statically so that a block's cache lines are
+// only ever written by one thread. Workers spin briefly after a job (back
+// to back calls in a training step find them awake), then sleep on a
+// condition variable so an idle library costs no CPU.
+#ifndef RELUGRAD_CPU_THREAD_POOL_H_
+#define RELUGRAD_CPU_THREAD_POOL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace relugrad {
+
+class ThreadPool {
+ public:
+  using BlockFn = void (*)(void* context, int block);
+
+  static ThreadPool& Global();
+
+  // Runs fn(context, b) for b in [0, blocks): block 0 on the caller, block b
+  // on worker b-1. If another caller holds the pool, every block runs on
+  // this caller instead (same results, no waiting on a stranger's job).
+  // Returns false only if worker threads could not be created (then all
+  // blocks have run on the caller).
+  bool Run(int blocks, BlockFn fn, void* context);
+
+  ~ThreadPool();
+
+ private:
+  struct Worker;
+  bool EnsureWorkers(int count);
+
+  std::mutex busy_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CPU_THREAD_POOL_H_
