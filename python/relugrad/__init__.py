@@ -1,0 +1,17 @@
+"""relugrad: exact ReLU backward (ReluGrad) with framework presets.
+
+    import relugrad
+    dx = relugrad.relu_grad(dy, x, semantics="torch")
+
+NumPy (float16/32/64, ml_dtypes.bfloat16), PyTorch and JAX CPU arrays are
+read in place. ``relugrad.torch`` has a torch.library custom op and a
+drop-in ``nn.ReLU`` replacement; ``relugrad.info()`` reports the build.
+"""
+from ._api import (COMBINES, DENORMALS, GATES, PRESETS, THRESHOLD_ROUNDINGS, format_info, info,
+                   preset_settings, relu_grad, relu_grad_reference, set_max_isa)
+from ._relugrad import version as _version
+
+__version__ = _version()
+
+__all__ = ["relu_grad", "relu_grad_reference", "info", "format_info", "preset_settings",
+           "set_max_isa", "PRESETS", "GATES", "COMBINES", "DENORMALS", "THRESHOLD_ROUNDINGS"]
