@@ -26,8 +26,10 @@ int64_t GateKeyLo(const Semantics& sem) {
     return ReferenceGateOpen(D, bits, sem);
   };
   if (open(lo)) return lo;
-  while (hi - lo > 1) {  // invariant: !open(lo), open(hi)
-    const int64_t mid = lo + (hi - lo) / 2;
+  // The f64 key span exceeds int64: measure distances in uint64.
+  auto span = [&] { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
+  while (span() > 1) {  // invariant: !open(lo), open(hi)
+    const int64_t mid = static_cast<int64_t>(static_cast<uint64_t>(lo) + span() / 2);
     if (open(mid)) hi = mid; else lo = mid;
   }
   return hi;
