@@ -1,2 +1,78 @@
-# CUDA backend (issue 7). Until it exists the library links the stub.
-target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda_unavailable.cc)
+# CUDA backend (issue 7). Included from src/CMakeLists.txt before the
+# libraries relugrad / relugrad_internal are made from relugrad_objects.
+#
+# RELUGRAD_CUDA: ON (fail without nvcc), OFF (stub), AUTO (on when
+# check_language(CUDA) finds nvcc). When on: sm_90 SASS plus compute_90 PTX
+# (Hopper, and PTX the driver JIT-compiles for newer GPUs) unless the user
+# set CMAKE_CUDA_ARCHITECTURES; the kernels go into relugrad_objects and
+# cudart is linked into every library made from them.
+string(TOUPPER "${RELUGRAD_CUDA}" _rg_cuda_mode)
+if(NOT _rg_cuda_mode MATCHES "^(ON|OFF|AUTO|TRUE|FALSE|YES|NO|1|0)$")
+  message(FATAL_ERROR "RELUGRAD_CUDA must be ON, OFF or AUTO (got '${RELUGRAD_CUDA}')")
+endif()
+
+set(RELUGRAD_CUDA_ENABLED OFF)
+if(_rg_cuda_mode STREQUAL "AUTO")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(RELUGRAD_CUDA_ENABLED ON)
+  else()
+    message(STATUS "relugrad: CUDA backend off (RELUGRAD_CUDA=AUTO and no nvcc found)")
+  endif()
+elseif(RELUGRAD_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(FATAL_ERROR "RELUGRAD_CUDA=ON but no CUDA compiler was found "
+                        "(put nvcc on PATH or set CMAKE_CUDA_COMPILER / CUDACXX)")
+  endif()
+  set(RELUGRAD_CUDA_ENABLED ON)
+endif()
+
+if(RELUGRAD_CUDA_ENABLED)
+  # enable_language() has to see CMAKE_CUDA_ARCHITECTURES; an empty value
+  # would make CMake probe the (possibly absent) GPU.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+    set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual" CACHE STRING
+        "CUDA architectures (relugrad default: sm_90 SASS + compute_90 PTX)" FORCE)
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  # relugrad_objects exists already, so its CUDA properties are set on it
+  # directly (the CMAKE_CUDA_* defaults only reach targets created later).
+  set_target_properties(relugrad_objects PROPERTIES
+    CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    CUDA_VISIBILITY_PRESET hidden)
+  target_sources(relugrad_objects PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cc
+    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu)
+  # No -use_fast_math: element.h relies on IEEE __fmul_rn/__dmul_rn and
+  # integer work only, but keep the whole file IEEE so no one is surprised.
+  target_compile_options(relugrad_objects PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --Werror=all-warnings>)
+  # PUBLIC on the object library reaches relugrad_internal (which links
+  # relugrad_objects) and its consumers. The shared/static relugrad takes the
+  # objects only, so it links cudart itself: privately for a shared library
+  # (an implementation detail), and for a static one consumers need it at
+  # their link step too (see cmake/install.cmake: CUDAToolkit must be found
+  # by the package config in that case).
+  target_link_libraries(relugrad_objects PUBLIC CUDA::cudart)
+  cmake_language(DEFER DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} CALL
+                 _relugrad_cuda_link_libraries)
+  function(_relugrad_cuda_link_libraries)
+    if(BUILD_SHARED_LIBS)
+      target_link_libraries(relugrad PRIVATE CUDA::cudart)
+    else()
+      target_link_libraries(relugrad PRIVATE $<BUILD_INTERFACE:CUDA::cudart>)
+      target_link_libraries(relugrad INTERFACE $<INSTALL_INTERFACE:CUDA::cudart>)
+    endif()
+  endfunction()
+  message(STATUS "relugrad: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
+                 "architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda_unavailable.cc)
+endif()
+set(RELUGRAD_CUDA_ENABLED ${RELUGRAD_CUDA_ENABLED} CACHE INTERNAL "whether the CUDA backend is built")
