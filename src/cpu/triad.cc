@@ -1,0 +1,71 @@
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/triad.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace relugrad {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+HWY_NOINLINE void TriadBlock(float* HWY_RESTRICT a, const float* HWY_RESTRICT b, const float* HWY_RESTRICT c,
+                             float q, int64_t begin, int64_t end, bool streaming) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vq = hn::Set(d, q);
+  int64_t i = begin;
+  if (streaming) {  // scalar head up to an aligned address, Stream the body
+    for (; i < end && (reinterpret_cast<uintptr_t>(a + i) % (N * sizeof(float))) != 0; ++i) a[i] = b[i] + q * c[i];
+    for (; i + N <= end; i += N) hn::Stream(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
+  } else {
+    for (; i + N <= end; i += N) hn::StoreU(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
+  }
+  for (; i < end; ++i) a[i] = b[i] + q * c[i];
+  if (streaming) hwy::FlushStream();  // each writer fences its own streams
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace relugrad
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "core/work_plan.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/thread_pool.h"
+#include "cpu/triad.h"
+
+namespace relugrad {
+HWY_EXPORT(TriadBlock);
+
+namespace {
+struct TriadJob {
+  float* a;
+  const float* b;
+  const float* c;
+  float q;
+  bool streaming;
+  WorkPlan plan;
+};
+void RunTriadBlock(void* ctx, int block) {
+  const TriadJob& j = *static_cast<const TriadJob*>(ctx);
+  HWY_DYNAMIC_DISPATCH(TriadBlock)(j.a, j.b, j.c, j.q, j.plan.Begin(block), j.plan.End(block), j.streaming);
+}
+}  // namespace
+
+void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming, int threads) {
+  TriadJob job{a, b, c, q, streaming, {}};
+  WorkPlanRequest r;
+  r.n = n;
+  r.elem_bytes = 4;
+  r.dx_address = reinterpret_cast<uintptr_t>(a);
+  r.unit_bytes = kCpuUnitBytes;
+  r.max_blocks = threads == 0 ? DefaultThreads() : threads;
+  r.grain_bytes = kCpuGrainBytes;
+  job.plan = MakeWorkPlan(r);
+  ThreadPool::Global().Run(job.plan.blocks, &RunTriadBlock, &job);
+}
+
+}  // namespace relugrad
+#endif  // HWY_ONCE

@@ -1,0 +1,19 @@
+// The STREAM-style triad a[i] = b[i] + q * c[i] (2 reads + 1 write, f32),
+// the in-process roofline every ReluGrad measurement is divided by. It lives
+// in the library (internal) so the benchmark tool, the Google Benchmark
+// suite and the profiler share one implementation and one worker pool.
+#ifndef RELUGRAD_CPU_TRIAD_H_
+#define RELUGRAD_CPU_TRIAD_H_
+
+#include <cstdint>
+
+namespace relugrad {
+
+// n floats per array; streaming = non-temporal stores for whole aligned
+// vectors. threads as in the library (0 = all cores), split with the same
+// WorkPlan and pool as ReluGrad.
+void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming, int threads);
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CPU_TRIAD_H_

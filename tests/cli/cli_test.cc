@@ -1,0 +1,172 @@
+// `relugrad run`, `verify` and `info` end to end. Every bad input gives exit
+// status 1, exactly one line on stderr naming the file or flag, and leaves
+// no output file behind.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/npy.h"
+#include "relugrad/relugrad.h"
+#include "test_support.h"
+
+namespace relugrad {
+namespace testing {
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string Dir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/relugrad-cli-test-XXXXXX";
+    return std::string(mkdtemp(tmpl));
+  }();
+  return dir;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result Cli(const std::string& args) {
+  const std::string out = Dir() + "/stdout.txt", err = Dir() + "/stderr.txt";
+  const std::string cmd = std::string(RELUGRAD_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(out), Slurp(err)};
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string Save(const std::string& name, const std::string& descr, const std::vector<int64_t>& shape,
+                 const std::vector<unsigned char>& bytes) {
+  const std::string path = Dir() + "/" + name;
+  std::string error;
+  EXPECT_TRUE(npy::Write(path, descr, shape, bytes.data(), bytes.size(), &error)) << error;
+  return path;
+}
+
+std::string SaveRaw(const std::string& name, const std::string& content) {
+  const std::string path = Dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+// Expect a clean failure: status 1, one stderr line containing `needle`, no output.
+void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::string& output) {
+  ::unlink(output.c_str());
+  const Result r = Cli(args);
+  EXPECT_EQ(r.status, 1) << args;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be one line: " << r.err;
+  EXPECT_FALSE(Exists(output)) << args << " left an output file";
+}
+
+TEST(Cli, RunMatchesTheReferenceForEveryDtypeAndPreset) {
+  for (relugrad_dtype d : kAllDtypes) {
+    const size_t n = 3001;
+    const auto dy = Pack(d, RandomBits(d, n, 11)), s = Pack(d, RandomBits(d, n, 12));
+    const std::string descr = d == RELUGRAD_F16 ? "<f2" : d == RELUGRAD_F32 ? "<f4" : d == RELUGRAD_F64 ? "<f8" : "<u2";
+    const std::string pdy = Save(std::string("dy_") + relugrad_dtype_name(d) + ".npy", descr, {static_cast<int64_t>(n)}, dy);
+    const std::string ps = Save(std::string("s_") + relugrad_dtype_name(d) + ".npy", descr, {static_cast<int64_t>(n)}, s);
+    struct Case {
+      std::string flags;
+      relugrad_preset preset;
+      double threshold;
+    };
+    for (const Case& c : {Case{"", RELUGRAD_PRESET_TORCH, 0}, Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0},
+                          Case{"--semantics jax", RELUGRAD_PRESET_JAX, 0}, Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75},
+                          Case{"--threshold -1.5 --threads 2", RELUGRAD_PRESET_TORCH, -1.5}}) {
+      const std::string out = Dir() + "/dx.npy";
+      const std::string dtype_flag = d == RELUGRAD_BF16 ? " --dtype bf16" : "";
+      const Result r = Cli("run --dy " + pdy + " --x " + ps + " -o " + out + " " + c.flags + dtype_flag);
+      ASSERT_EQ(r.status, 0) << r.err;
+      npy::Array got;
+      std::string error;
+      ASSERT_TRUE(npy::Read(out, &got, &error)) << error;
+      EXPECT_EQ(got.descr, descr);
+      relugrad_options o;
+      relugrad_options_init(&o, c.preset);
+      o.threshold = c.threshold;
+      const auto expected = Reference(d, dy, s, o);
+      EXPECT_EQ(CompareBits(d, expected.data(), got.data.data(), n), "") << c.flags;
+    }
+  }
+}
+
+TEST(Cli, BadInputsFailCleanly) {
+  const std::string out = Dir() + "/never.npy";
+  const std::vector<unsigned char> four_floats(16, 0x3f);
+  const std::string good = Save("good.npy", "<f4", {4}, four_floats);
+  const std::string good2 = Save("good2.npy", "<f4", {2, 2}, four_floats);
+  const std::string f64 = Save("f64.npy", "<f8", {2}, four_floats);
+  const std::string ints = Save("ints.npy", "<i4", {4}, four_floats);
+  const std::string u2 = Save("u2.npy", "<u2", {8}, four_floats);
+  const std::string be = Save("be.npy", ">f4", {4}, four_floats);
+  const std::string fortran = SaveRaw("fortran.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
+                                                         "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" +
+                                                         std::string(70 - 58 - 1, ' ') + "\n" + std::string(16, '\0'));
+  const std::string truncated = SaveRaw("truncated.npy", Slurp(good).substr(0, 70));
+  const std::string magic = SaveRaw("magic.npy", "PK\x03\x04 definitely a zip file");
+  const std::string header = SaveRaw("header.npy", std::string("\x93NUMPY\x01\x00\x10\x00", 10) + "{'descr': '<f4'\n");
+  const std::string huge = SaveRaw("huge.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
+                                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,), }" +
+                                                   std::string(2, ' ') + "\n");
+  const std::string base = " -o " + out;
+  ExpectCleanFailure("run --dy " + Dir() + "/missing.npy --x " + good + base, "missing.npy", out);
+  ExpectCleanFailure("run --dy " + truncated + " --x " + good + base, "truncated", out);
+  ExpectCleanFailure("run --dy " + magic + " --x " + good + base, "wrong magic", out);
+  ExpectCleanFailure("run --dy " + header + " --x " + good + base, "header", out);
+  ExpectCleanFailure("run --dy " + huge + " --x " + good + base, "huge.npy", out);
+  ExpectCleanFailure("run --dy " + be + " --x " + good + base, "big-endian", out);
+  ExpectCleanFailure("run --dy " + fortran + " --x " + good + base, "Fortran", out);
+  ExpectCleanFailure("run --dy " + ints + " --x " + ints + base, "integer", out);
+  ExpectCleanFailure("run --dy " + u2 + " --x " + u2 + base, "--dtype bf16", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + f64 + base, "differs", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good2 + base, "shape differs", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --semantics mxnet", "mxnet", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threshold abc", "--threshold", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --clip 2:1", "clip", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --clip 5", "LO:HI", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threads -3", "--threads", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --isa avx9000", "avx9000", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --dtype f99", "--dtype", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --bogus", "unknown flag", out);
+  ExpectCleanFailure("run --dy " + good + base, "--x", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + Dir() + "/no/such/dir/dx.npy", "dx.npy",
+                     Dir() + "/no/such/dir/dx.npy");
+  ExpectCleanFailure("frobnicate", "unknown command", out);
+}
+
+TEST(Cli, VerifyAndInfo) {
+  const Result v = Cli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) + " --threads 1,2 --size 5000");
+  EXPECT_EQ(v.status, 0) << v.out << v.err;
+  EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
+  const Result i = Cli("info");
+  EXPECT_EQ(i.status, 0);
+  EXPECT_NE(i.out.find("simd_selected:"), std::string::npos);
+  const Result help = Cli("run --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("--semantics"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace relugrad

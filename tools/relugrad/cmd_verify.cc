@@ -1,0 +1,121 @@
+// relugrad verify: every preset x dtype x SIMD target x thread count on
+// special values and random data, bitwise against the scalar reference.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "check/check_data.h"
+#include "cli_args.h"
+#include "commands.h"
+#include "relugrad/relugrad.h"
+#include "semantics_flags.h"
+
+namespace relugrad {
+namespace cli {
+namespace {
+
+struct Case {
+  std::string config;
+  relugrad_options options;
+  relugrad_dtype dtype;
+  std::vector<unsigned char> dy, s, expected;
+  int64_t n;
+};
+
+// Special-value cross product followed by random data long enough to be
+// split across threads (more than the grain on every dtype).
+Case MakeCase(const check::Config& c, relugrad_dtype d, size_t random_n, uint64_t seed) {
+  const auto special = check::SpecialValues(d);
+  std::vector<uint64_t> dy_bits, s_bits;
+  for (uint64_t g : special) {
+    for (uint64_t v : special) {
+      dy_bits.push_back(v);
+      s_bits.push_back(g);
+    }
+  }
+  const auto rdy = check::RandomBits(d, random_n, seed), rs = check::RandomBits(d, random_n, seed + 1);
+  dy_bits.insert(dy_bits.end(), rdy.begin(), rdy.end());
+  s_bits.insert(s_bits.end(), rs.begin(), rs.end());
+  Case k{c.name, c.options, d, check::Pack(d, dy_bits), check::Pack(d, s_bits), {}, static_cast<int64_t>(dy_bits.size())};
+  k.expected = check::Reference(d, k.dy, k.s, c.options);
+  return k;
+}
+
+}  // namespace
+
+int VerifyCommand(int argc, char** argv, int first) {
+  const std::vector<FlagSpec> specs = {
+      {"isa", true, "comma-separated targets to check (default: every attainable one)"},
+      {"threads", true, "comma-separated thread counts (default 1,2,3,8)"},
+      {"size", true, "random elements per case (default 200003)"},
+      {"seed", true, "random seed (default 2024)"},
+      {"help|h", false, "this help"},
+  };
+  const Args args(argc, argv, first, specs);
+  if (args.Has("help")) {
+    std::printf("%s", Usage("verify", specs).c_str());
+    return 0;
+  }
+  std::vector<std::string> targets;
+  for (int i = 0; i < relugrad_isa_count(); ++i) targets.emplace_back(relugrad_isa_name(i));
+  if (args.Has("isa")) targets = args.GetList("isa", "");
+  std::vector<int> threads;
+  for (const auto& t : args.GetList("threads", "1,2,3,8")) {
+    const long long v = ParseInt(t, "--threads");
+    if (v < 0 || v > 4096) throw UsageError("--threads values must be in [0, 4096]");
+    threads.push_back(static_cast<int>(v));
+  }
+  const size_t size = static_cast<size_t>(args.GetInt("size", 200003, 0, 1LL << 30));
+  const uint64_t seed = static_cast<uint64_t>(args.GetInt("seed", 2024, 0, 1LL << 62));
+
+  std::vector<Case> cases;
+  const relugrad_dtype dtypes[] = {RELUGRAD_F32, RELUGRAD_F16, RELUGRAD_BF16, RELUGRAD_F64};
+  for (const auto& c : check::AllConfigs()) {
+    for (relugrad_dtype d : dtypes) cases.push_back(MakeCase(c, d, size, seed + cases.size()));
+  }
+
+  long long passed = 0, failed = 0;
+  std::printf("relugrad verify: %zu configurations x 4 dtypes, %zu random + special elements each, seed %llu\n",
+              check::AllConfigs().size(), size, static_cast<unsigned long long>(seed));
+  std::printf("%-8s %-7s %-9s %-9s %-9s %-9s\n", "target", "threads", "f32", "f16", "bf16", "f64");
+  for (const auto& target : targets) {
+    CheckStatus(relugrad_set_max_isa(target.c_str()), "--isa " + target);
+    if (target != relugrad_isa_selected()) {
+      throw UsageError("--isa " + target + " did not take effect (selected " + relugrad_isa_selected() + ")");
+    }
+    for (int t : threads) {
+      std::map<relugrad_dtype, std::pair<int, int>> cell;  // passed, total
+      std::vector<std::string> failures;
+      for (const Case& k : cases) {
+        relugrad_options o = k.options;
+        o.threads = t;
+        std::vector<unsigned char> dx(k.dy.size(), 0xA5);
+        const relugrad_status st = relugrad_relu_grad(k.dtype, k.n, k.dy.data(), k.s.data(), dx.data(), &o);
+        std::string diff = st == RELUGRAD_OK ? check::CompareBits(k.dtype, k.expected.data(), dx.data(), k.n, k.dy.data(), k.s.data())
+                                             : std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
+        cell[k.dtype].second++;
+        if (diff.empty()) {
+          cell[k.dtype].first++;
+          ++passed;
+        } else {
+          ++failed;
+          failures.push_back(target + " threads=" + std::to_string(t) + " " + k.config + ": " + diff);
+        }
+      }
+      std::printf("%-8s %-7d", target.c_str(), t);
+      for (relugrad_dtype d : dtypes) {
+        const std::string s = std::to_string(cell[d].first) + "/" + std::to_string(cell[d].second);
+        std::printf(" %-9s", s.c_str());
+      }
+      std::printf("\n");
+      for (const auto& f : failures) std::printf("  FAIL %s\n", f.c_str());
+    }
+  }
+  relugrad_set_max_isa(nullptr);
+  std::printf("%lld passed, %lld failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace cli
+}  // namespace relugrad

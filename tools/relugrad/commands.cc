@@ -1,0 +1,15 @@
+#include "commands.h"
+
+namespace relugrad {
+namespace cli {
+
+const Command kCommands[] = {
+    {"run", RunCommand, "compute dx from .npy files: --dy DY.npy --x S.npy -o DX.npy"},
+    {"verify", VerifyCommand, "self-check every preset x dtype x SIMD target x threads against the reference"},
+    {"bench", BenchCommand, "time ReluGrad against an in-process STREAM-style triad"},
+    {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},
+};
+const int kCommandCount = sizeof(kCommands) / sizeof(kCommands[0]);
+
+}  // namespace cli
+}  // namespace relugrad
