@@ -143,6 +143,19 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_reference(
     relugrad_dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
     const relugrad_options* options);
 
+/* ---- The 1-bit mask path --------------------------------------------------
+ * ReLU forward writes y = relu(x) and a packed bitmask (bit i = gate open for
+ * element i, LSB-first within each byte, ceil(n/8) bytes, padding bits of the
+ * last byte zero); backward reads only the mask: dx = bit ? dy : closed(dy)
+ * (the preset's combine rule). y may alias x; dx may alias dy. */
+RELUGRAD_API int64_t relugrad_mask_bytes(int64_t n); /* ceil(n/8), or -1 if n < 0 */
+RELUGRAD_API relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const void* x,
+                                                   void* y, uint8_t* mask,
+                                                   const relugrad_options* options);
+RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n,
+                                                     const void* dy, const uint8_t* mask,
+                                                     void* dx, const relugrad_options* options);
+
 /* The message of the last failure on this thread ("" if none). */
 RELUGRAD_API const char* relugrad_last_error(void);
 RELUGRAD_API const char* relugrad_status_name(relugrad_status status);
