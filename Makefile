@@ -31,8 +31,8 @@ test: test-cpp $(TEST_STEPS)
 run: build
 	$(CLI) info
 	$(CLI) verify
-	$(CLI) bench --sizes 4K,64K,1M,16M --threads 1,2 --min-time 0.1
-	@$(MAKE) --no-print-directory $(RUN_STEPS) || true
+	$(CLI) bench --dtype f32,bf16 --sizes 4K,64K,1M,16M --threads 1,2 --min-time 0.1
+	@for step in $(RUN_STEPS); do $(MAKE) --no-print-directory $$step || exit 1; done
 
 clean:
 	rm -rf build
