@@ -153,6 +153,9 @@ TEST(Cli, BadInputsFailCleanly) {
   ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + Dir() + "/no/such/dir/dx.npy", "dx.npy",
                      Dir() + "/no/such/dir/dx.npy");
   ExpectCleanFailure("frobnicate", "unknown command", out);
+  // No temporary file survives a failed or successful write.
+  const Result leftovers = Cli("info >/dev/null; ls -a " + Dir() + " | grep -c relugrad-tmp");
+  EXPECT_EQ(leftovers.out, "0\n");
 }
 
 TEST(Cli, VerifyAndInfo) {
@@ -162,6 +165,10 @@ TEST(Cli, VerifyAndInfo) {
   const Result i = Cli("info");
   EXPECT_EQ(i.status, 0);
   EXPECT_NE(i.out.find("simd_selected:"), std::string::npos);
+  // RELUGRAD_MAX_ISA caps dispatch like --isa does.
+  const std::string weakest = relugrad_isa_name(relugrad_isa_count() - 1);
+  const Result capped = Cli("info >/dev/null; RELUGRAD_MAX_ISA=" + weakest + " " + std::string(RELUGRAD_CLI_PATH) + " info");
+  EXPECT_NE(capped.out.find("simd_selected: " + weakest), std::string::npos) << capped.out;
   const Result help = Cli("run --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("--semantics"), std::string::npos);
