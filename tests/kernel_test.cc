@@ -47,8 +47,10 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
   unsigned char* pa = aligned(a) + kGuard + dy_off;
   unsigned char* pb = aligned(b) + kGuard + s_off;
   unsigned char* pc = aligned(c) + kGuard + dx_off;
-  std::memcpy(pa, dy.data(), bytes);
-  std::memcpy(pb, s.data(), bytes);
+  if (bytes > 0) {  // reliability (issue 6): memcpy from an empty vector's NULL data() is UB (UBSan)
+    std::memcpy(pa, dy.data(), bytes);
+    std::memcpy(pb, s.data(), bytes);
+  }
   ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), pa, pb, pc, &o), RELUGRAD_OK) << relugrad_last_error();
   const auto expected = Reference(d, dy, s, o);
   const std::string diff = CompareBits(d, expected.data(), pc, n, dy.data(), s.data());

@@ -65,7 +65,9 @@ const char* relugrad_build_info(void) {
     s += std::string("compiler: ") + __VERSION__ + "\n";
     s += std::string("highway: ") + RG_STR(HWY_MAJOR) "." RG_STR(HWY_MINOR) "." RG_STR(HWY_PATCH) "\n";
     std::string compiled;
-    for (int64_t bit = 1; bit != 0; bit <<= 1) {
+    // reliability (issue 6): an unsigned shift; 1 << 63 on int64_t is UB (UBSan).
+    for (uint64_t ubit = 1; ubit != 0; ubit <<= 1) {
+      const int64_t bit = static_cast<int64_t>(ubit);
       if ((HWY_TARGETS | HWY_STATIC_TARGET) & bit) {
         std::string name = hwy::TargetName(bit);
         for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -46,7 +46,10 @@ relugrad_status SetMaxIsa(const char* name) {
   }
   const std::string wanted = Lower(name);
   int64_t cap = 0;
-  for (int64_t bit = 1; bit != 0 && cap == 0; bit <<= 1) {
+  // reliability (issue 6): shift an unsigned bit; shifting a signed 1 into
+  // bit 63 and beyond is undefined (UBSan flagged it).
+  for (uint64_t ubit = 1; ubit != 0 && cap == 0; ubit <<= 1) {
+    const int64_t bit = static_cast<int64_t>(ubit);
     if ((HWY_TARGETS | HWY_STATIC_TARGET) & bit && Lower(hwy::TargetName(bit)) == wanted) cap = bit;
   }
   if (cap == 0) {
