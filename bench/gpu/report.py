@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Joins the GPU benchmark CSV (relugrad_gpu_bench + torch_bench.py rows:
+impl,dtype,n,mode,bytes,us,gbps,status) into one table per timing mode and
+checks the issue's targets:
+  - relugrad (torch preset) at n >= 256M elements: >= 90% of the copy GB/s;
+  - relugrad no slower than PyTorch's threshold_backward at every size.
+Ratios are relugrad GB/s divided by the peer's GB/s (> 1: relugrad faster).
+Prints Markdown; exit status 0 whatever the targets say (they are reported).
+"""
+import argparse
+import sys
+from collections import defaultdict
+
+
+def load(path):
+    rows = {}
+    notes = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                notes.append(line[1:].strip())
+                continue
+            parts = line.split(",", 7)
+            if len(parts) != 8:
+                continue
+            impl, dtype, n, mode, nbytes, us, gbps, status = parts
+            rows[(impl, dtype, int(n), mode)] = (float(gbps), float(us), status)
+    return rows, notes
+
+
+def human(n):
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv")
+    args = ap.parse_args()
+    rows, notes = load(args.csv)
+    out = []
+    for note in notes:
+        out.append(f"- {note}")
+    dtypes = sorted({k[1] for k in rows}, key=["f32", "f16", "bf16", "f64"].index)
+    sizes = sorted({k[2] for k in rows})
+    verdicts = defaultdict(list)
+
+    def cell(impl, d, n, mode):
+        r = rows.get((impl, d, n, mode))
+        if r is None:
+            return None, "-"
+        gbps, _, status = r
+        if status != "ok":
+            return None, "n/a"
+        return gbps, f"{gbps:.0f}"
+
+    for mode in ("graph", "eager"):
+        if not any(k[3] == mode for k in rows):
+            continue
+        out.append("")
+        out.append(f"### {mode} ({'CUDA graph replay: device time' if mode == 'graph' else 'back-to-back calls on a stream: what an application sees'})")
+        out.append("")
+        out.append("| dtype | n | copy GB/s | relugrad GB/s | of copy | torch GB/s | vs torch | cuDNN GB/s | vs cuDNN | relugrad tf preset GB/s |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        for d in dtypes:
+            for n in sizes:
+                copy, copy_s = cell("copy", d, n, mode)
+                rg, rg_s = cell("relugrad_torch", d, n, mode)
+                th, th_s = cell("torch", d, n, mode)
+                cd, cd_s = cell("cudnn", d, n, mode)
+                _, tf_s = cell("relugrad_tensorflow", d, n, mode)
+                if rg is None and copy is None and th is None:
+                    continue
+                frac = f"{rg / copy:.1%}" if rg and copy else "-"
+                vs_t = f"{rg / th:.2f}x" if rg and th else "-"
+                vs_c = f"{rg / cd:.2f}x" if rg and cd else "-"
+                out.append(f"| {d} | {human(n)} | {copy_s} | {rg_s} | {frac} | {th_s} | {vs_t} | {cd_s} | {vs_c} | {tf_s} |")
+                if rg and copy and n >= (256 << 20):
+                    verdicts[mode].append((rg / copy >= 0.90, f"{d} n={human(n)}: {rg / copy:.1%} of copy (target >= 90%)"))
+                if rg and th:
+                    verdicts[mode].append((rg >= th, f"{d} n={human(n)}: {rg / th:.2f}x torch (target >= 1.00x)"))
+    out.append("")
+    out.append("### targets")
+    out.append("")
+    for mode, items in verdicts.items():
+        failed = [t for ok, t in items if not ok]
+        out.append(f"- {mode}: {len(items) - len(failed)}/{len(items)} met"
+                   + ("" if not failed else "; missed: " + "; ".join(failed)))
+    if not verdicts:
+        out.append("- no comparable rows (did the benchmark run?)")
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
