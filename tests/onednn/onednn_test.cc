@@ -6,6 +6,8 @@
 // its threads. Bits must match exactly.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -144,6 +146,30 @@ TEST_P(Onednn, ReluBackwardMatchesPreset) {
   ASSERT_EQ(relugrad_relu_grad(c.dtype, static_cast<int64_t>(g.n), g.dy.data(), g.s.data(), got.data(), &o),
             RELUGRAD_OK)
       << relugrad_last_error();
+  if (c.dtype == RELUGRAD_BF16 && impl.find("bf16") != std::string::npos) {
+    // Native bf16 JITs convert results with VCVTNEPS2BF16, which always
+    // flushes subnormal results to signed zero (whatever MXCSR says), while
+    // the gate is compared in IEEE f32. relugrad's denormal modes flush the
+    // gate too (FTZ_DAZ) or nothing (IEEE), so this one difference is
+    // tolerated, counted and reported: it needs an "FTZ results only" mode.
+    size_t flushed = 0, other = 0;
+    for (size_t i = 0; i < g.n; ++i) {
+      uint16_t w, r;
+      std::memcpy(&w, want.data() + 2 * i, 2);
+      std::memcpy(&r, got.data() + 2 * i, 2);
+      if (w == r) continue;
+      const bool r_subnormal = (r & 0x7f80) == 0 && (r & 0x007f) != 0;
+      if (r_subnormal && w == (r & 0x8000)) {
+        ++flushed;
+      } else if (++other <= 5) {
+        ADD_FAILURE() << Name(c) << " element " << i << ": oneDNN 0x" << std::hex << w << " relugrad 0x" << r;
+      }
+    }
+    std::printf("%s (%s): %zu subnormal results flushed by oneDNN, %zu other differences\n", Name(c).c_str(),
+                impl.c_str(), flushed, other);
+    EXPECT_EQ(other, 0u);
+    return;
+  }
   const std::string diff = CompareBits(c.dtype, want.data(), got.data(), g.n, g.dy.data(), g.s.data());
   EXPECT_TRUE(diff.empty()) << Name(c) << " (oneDNN impl " << impl << "; expected = oneDNN):\n" << diff
                             << "settings that would match: " << MatchingSettings(c.dtype, c.alpha, g, want);

@@ -1,0 +1,167 @@
+"""relugrad.relu_grad's contract: array kinds, out=/in place, threads, errors
+that name the argument, info()."""
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import relugrad
+from cases import DTYPES, random_case, to_bits
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_numpy_in_numpy_out(dtype):
+    dy, s = random_case(dtype, n=37)
+    dx = relugrad.relu_grad(dy, s)
+    assert isinstance(dx, np.ndarray) and dx.dtype == DTYPES[dtype] and dx.shape == dy.shape
+    want = np.where(s.astype(np.float64) <= 0, 0, dy.astype(np.float64))
+    assert np.array_equal(dx.astype(np.float64), want)
+
+
+def test_shapes_are_kept_and_empty_is_ok():
+    dy = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 10
+    assert relugrad.relu_grad(dy, dy).shape == (2, 3, 4)
+    e = np.zeros((0, 5), np.float32)
+    assert relugrad.relu_grad(e, e).shape == (0, 5)
+    z = np.array(2.0, dtype=np.float32)
+    assert relugrad.relu_grad(z, z) == 2.0
+
+
+@pytest.mark.parametrize("alias", ["dy", "s"])
+def test_out_may_alias_an_input(alias):
+    dy, s = random_case("f32", n=5000)
+    want = relugrad.relu_grad(dy, s)
+    dy2, s2 = dy.copy(), s.copy()
+    target = dy2 if alias == "dy" else s2
+    got = relugrad.relu_grad(dy2, s2, out=target)
+    assert got is target
+    assert np.array_equal(to_bits(got), to_bits(want))
+
+
+def test_out_given_is_returned():
+    dy, s = random_case("bf16", n=100)
+    out = np.empty_like(dy)
+    assert relugrad.relu_grad(dy, s, out=out) is out
+
+
+def test_partial_overlap_is_a_value_error():
+    buf = np.ones(10, np.float32)
+    with pytest.raises(ValueError, match="overlap"):
+        relugrad.relu_grad(buf[1:], buf[:-1], out=buf[:-1].copy() if False else buf[:-1])
+
+
+def test_threads_give_identical_bits():
+    dy, s = random_case("f32", n=1 << 20)
+    one = relugrad.relu_grad(dy, s, threads=1)
+    for t in (2, 3, 8):
+        assert np.array_equal(to_bits(one), to_bits(relugrad.relu_grad(dy, s, threads=t)))
+
+
+def test_releases_the_gil():
+    # Four Python threads computing at once finish with correct results (a
+    # held GIL would serialise them; a wrongly released one would crash).
+    dy, s = random_case("f64", n=1 << 20)
+    want = relugrad.relu_grad(dy, s)
+    results = []
+
+    def work():
+        results.append(relugrad.relu_grad(dy, s, threads=1))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4 and all(np.array_equal(r, want) for r in results)
+
+
+@pytest.mark.parametrize("bad, arg, exc, match", [
+    (dict(dy=np.ones(4, np.int32)), "dy", TypeError, "dy: dtype int32"),
+    (dict(s=np.ones(4, np.float64)), "s", TypeError, "s: dtype"),
+    (dict(s=np.ones(5, np.float32)), "s", ValueError, r"s: shape \(5,\)"),
+    (dict(dy=np.ones(8, np.float32)[::2]), "dy", ValueError, "dy: array is not C-contiguous"),
+    (dict(s=np.ones((4, 4), np.float32).T[0]), "s", ValueError, "s: array is not C-contiguous"),
+    (dict(dy=[1.0, 2.0, 3.0, 4.0]), "dy", TypeError, "dy: expected a NumPy array"),
+    (dict(out=np.ones(4, np.float16)), "out", TypeError, "out: dtype"),
+    (dict(out=np.ones(3, np.float32)), "out", ValueError, r"out: shape \(3,\)"),
+    (dict(semantics="pytorch"), "semantics", ValueError, "semantics: 'pytorch'"),
+    (dict(threshold="0"), "threshold", TypeError, "threshold: expected a real number"),
+    (dict(threshold=float("nan")), "threshold", ValueError, "threshold is NaN"),
+    (dict(alpha=float("inf")), "alpha", ValueError, "alpha must be finite"),
+    (dict(clip=(2.0, 1.0)), "clip", ValueError, "clip range"),
+    (dict(clip=3.0), "clip", TypeError, "clip: expected None or a"),
+    (dict(threads=0), "threads", ValueError, "threads: must be >= 1"),
+    (dict(threads=1.5), "threads", TypeError, "threads: expected an int"),
+    (dict(gate="gt"), "gate", ValueError, "gate: 'gt'"),
+    (dict(combine="mul"), "combine", ValueError, "combine: 'mul'"),
+    (dict(denormals="ftz"), "denormals", ValueError, "denormals: 'ftz'"),
+    (dict(threshold_rounding="f32"), "threshold_rounding", ValueError, "threshold_rounding: 'f32'"),
+])
+def test_errors_name_the_argument(bad, arg, exc, match):
+    kw = dict(dy=np.ones(4, np.float32), s=np.ones(4, np.float32))
+    kw.update(bad)
+    dy, s = kw.pop("dy"), kw.pop("s")
+    with pytest.raises(exc, match=match):
+        relugrad.relu_grad(dy, s, **kw)
+
+
+def test_read_only_out_is_rejected_read_only_inputs_are_fine():
+    dy = np.ones(4, np.float32)
+    dy.flags.writeable = False
+    assert np.array_equal(relugrad.relu_grad(dy, dy), np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="out: array is read-only"):
+        relugrad.relu_grad(np.ones(4, np.float32), np.ones(4, np.float32), out=dy)
+
+
+def test_bfloat16_is_ml_dtypes():
+    dy = np.array([1.5, -2.0, 3.0], dtype=BF16)
+    s = np.array([1.0, 0.0, -1.0], dtype=BF16)
+    dx = relugrad.relu_grad(dy, s)
+    assert dx.dtype == BF16
+    assert dx.astype(np.float32).tolist() == [1.5, 0.0, 0.0]
+
+
+def test_bf16_threshold_is_compared_in_f32_by_default():
+    # A bf16 gate of 0.10009765625 (0x3dcd) against t = 0.1: f32 compare says
+    # open (PyTorch >= 2.0, measured with 2.15); rounding t to bf16 first
+    # (PyTorch 1.13) says closed.
+    s = np.array([0.10009765625], dtype=BF16)
+    dy = np.array([1.0], dtype=BF16)
+    assert relugrad.relu_grad(dy, s, threshold=0.1)[0] == 1.0
+    assert relugrad.relu_grad(dy, s, threshold=0.1, threshold_rounding="dtype")[0] == 0.0
+
+
+def test_info_mirrors_the_cli():
+    info = relugrad.info()
+    assert info["version"] == relugrad.__version__
+    for key in ("compiler", "highway", "simd_compiled", "simd_attainable", "simd_selected",
+                "threads_default", "backends"):
+        assert key in info
+    assert info["simd_selected"] in info["simd_attainable"]
+    assert info["backends"]["cpu"] is True
+    assert "simd_selected: " in relugrad.format_info()
+
+
+def test_set_max_isa_caps_dispatch():
+    names = relugrad.info()["simd_attainable"]
+    try:
+        for name in names:
+            relugrad.set_max_isa(name)
+            assert relugrad.info()["simd_selected"] == name
+            dy, s = random_case("f16", n=999)
+            assert np.array_equal(to_bits(relugrad.relu_grad(dy, s)),
+                                  to_bits(relugrad.relu_grad_reference(dy, s)))
+        with pytest.raises(ValueError):
+            relugrad.set_max_isa("no_such_isa")
+    finally:
+        relugrad.set_max_isa(None)
+
+
+def test_preset_settings():
+    assert relugrad.preset_settings("torch") == dict(gate="zero_if_le", combine="select",
+                                                     denormals="ieee", threshold_rounding="compute")
+    with pytest.raises(ValueError, match="semantics"):
+        relugrad.preset_settings("mxnet")
