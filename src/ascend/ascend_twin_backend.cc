@@ -1,0 +1,57 @@
+// relugrad's RELUGRAD_BACKEND_ASCEND_TWIN: the AscendC kernel executed by the
+// CPU twin on host memory. A twin violation is a bug in the kernel or the
+// tiling, reported as RELUGRAD_INTERNAL_ERROR with the twin's message.
+#include <cstdlib>
+#include <exception>
+#include <system_error>
+
+#include "ascend/twin_launch.h"
+#include "core/backends.h"
+#include "core/error.h"
+
+namespace relugrad {
+namespace {
+
+// RELUGRAD_ASCEND_TWIN_CORES overrides the core count the tiling assumes.
+int TwinCores() {
+  const char* env = std::getenv("RELUGRAD_ASCEND_TWIN_CORES");
+  if (env != nullptr) {
+    const int v = std::atoi(env);
+    if (v >= 1 && v <= 254) return v;
+  }
+  return ascend::kDefaultCores;
+}
+
+}  // namespace
+
+bool AscendTwinBuilt() { return true; }
+
+relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                                   const KernelParams& params, const Semantics& /*semantics*/) {
+  if (dtype == Dtype::kF64) {
+    return Fail(RELUGRAD_UNSUPPORTED,
+                "ascend-twin: f64 is not supported (910B vector units have no f64); use f32/f16/bf16");
+  }
+  if (n == 0) return RELUGRAD_OK;
+  ascend::TilingRequest request;
+  request.dtype = dtype;
+  request.n = n;
+  request.dx_address = reinterpret_cast<uintptr_t>(dx);
+  request.cores = TwinCores();
+  ascend::TwinRun run;
+  const char* why = "";
+  try {
+    if (!ascend::RunOnTwin(request, dy, s, dx, params, &run, &why)) {
+      return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: %s", why);
+    }
+  } catch (const ascend_twin::TwinViolation& e) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "%s", e.what());
+  } catch (const std::system_error& e) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: could not start block threads: %s", e.what());
+  } catch (const std::bad_alloc&) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: out of memory");
+  }
+  return RELUGRAD_OK;
+}
+
+}  // namespace relugrad

@@ -1,0 +1,41 @@
+// Runs the AscendC relu_grad kernel on the CPU twin: host tiling, GM
+// registration with per-block write shares from the work plan, one thread
+// per block. Shared by the backend (ascend_twin_backend.cc) and the tests.
+#ifndef RELUGRAD_ASCEND_TWIN_LAUNCH_H_
+#define RELUGRAD_ASCEND_TWIN_LAUNCH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ascend/host/relu_grad_tiling_host.h"
+#include "ascend/twin/twin_runtime.h"
+#include "core/semantics.h"
+#include "core/work_plan.h"
+
+// The kernel entry point (src/ascend/kernel/relu_grad.cpp).
+extern "C" void relu_grad(uint8_t* dy, uint8_t* s, uint8_t* dx, uint8_t* workspace, uint8_t* tiling);
+
+namespace relugrad {
+namespace ascend {
+
+struct TwinRun {
+  ReluGradTilingData tiling;
+  WorkPlan plan;
+  std::vector<ascend_twin::PipeCounters> counters;  // per block
+};
+
+// False with *why for requests the kernel does not serve (f64). Throws
+// ascend_twin::TwinViolation when the kernel breaks a hardware rule.
+bool RunOnTwin(const TilingRequest& request, const void* dy, const void* s, void* dx,
+               const KernelParams& params, TwinRun* run, const char** why);
+
+// Same, with a caller-made tiling (tests seed bad ones) and the kernel to run.
+std::vector<ascend_twin::PipeCounters> LaunchWithTiling(ascend_twin::KernelFn kernel,
+                                                        const ReluGradTilingData& tiling,
+                                                        const WorkPlan& plan, const void* dy,
+                                                        const void* s, void* dx, int block_dim);
+
+}  // namespace ascend
+}  // namespace relugrad
+
+#endif  // RELUGRAD_ASCEND_TWIN_LAUNCH_H_
