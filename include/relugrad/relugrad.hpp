@@ -162,6 +162,41 @@ inline std::vector<std::string> isa_available() {
 inline std::string isa_selected() { return relugrad_isa_selected(); }
 inline void set_max_isa(const std::string& name) { check(relugrad_set_max_isa(name.c_str())); }
 
+// ---- The 1-bit mask path (issue 5) -----------------------------------------
+// relu_forward writes y = relu(x) and a packed bitmask (bit i = gate open
+// for element i, LSB-first, mask_bytes(n) bytes, padding bits zero);
+// relu_grad_mask computes dx from dy and that mask only. Same options as
+// relu_grad; y may alias x and dx may alias dy; the mask aliases nothing.
+//   std::vector<uint8_t> mask(relugrad::mask_bytes(x.size()));
+//   relugrad::relu_forward<float>(x, y, mask);
+//   relugrad::relu_grad_mask<float>(dy, mask, dx);
+inline size_t mask_bytes(size_t n) { return n / 8 + (n % 8 != 0 ? 1 : 0); }
+
+template <class T>
+void relu_forward(Span<const T> x, Span<T> y, Span<uint8_t> mask, const Options& options = Options()) {
+  if (x.size() != y.size() || mask.size() != mask_bytes(x.size())) {
+    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
+                          "relu_forward: x and y must have the same length and mask ceil(n/8) bytes (" +
+                              std::to_string(x.size()) + ", " + std::to_string(y.size()) + ", " +
+                              std::to_string(mask.size()) + ")");
+  }
+  check(relugrad_relu_forward(dtype_of<T>::value, static_cast<int64_t>(x.size()), x.data(), y.data(),
+                              mask.data(), &options.raw()));
+}
+
+template <class T>
+void relu_grad_mask(Span<const T> dy, Span<const uint8_t> mask, Span<T> dx, const Options& options = Options()) {
+  if (dy.size() != dx.size() || mask.size() != mask_bytes(dy.size())) {
+    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
+                          "relu_grad_mask: dy and dx must have the same length and mask ceil(n/8) bytes (" +
+                              std::to_string(dy.size()) + ", " + std::to_string(dx.size()) + ", " +
+                              std::to_string(mask.size()) + ")");
+  }
+  check(relugrad_relu_grad_mask(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), mask.data(),
+                                dx.data(), &options.raw()));
+}
+// ---- end of the 1-bit mask path ---------------------------------------------
+
 }  // namespace relugrad
 
 #endif  // RELUGRAD_RELUGRAD_HPP_

@@ -23,6 +23,7 @@
 
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
+#include "cpu/rules-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -30,126 +31,11 @@ namespace relugrad {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Bit-pattern constants of one dtype, broadcast once per block.
-template <Dtype D, class DU>
-struct BitConstants {
-  using Tr = DtypeTraits<D>;
-  using U = typename Tr::Bits;
-  using DI = hn::RebindToSigned<DU>;
-  using VU = hn::Vec<DU>;
-  using VI = hn::Vec<DI>;
-  VI magnitude, key_lo_minus_1, key_pinf_plus_1, key_ninf;
-  VU sign, quiet, inf, min_normal, default_nan;
-
-  BitConstants(DU du, const KernelParams& p) {
-    const DI di;
-    using I = typename Tr::Key;
-    magnitude = hn::Set(di, static_cast<I>(Tr::kMagnitude));
-    key_lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
-    key_pinf_plus_1 = hn::Set(di, static_cast<I>(OrderKey<D>(Tr::kInf) + 1));
-    key_ninf = hn::Set(di, static_cast<I>(OrderKey<D>(static_cast<U>(Tr::kSign | Tr::kInf))));
-    sign = hn::Set(du, static_cast<U>(Tr::kSign));
-    quiet = hn::Set(du, static_cast<U>(Tr::kQuiet));
-    inf = hn::Set(du, static_cast<U>(Tr::kInf));
-    min_normal = hn::Set(du, static_cast<U>(Tr::kMinNormal));
-    default_nan = hn::Set(du, DefaultNan<D>());
-  }
-};
-
-// OrderKey() on a vector: negative patterns get their magnitude flipped.
-template <class DI, class VI>
-HWY_INLINE VI VecOrderKey(DI /*di*/, VI bits, VI magnitude) {
-  return hn::Xor(bits, hn::And(hn::BroadcastSignBit(bits), magnitude));
-}
-
-template <Dtype D, class DU, class VU = hn::Vec<DU>>
-HWY_INLINE auto GateOpen(DU du, const BitConstants<D, DU>& c, bool nan_open, VU s)
-    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s),
-                                          c.key_ninf))) {
-  const hn::RebindToSigned<DU> di;
-  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude);
-  const auto above_lo = hn::Gt(key, c.key_lo_minus_1);
-  const auto open = nan_open ? hn::Or(above_lo, hn::Lt(key, c.key_ninf))
-                             : hn::And(above_lo, hn::Lt(key, c.key_pinf_plus_1));
-  return hn::RebindMask(du, open);
-}
-
-// dx = open ? dy : +0 : the hot path of the torch and jax presets.
-template <Dtype D, class DU>
-HWY_INLINE hn::Vec<DU> PlainSelectVec(DU du, const BitConstants<D, DU>& c, bool nan_open,
-                                      hn::Vec<DU> dy, hn::Vec<DU> s) {
-  return hn::IfThenElseZero(GateOpen<D>(du, c, nan_open, s), dy);
-}
-
-template <Dtype D, class DU>
-HWY_INLINE hn::Vec<DU> IsNanMask(DU du, const BitConstants<D, DU>& c, hn::Vec<DU> v) {
-  const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude);
-  return hn::VecFromMask(du, hn::RebindMask(du, hn::Gt(mag, hn::BitCast(di, c.inf))));
-}
-
-template <Dtype D, class DU>
-HWY_INLINE hn::Vec<DU> IsSubnormalMask(DU du, const BitConstants<D, DU>& c, hn::Vec<DU> v) {
-  const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude);
-  const auto tiny = hn::Lt(mag, hn::BitCast(di, c.min_normal));
-  const auto nonzero = hn::Gt(mag, hn::Zero(di));
-  return hn::VecFromMask(du, hn::RebindMask(du, hn::And(tiny, nonzero)));
-}
-
-// Float multiply dy*alpha for f32/f64 (same lane width as the bits).
-template <Dtype D, class DU>
-HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const KernelParams& p,
-                                   hn::Vec<DU> dy) {
-  using F = std::conditional_t<D == Dtype::kF64, double, float>;
-  const hn::Rebind<F, DU> df;
-  auto x = dy;
-  if (p.flush_subnormals) {  // DAZ: subnormal dy counts as signed zero
-    x = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), dy);
-  }
-  const auto product = hn::BitCast(du, hn::Mul(hn::BitCast(df, x), hn::Set(df, static_cast<F>(p.alpha))));
-  if (!p.flush_subnormals) return product;
-  // FTZ on the result.
-  return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, product)),
-                        hn::And(product, c.sign), product);
-}
-
-// Every rule: multiply on open lanes, clip, dy*0 or dy*alpha on closed ones.
-// For 16-bit data with alpha != 0 the closed lanes are left to the caller's
-// scalar pass (see RunGeneral); here they get +0 as a placeholder.
+// Every rule: the gate from s, then the shared pass/closed rules.
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> GeneralVec(DU du, const BitConstants<D, DU>& c, const KernelParams& p,
                                   hn::Vec<DU> dy, hn::Vec<DU> s) {
-  const hn::RebindToSigned<DU> di;
-  const auto open = GateOpen<D>(du, c, p.gate_nan_open, s);
-  const auto dy_nan = hn::MaskFromVec(IsNanMask<D>(du, c, dy));
-  auto pass = dy;
-  if (p.open_multiply) {
-    pass = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), dy);
-    if (p.flush_subnormals) {
-      pass = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
-    }
-  }
-  if (p.clip) {
-    using I = typename DtypeTraits<D>::Key;
-    const auto key = VecOrderKey(di, hn::BitCast(di, pass), c.magnitude);
-    const auto below = hn::AndNot(hn::RebindMask(di, dy_nan), hn::Lt(key, hn::Set(di, static_cast<I>(p.clip_key_lo))));
-    const auto above = hn::AndNot(hn::RebindMask(di, dy_nan), hn::Gt(key, hn::Set(di, static_cast<I>(p.clip_key_hi))));
-    using U = typename DtypeTraits<D>::Bits;
-    pass = hn::IfThenElse(hn::RebindMask(du, below), hn::Set(du, static_cast<U>(p.clip_lo_bits)), pass);
-    pass = hn::IfThenElse(hn::RebindMask(du, above), hn::Set(du, static_cast<U>(p.clip_hi_bits)), pass);
-  }
-  hn::Vec<DU> closed = hn::Zero(du);
-  if (p.closed == ClosedRule::kMulZero) {
-    const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
-    closed = hn::And(dy, c.sign);
-    closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
-                            c.default_nan, closed);
-    closed = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), closed);
-  } else if (p.closed == ClosedRule::kMulAlpha) {
-    if constexpr (sizeof(typename DtypeTraits<D>::Bits) >= 4) closed = MulAlphaVec<D>(du, c, p, dy);
-  }
-  return hn::IfThenElse(open, pass, closed);
+  return CombineVec<D>(du, c, p, GateOpen<D>(du, c, p.gate_nan_open, s), dy);
 }
 
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail

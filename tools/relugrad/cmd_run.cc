@@ -1,4 +1,6 @@
 // relugrad run --dy DY.npy --x S.npy -o DX.npy [semantics flags]
+// relugrad run --dy DY.npy --mask M.npy -o DX.npy [semantics flags]  (1-bit mask path)
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -16,6 +18,7 @@ std::vector<FlagSpec> RunFlags() {
   std::vector<FlagSpec> specs = {
       {"dy", true, "upstream gradient .npy"},
       {"x|y", true, "gate .npy: forward input x or output y"},
+      {"mask", true, "instead of --x: the bitmask from relugrad forward ('|u1', ceil(n/8) bytes)"},  // issue 5
       {"output|o", true, "dx .npy to write (atomically)"},
       {"dtype", true, "bf16 to read 2-byte integer/void data as bfloat16; or a check: f16/f32/f64"},
       {"help|h", false, "this help"},
@@ -41,7 +44,11 @@ int RunCommand(int argc, char** argv, int first) {
     return 0;
   }
   const std::string dy_path = args.Require("dy");
-  const std::string s_path = args.Require("x");
+  // ---- 1-bit mask path (issue 5): --mask replaces --x ----
+  if (args.Has("mask") && args.Has("x")) throw UsageError("give --x (or --y) or --mask, not both");
+  const bool use_mask = args.Has("mask");
+  const std::string s_path = use_mask ? args.Require("mask") : args.Require("x");
+  // ---- end of the mask path block ----
   const std::string out_path = args.Require("output");
   const std::string requested = args.Get("dtype");
   if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" && requested != "f64") {
@@ -57,6 +64,26 @@ int RunCommand(int argc, char** argv, int first) {
   npy::Array dy = Load(dy_path);
   npy::Array s = Load(s_path);
   const relugrad_dtype d = DtypeFromDescr(dy_path, dy.descr, requested);
+  // ---- 1-bit mask path (issue 5) ----
+  if (use_mask) {
+    if (s.descr != "|u1" && s.descr != "<u1") {
+      throw UsageError(s_path + ": a mask must be uint8 ('|u1'), the file holds '" + s.descr + "'");
+    }
+    const int64_t want = relugrad_mask_bytes(dy.count);
+    if (s.count != want) {
+      throw UsageError(s_path + ": mask has " + std::to_string(s.count) + " bytes, " + dy_path + " has " +
+                       std::to_string(dy.count) + " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
+    }
+    CheckStatus(relugrad_relu_grad_mask(d, dy.count, dy.data.data(), reinterpret_cast<const uint8_t*>(s.data.data()),
+                                        dy.data.data(), &options),
+                "relu_grad_mask");
+    std::string error;
+    if (!npy::Write(out_path, dy.descr, dy.shape, dy.data.data(), dy.data.size(), &error)) {
+      throw UsageError(out_path + ": " + error);
+    }
+    return 0;
+  }
+  // ---- end of the mask path block ----
   const relugrad_dtype ds = DtypeFromDescr(s_path, s.descr, requested);
   if (d != ds) {
     throw UsageError(s_path + ": dtype '" + s.descr + "' differs from " + dy_path + "'s '" + dy.descr + "'");

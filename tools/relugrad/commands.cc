@@ -5,6 +5,7 @@ namespace cli {
 
 const Command kCommands[] = {
     {"run", RunCommand, "compute dx from .npy files: --dy DY.npy --x S.npy -o DX.npy"},
+    {"forward", ForwardCommand, "relu forward with a 1-bit mask: --x X.npy -o Y.npy --mask-out M.npy"},
     {"verify", VerifyCommand, "self-check every preset x dtype x SIMD target x threads against the reference"},
     {"bench", BenchCommand, "time ReluGrad against an in-process STREAM-style triad"},
     {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},

@@ -10,6 +10,7 @@ int RunCommand(int argc, char** argv, int first);
 int VerifyCommand(int argc, char** argv, int first);
 int InfoCommand(int argc, char** argv, int first);
 int BenchCommand(int argc, char** argv, int first);
+int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path (issue 5)
 
 struct Command {
   const char* name;

@@ -1,0 +1,84 @@
+// The C entry points of the 1-bit mask path: validate, resolve semantics,
+// hand the work to the CPU backend. No computation happens here.
+#include <cstdint>
+
+#include "core/error.h"
+#include "core/semantics.h"
+#include "core/validate.h"
+#include "cpu/mask_backend.h"
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+namespace {
+
+int64_t MaskBytes(int64_t n) { return n / 8 + (n % 8 != 0 ? 1 : 0); }
+
+// The mask may share no byte with any array, not even by being equal to it:
+// unlike dx over dy, the mask and the data have different layouts.
+relugrad_status ValidateMaskDisjoint(const void* mask, int64_t mask_bytes, const char* name,
+                                     const void* p, int64_t bytes) {
+  if (mask_bytes == 0 || bytes == 0) return RELUGRAD_OK;
+  const uintptr_t m = reinterpret_cast<uintptr_t>(mask);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (m + static_cast<uintptr_t>(mask_bytes) <= a || a + static_cast<uintptr_t>(bytes) <= m) return RELUGRAD_OK;
+  return Fail(RELUGRAD_INVALID_ARGUMENT, "mask overlaps %s (the mask must not alias any array)", name);
+}
+
+relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_options* options,
+                               Semantics* sem) {
+  ClearLastError();
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
+  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, static_cast<int64_t>(relugrad_dtype_size(dtype))));
+  RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
+  if (sem->backend != RELUGRAD_BACKEND_CPU) {
+    return Fail(RELUGRAD_UNSUPPORTED,
+                "the mask path runs on the CPU backend only (backend %d requested; CUDA/Ascend mask "
+                "kernels are not built)",
+                static_cast<int>(sem->backend));
+  }
+  return RELUGRAD_OK;
+}
+
+}  // namespace
+}  // namespace relugrad
+
+extern "C" {
+
+int64_t relugrad_mask_bytes(int64_t n) { return n < 0 ? -1 : relugrad::MaskBytes(n); }
+
+relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const void* x, void* y,
+                                      uint8_t* mask, const relugrad_options* options) {
+  using namespace relugrad;
+  Semantics sem;
+  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &sem));
+  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
+  const int64_t mb = MaskBytes(n);
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("x", x, n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("y", y, n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("mask", mask, mb, 1));
+  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("y", y, n * es, "x", x, n * es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "x", x, n * es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
+  const Dtype d = ToDtype(dtype);
+  return CpuReluForward(d, n, x, y, mask, MakeKernelParams(d, sem), sem.threads);
+}
+
+relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const void* dy,
+                                        const uint8_t* mask, void* dx,
+                                        const relugrad_options* options) {
+  using namespace relugrad;
+  Semantics sem;
+  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &sem));
+  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
+  const int64_t mb = MaskBytes(n);
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("mask", mask, mb, 1));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dx", dx, n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "dy", dy, n * es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dy", dy, n * es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
+  const Dtype d = ToDtype(dtype);
+  return CpuReluGradMask(d, n, dy, mask, dx, MakeKernelParams(d, sem), sem.threads);
+}
+
+}  // extern "C"

@@ -1,0 +1,109 @@
+#include "cpu/mask_backend.h"
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/mask_kernels.h"
+#include "cpu/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace relugrad {
+namespace {
+
+// x*alpha / dy*alpha are the only float operations: pin MXCSR to IEEE for
+// the block (as cpu_backend.cc does) so a host that set FTZ/DAZ cannot
+// change our bits; FTZ/DAZ, when asked for, is applied by the kernel.
+class ScopedIeeeFloat {
+ public:
+  explicit ScopedIeeeFloat(bool active) : active_(active) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_) {
+      saved_ = _mm_getcsr();
+      _mm_setcsr(0x1f80);  // all exceptions masked, RNE, FTZ=DAZ=0
+    }
+#endif
+  }
+  ~ScopedIeeeFloat() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_) _mm_setcsr(saved_);
+#endif
+  }
+
+ private:
+  bool active_;
+  unsigned saved_ = 0;
+};
+
+struct ForwardJob {
+  ForwardKernel kernel;
+  const KernelParams* params;
+  const void* x;
+  void* y;
+  uint8_t* mask;
+  WorkPlan plan;
+};
+
+struct GradJob {
+  GradMaskKernel kernel;
+  const KernelParams* params;
+  const void* dy;
+  const uint8_t* mask;
+  void* dx;
+  WorkPlan plan;
+};
+
+void RunForwardBlock(void* context, int block) {
+  const ForwardJob& job = *static_cast<const ForwardJob*>(context);
+  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  job.kernel(*job.params, job.x, job.y, job.mask, job.plan.Begin(block), job.plan.End(block));
+}
+
+void RunGradBlock(void* context, int block) {
+  const GradJob& job = *static_cast<const GradJob*>(context);
+  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  job.kernel(*job.params, job.dy, job.mask, job.dx, job.plan.Begin(block), job.plan.End(block));
+}
+
+}  // namespace
+
+WorkPlan MakeMaskWorkPlan(int64_t n, int elem_bytes, uintptr_t out_address, int threads) {
+  WorkPlanRequest request;
+  request.n = n;
+  request.elem_bytes = elem_bytes;
+  request.unit_bytes = kCpuUnitBytes;  // 64 bytes >= 8 elements of every dtype
+  request.max_blocks = threads == 0 ? DefaultThreads() : threads;
+  request.grain_bytes = kCpuGrainBytes;
+  // The head (elements before the output's first line boundary) must be a
+  // multiple of 8; units are already 8..32 elements. Shift the address the
+  // plan sees so the head shrinks to the multiple of 8 below it.
+  const int64_t unit = kCpuUnitBytes;
+  const int64_t misalign = static_cast<int64_t>(out_address % static_cast<uintptr_t>(unit));
+  const int64_t head = misalign == 0 ? 0 : (unit - misalign) / elem_bytes;
+  request.dx_address = out_address + static_cast<uintptr_t>((head % 8) * elem_bytes);
+  return MakeWorkPlan(request);
+}
+
+relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
+                               const KernelParams& params, int threads) {
+  if (n == 0) return RELUGRAD_OK;
+  ApplyIsaEnvironmentOnce();
+  ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
+                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads)};
+  // false only when no worker could be created: every block then ran here.
+  ThreadPool::Global().Run(job.plan.blocks, &RunForwardBlock, &job);
+  return RELUGRAD_OK;
+}
+
+relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
+                                void* dx, const KernelParams& params, int threads) {
+  if (n == 0) return RELUGRAD_OK;
+  ApplyIsaEnvironmentOnce();
+  GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
+              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads)};
+  ThreadPool::Global().Run(job.plan.blocks, &RunGradBlock, &job);
+  return RELUGRAD_OK;
+}
+
+}  // namespace relugrad

@@ -1,0 +1,251 @@
+// The 1-bit mask path on raw bits, written once with Highway and compiled
+// for every target by mask_kernels.cc (foreach_target). Included once per
+// target.
+//
+//   forward:  bit[i] = gate_open(x[i]);  y[i] = bit ? x : closed_fwd(x)
+//             closed_fwd(x) = alpha != 0 ? x*alpha : (x is NaN ? x : +0)
+//   backward: dx[i] = bit[i] ? pass(dy[i]) : closed(dy[i])
+//
+// The gate and the pass/closed rules are the ones of the gate-from-s kernel
+// (cpu/rules-inl.h, KernelParams), so relu_grad_mask(dy, forward_mask(x))
+// equals relu_grad(dy, x) bit for bit by construction.
+//
+// Layout: bit i of the mask is bit (i % 8) of byte i / 8 (LSB first). Work
+// goes in groups of max(64, lanes) elements: one group is a whole number of
+// vectors and of mask bytes. Blocks start at multiples of 8 elements (the
+// backend's plan), so a block owns whole mask bytes. Mask bits go through a
+// padded stack copy because Highway's LoadMaskBits/StoreMaskBits may touch 8
+// bytes; the last partial group of a block goes through bounce buffers as in
+// relugrad-inl.h: never a byte read or written outside [p, p + n).
+
+// Per-target include guard (Highway's idiom).
+#if defined(RELUGRAD_CPU_RELUGRAD_MASK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#undef RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#else
+#define RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype_traits.h"
+#include "core/float_convert.h"
+#include "core/semantics.h"
+#include "cpu/rules-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace relugrad {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Elements per group, at most: 64 (one 8-byte word of mask bits) or one
+// vector when vectors are longer (SVE/RVV).
+template <class U>
+constexpr int64_t MaxGroup() {
+  return std::max<int64_t>(64, HWY_MAX_BYTES / sizeof(U));
+}
+
+// x*alpha or dy*alpha for 16-bit data (alpha != 0), per element: an f32
+// multiply rounded to nearest even back to 16 bits, as scalar_alpha16.cc
+// does for the gate-from-s path (Highway 1.0.3's emulated 16-bit
+// conversions truncate, see float_convert.h). NaN comes back quieted.
+template <Dtype D>
+HWY_INLINE uint16_t MulAlpha16(const KernelParams& p, uint16_t v) {
+  using T = DtypeTraits<D>;
+  if (IsNan<D>(v)) return static_cast<uint16_t>(v | T::kQuiet);
+  float f = static_cast<float>(BitsToDouble(D, v));
+  if (p.flush_subnormals && IsSubnormal<D>(v)) f = std::copysign(0.0f, f);
+  // Both operands are floats: the double product is exact, one rounding to
+  // float is IEEE's f32 multiply.
+  float product = static_cast<float>(static_cast<double>(f) * p.alpha_f32);
+  if (p.flush_subnormals && product != 0.0f && std::fabs(product) < 0x1p-126f) {
+    product = std::copysign(0.0f, product);
+  }
+  return static_cast<uint16_t>(DoubleToBitsRne(D, product));
+}
+
+// One group of g elements (a multiple of the lane count and of 8):
+// forward. `bits` is a zeroed scratch of g/8 + 8 bytes receiving the mask.
+template <class DU, class Op>
+HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFromD<DU>* y,
+                             uint8_t* bits, const Op& op) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
+  for (int64_t e = 0; e < g; e += lanes) {
+    const auto v = hn::LoadU(du, x + e);
+    hn::Mask<DU> open;
+    const auto out = op(v, &open);
+    hn::StoreU(out, du, y + e);
+    if (lanes >= 8) {
+      hn::StoreMaskBits(du, open, bits + e / 8);  // whole bytes; the padding absorbs over-writes
+    } else {
+      uint8_t tmp[8] = {};
+      hn::StoreMaskBits(du, open, tmp);
+      const unsigned low = tmp[0] & ((1u << lanes) - 1u);
+      bits[e / 8] = static_cast<uint8_t>(bits[e / 8] | (low << (e % 8)));
+    }
+  }
+}
+
+// One group: backward. `bits` holds the group's g/8 mask bytes plus 8 bytes
+// of padding.
+template <class DU, class Op>
+HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint8_t* bits,
+                          hn::TFromD<DU>* dx, const Op& op) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
+  for (int64_t e = 0; e < g; e += lanes) {
+    hn::Mask<DU> open;
+    if (lanes >= 8) {
+      open = hn::LoadMaskBits(du, bits + e / 8);
+    } else {
+      const uint8_t tmp[8] = {static_cast<uint8_t>((bits[e / 8] >> (e % 8)) & ((1u << lanes) - 1u))};
+      open = hn::LoadMaskBits(du, tmp);
+    }
+    hn::StoreU(op(open, hn::LoadU(du, dy + e)), du, dx + e);
+  }
+}
+
+// Runs groups over [begin, end). Whole groups in range are processed in
+// place; the rest, and every group when `via_buffers` (the 16-bit alpha
+// fix-up needs the inputs intact), go through bounce buffers.
+template <Dtype D, class Op>
+HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v, uint8_t* mask,
+                              int64_t begin, int64_t end, bool via_buffers, const Op& op) {
+  using U = typename DtypeTraits<D>::Bits;
+  constexpr int64_t kMax = MaxGroup<U>();
+  const hn::ScalableTag<U> du;
+  const int64_t g = std::max<int64_t>(64, static_cast<int64_t>(hn::Lanes(du)));
+  const U* x = static_cast<const U*>(x_v);
+  U* y = static_cast<U*>(y_v);  // may alias x exactly: no restrict
+  HWY_ALIGN uint8_t bits[kMax / 8 + 8];
+  int64_t i = begin;
+  if (!via_buffers) {
+    for (; i + g <= end; i += g) {
+      std::memset(bits, 0, sizeof(bits));
+      ForwardGroup(du, g, x + i, y + i, bits, op);
+      std::memcpy(mask + i / 8, bits, static_cast<size_t>(g / 8));
+    }
+  }
+  HWY_ALIGN U in[kMax];
+  HWY_ALIGN U out[kMax];
+  for (; i < end; i += g) {
+    const int64_t rest = std::min(g, end - i);
+    std::memset(in, 0, sizeof(in));
+    std::memcpy(in, x + i, static_cast<size_t>(rest) * sizeof(U));
+    std::memset(bits, 0, sizeof(bits));
+    ForwardGroup(du, g, in, out, bits, op);
+    if constexpr (sizeof(U) == 2) {
+      if (p.closed == ClosedRule::kMulAlpha) {
+        for (int64_t j = 0; j < rest; ++j) {
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+        }
+      }
+    }
+    std::memcpy(y + i, out, static_cast<size_t>(rest) * sizeof(U));
+    // Padding bits of the array's last byte are documented zero (the zero
+    // fill of `in` may have opened them, e.g. with a negative threshold).
+    if (rest % 8 != 0) bits[rest / 8] = static_cast<uint8_t>(bits[rest / 8] & ((1u << (rest % 8)) - 1u));
+    std::memcpy(mask + i / 8, bits, static_cast<size_t>((rest + 7) / 8));
+  }
+}
+
+template <Dtype D, class Op>
+HWY_INLINE void GradGroups(const KernelParams& p, const void* dy_v, const uint8_t* mask, void* dx_v,
+                           int64_t begin, int64_t end, bool via_buffers, const Op& op) {
+  using U = typename DtypeTraits<D>::Bits;
+  constexpr int64_t kMax = MaxGroup<U>();
+  const hn::ScalableTag<U> du;
+  const int64_t g = std::max<int64_t>(64, static_cast<int64_t>(hn::Lanes(du)));
+  const U* dy = static_cast<const U*>(dy_v);
+  U* dx = static_cast<U*>(dx_v);  // may alias dy exactly: no restrict
+  HWY_ALIGN uint8_t bits[kMax / 8 + 8] = {};
+  int64_t i = begin;
+  if (!via_buffers) {
+    for (; i + g <= end; i += g) {
+      std::memcpy(bits, mask + i / 8, static_cast<size_t>(g / 8));
+      GradGroup(du, g, dy + i, bits, dx + i, op);
+    }
+  }
+  HWY_ALIGN U in[kMax];
+  HWY_ALIGN U out[kMax];
+  for (; i < end; i += g) {
+    const int64_t rest = std::min(g, end - i);
+    std::memset(in, 0, sizeof(in));
+    std::memcpy(in, dy + i, static_cast<size_t>(rest) * sizeof(U));
+    std::memset(bits, 0, sizeof(bits));
+    std::memcpy(bits, mask + i / 8, static_cast<size_t>((rest + 7) / 8));
+    GradGroup(du, g, in, bits, out, op);
+    if constexpr (sizeof(U) == 2) {
+      if (p.closed == ClosedRule::kMulAlpha) {
+        for (int64_t j = 0; j < rest; ++j) {
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+        }
+      }
+    }
+    std::memcpy(dx + i, out, static_cast<size_t>(rest) * sizeof(U));
+  }
+}
+
+// y and the mask for [begin, end); begin is a multiple of 8.
+template <Dtype D>
+HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, uint8_t* mask,
+                               int64_t begin, int64_t end) {
+  using U = typename DtypeTraits<D>::Bits;
+  using DU = hn::ScalableTag<U>;
+  const DU du;
+  const BitConstants<D, DU> c(du, p);
+  const bool nan_open = p.gate_nan_open;
+  if (p.closed != ClosedRule::kMulAlpha) {
+    // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
+    ForwardGroups<D>(p, x, y, mask, begin, end, false, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+      *open = GateOpen<D>(du, c, nan_open, v);
+      const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
+      return hn::IfThenElseZero(keep, v);
+    });
+    return;
+  }
+  // Leaky ReLU: closed_fwd(x) = x*alpha (NaN quieted by the multiply).
+  const bool wide = sizeof(U) >= 4;
+  ForwardGroups<D>(p, x, y, mask, begin, end, !wide, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+    *open = GateOpen<D>(du, c, nan_open, v);
+    hn::Vec<DU> closed = hn::Zero(du);  // 16-bit: fixed up per element by ForwardGroups
+    if constexpr (sizeof(U) >= 4) closed = MulAlphaVec<D>(du, c, p, v);
+    return hn::IfThenElse(*open, v, closed);
+  });
+}
+
+// dx for [begin, end) from the mask; begin is a multiple of 8.
+template <Dtype D>
+HWY_NOINLINE void GradMaskBlock(const KernelParams& p, const void* dy, const uint8_t* mask,
+                                void* dx, int64_t begin, int64_t end) {
+  using U = typename DtypeTraits<D>::Bits;
+  using DU = hn::ScalableTag<U>;
+  const DU du;
+  const BitConstants<D, DU> c(du, p);
+  if (p.IsPlainSelect()) {
+    GradGroups<D>(p, dy, mask, dx, begin, end, false,
+                  [&](hn::Mask<DU> open, hn::Vec<DU> v) { return hn::IfThenElseZero(open, v); });
+    return;
+  }
+  const bool via_buffers = sizeof(U) == 2 && p.closed == ClosedRule::kMulAlpha;
+  GradGroups<D>(p, dy, mask, dx, begin, end, via_buffers,
+                [&](hn::Mask<DU> open, hn::Vec<DU> v) { return CombineVec<D>(du, c, p, open, v); });
+}
+
+// Entry points exported per target (one per element width).
+HWY_NOINLINE void ForwardBlockF16(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e) { ForwardBlock<Dtype::kF16>(p, x, y, m, b, e); }
+HWY_NOINLINE void ForwardBlockBF16(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e) { ForwardBlock<Dtype::kBF16>(p, x, y, m, b, e); }
+HWY_NOINLINE void ForwardBlockF32(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e) { ForwardBlock<Dtype::kF32>(p, x, y, m, b, e); }
+HWY_NOINLINE void ForwardBlockF64(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e) { ForwardBlock<Dtype::kF64>(p, x, y, m, b, e); }
+HWY_NOINLINE void GradMaskBlockF16(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e) { GradMaskBlock<Dtype::kF16>(p, dy, m, dx, b, e); }
+HWY_NOINLINE void GradMaskBlockBF16(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e) { GradMaskBlock<Dtype::kBF16>(p, dy, m, dx, b, e); }
+HWY_NOINLINE void GradMaskBlockF32(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e) { GradMaskBlock<Dtype::kF32>(p, dy, m, dx, b, e); }
+HWY_NOINLINE void GradMaskBlockF64(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e) { GradMaskBlock<Dtype::kF64>(p, dy, m, dx, b, e); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace relugrad
+HWY_AFTER_NAMESPACE();
+
+#endif  // RELUGRAD_CPU_RELUGRAD_MASK_INL_H_

@@ -1,0 +1,140 @@
+// The mask path's API: every 16-bit gate pattern against the reference,
+// thread counts 1..8 giving identical bits, the work plan's byte rule, each
+// invalid argument's status and message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/work_plan.h"
+#include "cpu/mask_backend.h"
+#include "mask_test_support.h"
+#include "relugrad/relugrad.h"
+#include "test_support.h"
+
+namespace relugrad {
+namespace testing {
+namespace {
+
+TEST(MaskApi, MaskBytes) {
+  EXPECT_EQ(relugrad_mask_bytes(0), 0);
+  EXPECT_EQ(relugrad_mask_bytes(1), 1);
+  EXPECT_EQ(relugrad_mask_bytes(8), 1);
+  EXPECT_EQ(relugrad_mask_bytes(9), 2);
+  EXPECT_EQ(relugrad_mask_bytes(-1), -1);
+  EXPECT_EQ(relugrad_mask_bytes(int64_t{1} << 40), int64_t{1} << 37);
+}
+
+// Every f16/bf16 bit pattern as x, every configuration: y and mask.
+TEST(MaskApi, Every16BitPatternForward) {
+  for (relugrad_dtype d : {RELUGRAD_F16, RELUGRAD_BF16}) {
+    std::vector<uint64_t> bits(65536);
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] = i;
+    const Bytes x = Pack(d, bits);
+    for (const Config& c : AllConfigs()) {
+      Bytes ey, em, y(x.size()), m(8192);
+      ReferenceForward(d, x, c.options, &ey, &em);
+      ASSERT_EQ(relugrad_relu_forward(d, 65536, x.data(), y.data(), m.data(), &c.options), RELUGRAD_OK);
+      ASSERT_EQ(CompareBits(d, ey.data(), y.data(), 65536, x.data(), x.data()), "") << c.name;
+      ASSERT_EQ(CompareMask(em, m.data(), 65536), "") << c.name << " " << relugrad_dtype_name(d);
+    }
+  }
+}
+
+TEST(MaskApi, ThreadCountsGiveIdenticalBits) {
+  for (relugrad_dtype d : kAllDtypes) {
+    const size_t n = (size_t{1} << 19) + 77;  // several 64 KiB grains for every dtype
+    const Bytes x = Pack(d, RandomBits(d, n, 3)), dy = Pack(d, RandomBits(d, n, 4));
+    for (const Config& c : {AllConfigs()[0], AllConfigs()[1], AllConfigs()[8]}) {
+      Bytes y1, m1, dx1;
+      for (int threads = 1; threads <= 8; ++threads) {
+        relugrad_options o = c.options;
+        o.threads = threads;
+        // Odd offsets of y/dx exercise the plan's head rounding.
+        Guarded gy(x.size(), relugrad_dtype_size(d) * 3, 0), gdx(dy.size(), relugrad_dtype_size(d) * 5, 0);
+        Bytes m(static_cast<size_t>(relugrad_mask_bytes(static_cast<int64_t>(n))));
+        ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), m.data(), &o), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), m.data(), gdx.data(), &o), RELUGRAD_OK);
+        Bytes y(gy.data(), gy.data() + x.size()), dx(gdx.data(), gdx.data() + dy.size());
+        if (threads == 1) {
+          y1 = y, m1 = m, dx1 = dx;
+          Bytes ey, em;
+          ReferenceForward(d, x, o, &ey, &em);
+          ASSERT_EQ(CompareMask(em, m.data(), n), "") << c.name;
+          continue;
+        }
+        ASSERT_EQ(CompareBits(d, y1.data(), y.data(), n), "") << c.name << " threads=" << threads;
+        ASSERT_EQ(m1, m) << c.name << " threads=" << threads;
+        ASSERT_EQ(CompareBits(d, dx1.data(), dx.data(), n), "") << c.name << " threads=" << threads;
+      }
+    }
+  }
+}
+
+// Block boundaries own whole mask bytes, and fall on the output's cache
+// lines whenever its alignment allows.
+TEST(MaskApi, WorkPlanBoundariesAreWholeMaskBytes) {
+  for (int es : {2, 4, 8}) {
+    for (uintptr_t misalign = 0; misalign < 64; misalign += es) {
+      for (int threads : {1, 2, 3, 8}) {
+        const int64_t n = 3 * 1000 * 1000 + 5;
+        const uintptr_t address = 4096 + misalign;
+        const WorkPlan plan = MakeMaskWorkPlan(n, es, address, threads);
+        ASSERT_LE(plan.blocks, threads);
+        ASSERT_EQ(plan.Begin(0), 0);
+        ASSERT_EQ(plan.End(plan.blocks - 1), n);
+        for (int b = 1; b < plan.blocks; ++b) {
+          ASSERT_EQ(plan.Begin(b), plan.End(b - 1));
+          ASSERT_EQ(plan.Begin(b) % 8, 0) << "es=" << es << " misalign=" << misalign;
+          const uintptr_t line_offset = (address + static_cast<uintptr_t>(plan.Begin(b) * es)) % 64;
+          // Lines are reachable at a multiple-of-8 element iff the head is.
+          const int64_t head = misalign == 0 ? 0 : static_cast<int64_t>((64 - misalign) / es);
+          if (head % 8 == 0) EXPECT_EQ(line_offset, 0u) << "es=" << es << " misalign=" << misalign;
+        }
+      }
+    }
+  }
+}
+
+TEST(MaskApi, InvalidArguments) {
+  float x[16] = {}, y[16] = {};
+  uint8_t m[4] = {};
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  auto expect = [](relugrad_status got, relugrad_status want, const char* needle) {
+    EXPECT_EQ(got, want) << relugrad_last_error();
+    EXPECT_NE(std::string(relugrad_last_error()).find(needle), std::string::npos) << relugrad_last_error();
+  };
+  expect(relugrad_relu_forward(static_cast<relugrad_dtype>(0), 16, x, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "dtype");
+  expect(relugrad_relu_forward(RELUGRAD_F32, -1, x, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "n must be");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, nullptr, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "x is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, nullptr, m, &o), RELUGRAD_INVALID_ARGUMENT, "y is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, nullptr, &o), RELUGRAD_INVALID_ARGUMENT, "mask is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 15, x, x + 1, m, &o), RELUGRAD_INVALID_ARGUMENT, "partially overlaps");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 15, reinterpret_cast<char*>(x) + 1, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "aligned");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(x), &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps x");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(y) + 63, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps y");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(y), y, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps dx");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(x) + 2, y, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps dy");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, nullptr, y, &o), RELUGRAD_INVALID_ARGUMENT, "mask is NULL");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, nullptr, m, y, &o), RELUGRAD_INVALID_ARGUMENT, "dy is NULL");
+  relugrad_options bad = o;
+  bad.threshold = NAN;
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_INVALID_ARGUMENT, "threshold");
+  bad = o;
+  bad.backend = RELUGRAD_BACKEND_CUDA;
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "CPU backend only");
+  // n == 0: a no-op with NULL pointers; options NULL means torch.
+  EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
+  EXPECT_EQ(relugrad_relu_grad_mask(RELUGRAD_F64, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
+  // The mask is not touched past ceil(n/8) bytes.
+  uint8_t guard[3] = {0xA5, 0xA5, 0xA5};
+  EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 9, x, y, guard, nullptr), RELUGRAD_OK);
+  EXPECT_EQ(guard[2], 0xA5);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace relugrad

@@ -1,0 +1,75 @@
+// relugrad forward --x X.npy -o Y.npy --mask-out M.npy [semantics flags]
+//
+// y = relu(x) with the preset's forward rules, and the 1-bit mask that
+// `relugrad run --dy DY.npy --mask M.npy` reads back: a '|u1' array of
+// ceil(n/8) bytes, bit i = gate open for element i (LSB first).
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "io/npy.h"
+#include "npy_dtype.h"
+#include "semantics_flags.h"
+
+namespace relugrad {
+namespace cli {
+namespace {
+
+std::vector<FlagSpec> ForwardFlags() {
+  std::vector<FlagSpec> specs = {
+      {"x", true, "forward input .npy"},
+      {"output|o", true, "y = relu(x) .npy to write (atomically)"},
+      {"mask-out", true, "bitmask .npy to write (atomically): uint8, ceil(n/8) bytes"},
+      {"dtype", true, "bf16 to read 2-byte integer/void data as bfloat16; or a check: f16/f32/f64"},
+      {"help|h", false, "this help"},
+  };
+  for (auto& s : SemanticsFlagSpecs()) specs.push_back(s);
+  return specs;
+}
+
+}  // namespace
+
+int ForwardCommand(int argc, char** argv, int first) {
+  const auto specs = ForwardFlags();
+  const Args args(argc, argv, first, specs);
+  if (args.Has("help")) {
+    std::printf("%s", Usage("forward", specs).c_str());
+    return 0;
+  }
+  const std::string x_path = args.Require("x");
+  const std::string y_path = args.Require("output");
+  const std::string mask_path = args.Require("mask-out");
+  if (y_path == mask_path) throw UsageError("-o and --mask-out name the same file '" + y_path + "'");
+  const std::string requested = args.Get("dtype");
+  if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" && requested != "f64") {
+    throw UsageError("--dtype must be f16, bf16, f32 or f64, got '" + requested + "'");
+  }
+  relugrad_options options = OptionsFromFlags(args, args.Get("semantics", "torch"));
+  ApplyIsaFlag(args);
+  if (options.backend != RELUGRAD_BACKEND_CPU) {
+    throw UsageError("--backend: the mask path runs on the cpu backend only");
+  }
+
+  npy::Array x;
+  std::string error;
+  if (!npy::Read(x_path, &x, &error)) throw UsageError(x_path + ": " + error);
+  const relugrad_dtype d = DtypeFromDescr(x_path, x.descr, requested);
+  std::vector<uint8_t> mask(static_cast<size_t>(relugrad_mask_bytes(x.count)));
+  // In place: y overwrites x's buffer.
+  CheckStatus(relugrad_relu_forward(d, x.count, x.data.data(), x.data.data(), mask.data(), &options), "relu_forward");
+  // The mask first: if it cannot be written, no y appears either.
+  if (!npy::Write(mask_path, "|u1", {static_cast<int64_t>(mask.size())}, mask.data(), mask.size(), &error)) {
+    throw UsageError(mask_path + ": " + error);
+  }
+  if (!npy::Write(y_path, x.descr, x.shape, x.data.data(), x.data.size(), &error)) {
+    std::remove(mask_path.c_str());
+    throw UsageError(y_path + ": " + error);
+  }
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace relugrad
