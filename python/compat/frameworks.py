@@ -5,7 +5,6 @@ Each adapter: fn(dy, s, threshold) -> dx. `available()` lists those whose
 framework imports here. Every adapter pins the CPU device."""
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
@@ -23,13 +22,6 @@ class Adapter(NamedTuple):
     gate: str        # "x" or "y": what the framework gates on
     fn: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
     dtypes: Tuple[str, ...] = ("f32", "f64", "f16", "bf16")
-
-
-def _version(module: str) -> Optional[str]:
-    try:
-        return importlib.import_module(module).__version__
-    except Exception:
-        return None
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -128,24 +120,48 @@ ADAPTERS = (
             ("f32", "f64", "f16")),
 )
 
-_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "mindspore": "mindspore"}
+# Installed distributions, looked up without importing: TensorFlow and
+# PyTorch's triton abort when loaded into one process, so callers import one
+# framework per process (see mk/python.mk) and availability must not import.
+_DISTRIBUTIONS = {"torch": ("torch",), "tensorflow": ("tensorflow-cpu", "tensorflow"),
+                  "jax": ("jaxlib",), "mindspore": ("mindspore",)}
 
 
 def framework_version(framework: str) -> Optional[str]:
-    if framework == "tensorflow":
+    from importlib import metadata
+    if framework == "jax":
         try:
-            return _tf().__version__
-        except Exception:
+            return metadata.version("jax")
+        except metadata.PackageNotFoundError:
             return None
-    return _version(_MODULES[framework])
+    for dist in _DISTRIBUTIONS[framework]:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
 
 
-def available() -> Dict[str, Adapter]:
+def available(only: str = "") -> Dict[str, Adapter]:
+    """Adapters whose framework is installed (jax needs jaxlib too); `only`
+    restricts to a comma-separated list of frameworks."""
+    wanted = set(filter(None, only.split(",")))
     out = {}
     for a in ADAPTERS:
-        if framework_version(a.framework) is not None:
+        if wanted and a.framework not in wanted:
+            continue
+        if framework_version(a.framework) is not None and (a.framework != "jax" or _dist_ok("jaxlib")):
             out[a.name] = a
     return out
+
+
+def _dist_ok(dist: str) -> bool:
+    from importlib import metadata
+    try:
+        metadata.version(dist)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
 
 
 # Where a framework's NaN *bits* depend on the element's position or size of

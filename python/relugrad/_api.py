@@ -137,8 +137,6 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
 
     dy_v, dy_decl = _binding_view("dy", dy)
     s_v, s_decl = _binding_view("s", s)
-    if dy_decl != s_decl:
-        raise TypeError(f"s: dtype {getattr(s, 'dtype', '?')} does not match dy's {getattr(dy, 'dtype', '?')}")
     kind = _kind(dy)
     if out is None:
         result = _new_like(dy)
@@ -149,9 +147,8 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
             raise ValueError("out: array is read-only")
         result = out
     out_v, out_decl = _binding_view("out", result)
-    if out_decl != dy_decl:
-        raise TypeError(f"out: dtype {getattr(result, 'dtype', '?')} does not match dy's {getattr(dy, 'dtype', '?')}")
-    _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, preset, g, c, d, r, t, a, use_clip, lo, hi,
+    # The bindings resolve each array's dtype and reject mismatches by name.
+    _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, preset, g, c, d, r, t, a, use_clip, lo, hi,
                       n_threads, reference)
     if out is None and kind == "jax":
         import jax.numpy as jnp

@@ -136,11 +136,14 @@ relugrad_options MakeOptions(const CallOptions& c) {
 }
 
 // dx = ReluGrad(dy, s) into out (which may be dy or s itself).
-void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, int declared,
+// declared[i]: the dtype the Python layer vouches for when it passes raw
+// 16-bit views (NumPy bfloat16), else 0; one per array since a call may mix
+// producers (a JAX bf16 dy arrives as DLPack bfloat, its NumPy result as uint16).
+void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, const int declared[3],
                   const CallOptions& call, bool reference) {
-  const int dt = CheckArray("dy", dy, declared);
-  const int st = CheckArray("s", s, declared);
-  const int ot = CheckArray("out", out, declared);
+  const int dt = CheckArray("dy", dy, declared[0]);
+  const int st = CheckArray("s", s, declared[1]);
+  const int ot = CheckArray("out", out, declared[2]);
   if (st != dt) {
     throw nb::type_error((std::string("s: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(st)) +
                           " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt))).c_str());
@@ -185,7 +188,7 @@ NB_MODULE(_relugrad, m) {
 
   m.def(
       "relu_grad_into",
-      [](const InArray& dy, const InArray& s, OutArray out, int declared_dtype, int preset, int gate,
+      [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype, int out_dtype, int preset, int gate,
          int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
          double clip_lo, double clip_hi, int threads, bool reference) {
         CallOptions c;
@@ -200,10 +203,11 @@ NB_MODULE(_relugrad, m) {
         c.clip_lo = clip_lo;
         c.clip_hi = clip_hi;
         c.threads = threads;
-        ReluGradInto(dy, s, out, declared_dtype, c, reference);
+        const int declared[3] = {dy_dtype, s_dtype, out_dtype};
+        ReluGradInto(dy, s, out, declared, c, reference);
       },
       nb::arg("dy").noconvert(), nb::arg("s").noconvert(), nb::arg("out").noconvert(),
-      nb::arg("declared_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"),
+      nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"),
       nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"),
       nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("reference"),
       "Computes into out; every argument already checked by relugrad._api.");

@@ -1,0 +1,39 @@
+"""relugrad against the golden vectors produced by real frameworks
+(tests/golden/manifest.tsv); no framework needed."""
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relugrad
+from cases import DTYPES
+from nan_compare import same_bits
+
+GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden"
+
+
+def rows():
+    path = GOLDEN / "manifest.tsv"
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def load(rel, dtype):
+    a = np.load(GOLDEN / rel, allow_pickle=False)
+    return a.view(DTYPES[dtype]) if dtype == "bf16" else a
+
+
+def test_manifest_present_with_three_frameworks():
+    frameworks = {r["framework"] for r in rows()}
+    assert {"torch", "tensorflow", "jax"} <= frameworks, frameworks
+
+
+@pytest.mark.parametrize("row", rows(), ids=lambda r: r["id"])
+def test_golden(row):
+    dy, s, want = (load(row[k], row["dtype"]) for k in ("dy", "s", "dx"))
+    assert dy.dtype == DTYPES[row["dtype"]] and dy.size == int(row["n"])
+    got = relugrad.relu_grad(dy, s, semantics=row["preset"], threshold=float(row["threshold"]))
+    assert same_bits(want, got, row["nan_policy"]), f"{row['id']} ({row['framework']} {row['version']})"

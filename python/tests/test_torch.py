@@ -1,0 +1,110 @@
+"""relugrad.torch: custom ops (opcheck), the autograd ReLU (bit-equal to
+PyTorch's gradients in the torch preset, gradcheck), replace_relu, and
+relugrad.relu_grad on torch tensors (zero copy, same kind back)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
+import relugrad  # noqa: E402
+import relugrad.torch as rt  # noqa: E402
+from cases import random_case, special_case, to_bits  # noqa: E402
+
+TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def as_torch(a):
+    if a.dtype.itemsize == 2 and a.dtype.name == "bfloat16":
+        return torch.from_numpy(to_bits(a).astype(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def bits(t):
+    t = t.detach().contiguous()
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def test_relu_grad_on_tensors_is_zero_copy_and_returns_tensors():
+    dy = torch.randn(1000)
+    x = torch.randn(1000)
+    dx = relugrad.relu_grad(dy, x)
+    assert isinstance(dx, torch.Tensor) and dx.dtype == dy.dtype
+    assert torch.equal(dx, torch.ops.aten.threshold_backward(dy, x, 0.0))
+    before = dy.data_ptr()
+    out = relugrad.relu_grad(dy, x, out=dy)  # in place: same storage
+    assert out is dy and dy.data_ptr() == before
+
+
+def test_tensor_errors_name_the_argument():
+    with pytest.raises(ValueError, match="s: array is not C-contiguous"):
+        relugrad.relu_grad(torch.ones(4, 4), torch.ones(4, 4).t())
+    with pytest.raises(TypeError, match="dy: dtype int64"):
+        relugrad.relu_grad(torch.ones(4, dtype=torch.int64), torch.ones(4, dtype=torch.int64))
+    with pytest.raises(TypeError, match="s: dtype"):
+        relugrad.relu_grad(torch.ones(4), torch.ones(4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+def test_opcheck_relu_grad(dtype):
+    dy, s = random_case(dtype, n=64)
+    args = (as_torch(dy), as_torch(s), "torch", 0.0, 0.0)
+    torch.library.opcheck(torch.ops.relugrad.relu_grad.default, args)
+
+
+def test_opcheck_relu_with_grad():
+    x = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    for semantics in ("torch", "tensorflow", "jax", "onednn"):
+        torch.library.opcheck(torch.ops.relugrad.relu.default, (x, semantics))
+
+
+@pytest.mark.parametrize("semantics", ["torch", "tensorflow", "jax", "onednn"])
+def test_gradcheck(semantics):
+    # Away from 0 the ReLU is smooth, so finite differences are exact enough.
+    x = torch.randn(40, dtype=torch.float64)
+    x = (x + 0.1 * torch.sign(x)).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda a: rt.ReLU(semantics)(a), (x,))
+    assert torch.autograd.gradgradcheck(lambda a: rt.ReLU(semantics)(a) ** 2, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("case", ["special", "random"])
+def test_autograd_bit_equal_to_pytorch(dtype, case):
+    # f16/bf16 NaN bits from PyTorch's vectorised loop depend on the element's
+    # position (docs/python.md): compared by NaN class there, bits elsewhere.
+    dy, x = special_case(dtype) if case == "special" else random_case(dtype, n=10_000)
+    xt, gt = as_torch(x), as_torch(dy)
+    a = xt.clone().requires_grad_(True)
+    torch.relu(a).backward(gt)
+    b = xt.clone().requires_grad_(True)
+    y = rt.ReLU("torch")(b)
+    assert torch.equal(bits(y), bits(torch.relu(xt)))
+    y.backward(gt)
+    if dtype in ("f16", "bf16"):
+        both_nan = torch.isnan(a.grad) & torch.isnan(b.grad)
+        assert torch.equal(bits(a.grad)[~both_nan], bits(b.grad)[~both_nan])
+        assert torch.equal(torch.isnan(a.grad), torch.isnan(b.grad))
+    else:
+        assert torch.equal(bits(a.grad), bits(b.grad))
+
+
+def test_replace_relu_swaps_modules_and_keeps_gradients():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(inplace=True),
+        torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 8), torch.nn.ReLU()),
+        torch.nn.Linear(8, 3))
+    import copy
+    ours = rt.replace_relu(copy.deepcopy(model))
+    kinds = [type(m) for m in ours.modules()]
+    assert torch.nn.ReLU not in kinds and kinds.count(rt.ReLU) == 2
+    x = torch.randn(5, 1, 8, 8)
+    for m in (model, ours):
+        m.zero_grad()
+        m(x).square().sum().backward()
+    for p, q in zip(model.parameters(), ours.parameters()):
+        assert torch.equal(p.grad, q.grad)
+    assert isinstance(rt.replace_relu(torch.nn.ReLU()), rt.ReLU)
+
+
+def test_bad_semantics_is_rejected():
+    with pytest.raises(ValueError, match="semantics"):
+        rt.ReLU("caffe")
