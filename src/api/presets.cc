@@ -70,9 +70,16 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
     case RELUGRAD_PRESET_JAX:  // select(x > 0, g, 0) from the VJP of jax.nn.relu
       o.gate = RELUGRAD_GATE_PASS_IF_GT;
       o.combine = RELUGRAD_COMBINE_SELECT;
+      // Measured (jax 0.10.2 CPU, eager and jit, f32/f64/bf16): XLA CPU compares
+      // a subnormal x as 0 (DAZ); the selected dy bits are not flushed.
+      // Evidence: docs/python.md "Measurements"; python/compat/probe.py.
+      o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
       break;
     case RELUGRAD_PRESET_ONEDNN:  // eltwise_relu bwd: s > 0 ? dd : dd * alpha (JIT multiplies)
-      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      // Measured (Debian oneDNN 2.6.3, jit:avx512_core/avx2/sse41, f32 and bf16,
+      // src and use_dst_for_bwd): the JIT opens the gate for a NaN s, i.e.
+      // closed iff s <= 0. Evidence: tests/onednn/onednn_test.cc, docs/python.md.
+      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
       o.combine = RELUGRAD_COMBINE_MULTIPLY;
       break;
     default:
