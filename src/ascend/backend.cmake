@@ -5,8 +5,8 @@
 # kernel_operator.h and linked into relugrad as RELUGRAD_BACKEND_ASCEND_TWIN.
 # OFF: the stub that reports the backend as not built.
 #
-# The NPU build (CANN custom-op package) is separate: src/ascend/npu/, only
-# when ASCEND_HOME_PATH points at a CANN install (see docs/ascend.md).
+# The NPU build (src/ascend/npu/, below) happens only when ASCEND_HOME_PATH
+# points at a CANN install; see docs/ascend.md.
 if(RELUGRAD_ASCEND_TWIN)
   set(_rg_ascend ${CMAKE_CURRENT_LIST_DIR})
   target_sources(relugrad_objects PRIVATE
@@ -25,7 +25,18 @@ else()
   target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ascend_twin_unavailable.cc)
 endif()
 
+# The NPU build only where a CANN toolkit is installed (UNTESTED here: no
+# CANN in any registry we reach). It is a separate CMake project because
+# CANN's ascendc.cmake brings its own compilers for the device code.
 if(DEFINED ENV{ASCEND_HOME_PATH} AND EXISTS "$ENV{ASCEND_HOME_PATH}")
-  message(STATUS "relugrad: CANN found at $ENV{ASCEND_HOME_PATH}; build the NPU package with "
-                 "src/ascend/npu/build.sh (see docs/ascend.md)")
+  set(RELUGRAD_ASCEND_SOC "Ascend910B3" CACHE STRING "NPU model for the CANN build (npu-smi info)")
+  include(ExternalProject)
+  ExternalProject_Add(relugrad_ascend_npu
+    SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/npu
+    BINARY_DIR ${CMAKE_BINARY_DIR}/ascend_npu
+    CMAKE_ARGS -DSOC_VERSION=${RELUGRAD_ASCEND_SOC} -DASCEND_CANN_PACKAGE_PATH=$ENV{ASCEND_HOME_PATH}
+               -DRELUGRAD_SOURCE_DIR=${PROJECT_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release
+    INSTALL_COMMAND "")
+  message(STATUS "relugrad: CANN at $ENV{ASCEND_HOME_PATH}: building the AscendC kernel for ${RELUGRAD_ASCEND_SOC} "
+                 "(${CMAKE_BINARY_DIR}/ascend_npu/relugrad_ascend_run)")
 endif()
