@@ -65,10 +65,11 @@ TEST(AscendTiling, KeyIntervalsMapToRawPatterns) {
 // The cost model on what the twin counted: which pipe bounds each path,
 // and double buffering never loses to single buffering.
 TEST(AscendCostModel, ReportsTheBoundingPipe) {
-  std::printf("%-22s %-5s %9s %6s %7s %9s %9s %9s %10s %6s %8s\n", "config", "dtype", "n", "tile", "blocks",
-              "MTE2_us", "V_us", "MTE3_us", "total_us", "bound", "GB/s");
+  std::printf("%-22s %-5s %9s %6s %7s %9s %9s %9s %10s %6s %8s %10s\n", "config", "dtype", "n", "tile", "blocks",
+              "MTE2_us", "V_us", "MTE3_us", "total_us", "bound", "GB/s", "V_ins/tile");
   for (const char* name : {"torch", "tensorflow", "onednn+alpha0.1"}) {
     for (Dtype d : {Dtype::kF32, Dtype::kBF16}) {
+     for (int cores : {8, 40}) {
       rg_ascend_test::Config cfg;
       for (const auto& c : rg_ascend_test::Configs()) {
         if (c.name == name) cfg = c;
@@ -83,7 +84,7 @@ TEST(AscendCostModel, ReportsTheBoundingPipe) {
       req.dtype = d;
       req.n = n;
       req.dx_address = reinterpret_cast<uintptr_t>(dx.data());
-      req.cores = 8;  // keeps the run short; the model scales HBM share by active cores
+      req.cores = cores;  // the model divides HBM among the active cores
       relugrad::ascend::TwinRun run;
       const char* why = "";
       ASSERT_TRUE(relugrad::ascend::RunOnTwin(req, dy.data(), s.data(), dx.data(), params, &run, &why));
@@ -94,10 +95,13 @@ TEST(AscendCostModel, ReportsTheBoundingPipe) {
       EXPECT_LE(two.total_us, one.total_us);
       EXPECT_FALSE(two.bound.empty());
       const auto& b0 = two.blocks.front();
-      std::printf("%-22s %-5s %9lld %6u %7u %9.1f %9.1f %9.1f %10.1f %6s %8.1f\n", name,
+      std::printf("%-22s %-5s %9lld %6u %7u %9.1f %9.1f %9.1f %10.1f %6s %8.1f %10.1f\n", name,
                   relugrad_dtype_name(static_cast<relugrad_dtype>(d)), static_cast<long long>(n),
                   run.tiling.tileElems, run.tiling.blocks, b0.mte2_us, b0.vec_us, b0.mte3_us, two.total_us,
-                  two.bound.c_str(), two.gbps);
+                  two.bound.c_str(), two.gbps,
+                  static_cast<double>(run.counters.front().vec_instrs) /
+                      static_cast<double>(run.counters.front().tiles));
+     }
     }
   }
 }
