@@ -1,5 +1,8 @@
 #include "cpu/mask_backend.h"
 
+#include <atomic>
+#include <cstdint>
+
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/mask_kernels.h"
@@ -43,6 +46,7 @@ struct ForwardJob {
   void* y;
   uint8_t* mask;
   WorkPlan plan;
+  bool stream;
 };
 
 struct GradJob {
@@ -52,21 +56,29 @@ struct GradJob {
   const uint8_t* mask;
   void* dx;
   WorkPlan plan;
+  bool stream;
 };
 
 void RunForwardBlock(void* context, int block) {
   const ForwardJob& job = *static_cast<const ForwardJob*>(context);
   ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
-  job.kernel(*job.params, job.x, job.y, job.mask, job.plan.Begin(block), job.plan.End(block));
+  job.kernel(*job.params, job.x, job.y, job.mask, job.plan.Begin(block), job.plan.End(block), job.stream);
 }
 
 void RunGradBlock(void* context, int block) {
   const GradJob& job = *static_cast<const GradJob*>(context);
   ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
-  job.kernel(*job.params, job.dy, job.mask, job.dx, job.plan.Begin(block), job.plan.End(block));
+  job.kernel(*job.params, job.dy, job.mask, job.dx, job.plan.Begin(block), job.plan.End(block), job.stream);
 }
 
+std::atomic<int64_t> g_mask_stream_bytes{kMaskStreamBytes};
+
 }  // namespace
+
+void SetMaskStreamBytesForBenchmark(int64_t bytes) {
+  g_mask_stream_bytes.store(bytes == 0 ? kMaskStreamBytes : (bytes < 0 ? INT64_MAX : bytes),
+                            std::memory_order_relaxed);
+}
 
 WorkPlan MakeMaskWorkPlan(int64_t n, int elem_bytes, uintptr_t out_address, int threads) {
   WorkPlanRequest request;
@@ -90,7 +102,8 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
-                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads)};
+                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
+                 y != x && n * DtypeSize(dtype) >= g_mask_stream_bytes.load(std::memory_order_relaxed)};
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, &RunForwardBlock, &job);
   return RELUGRAD_OK;
@@ -101,7 +114,8 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
-              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads)};
+              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
+              dx != dy && n * DtypeSize(dtype) >= g_mask_stream_bytes.load(std::memory_order_relaxed)};
   ThreadPool::Global().Run(job.plan.blocks, &RunGradBlock, &job);
   return RELUGRAD_OK;
 }

@@ -20,6 +20,16 @@ namespace relugrad {
 // boundary is shared (false sharing only, never a race).
 WorkPlan MakeMaskWorkPlan(int64_t n, int elem_bytes, uintptr_t out_address, int threads);
 
+// Outputs (y or dx) of at least this many bytes that alias no input are
+// written with non-temporal stores: then dy + dx exceed the 32 MiB L3 here
+// and a read for ownership would add 4 bytes per f32 element to the 8.125
+// the mask path needs (bench/mask: measured with and without).
+constexpr int64_t kMaskStreamBytes = 8 << 20;
+
+// For A/B benchmarks and tests only: overrides kMaskStreamBytes process-wide
+// (0 restores it, a negative value disables streaming). Same bits either way.
+void SetMaskStreamBytesForBenchmark(int64_t bytes);
+
 // threads: 0 = all cores. Arguments already validated.
 relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
                                const KernelParams& params, int threads);

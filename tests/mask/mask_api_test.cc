@@ -98,6 +98,36 @@ TEST(MaskApi, WorkPlanBoundariesAreWholeMaskBytes) {
   }
 }
 
+// Non-temporal stores (large, non-aliasing outputs) give the same bits:
+// forced on for every size here, at aligned and misaligned outputs.
+TEST(MaskApi, StreamingStoresGiveTheReferenceBits) {
+  SetMaskStreamBytesForBenchmark(1);
+  for (relugrad_dtype d : kAllDtypes) {
+    const size_t es = relugrad_dtype_size(d);
+    for (size_t n : {size_t{5}, size_t{1000}, size_t{100003}}) {
+      const Bytes x = Pack(d, RandomBits(d, n, 31)), dy = Pack(d, RandomBits(d, n, 32));
+      for (const Config& c : {AllConfigs()[0], AllConfigs()[1], AllConfigs()[8]}) {
+        Bytes ey, em;
+        ReferenceForward(d, x, c.options, &ey, &em);
+        const Bytes edx = ReferenceGradMask(d, dy, em, c.options);
+        for (size_t off : {size_t{0}, es, size_t{32}}) {
+          relugrad_options o = c.options;
+          o.threads = 2;
+          Guarded gy(x.size(), off, 0), gm(em.size(), 0, 0), gdx(dy.size(), off, 0);
+          ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), gm.data(), &o), RELUGRAD_OK);
+          ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), gm.data(), gdx.data(), &o), RELUGRAD_OK);
+          const std::string what = c.name + " " + relugrad_dtype_name(d) + " n=" + std::to_string(n) + " off=" + std::to_string(off);
+          ASSERT_EQ(CompareBits(d, ey.data(), gy.data(), n), "") << what;
+          ASSERT_EQ(CompareMask(em, gm.data(), n), "") << what;
+          ASSERT_EQ(CompareBits(d, edx.data(), gdx.data(), n), "") << what;
+          ASSERT_EQ(gy.CheckGuards() + gdx.CheckGuards() + gm.CheckGuards(), "") << what;
+        }
+      }
+    }
+  }
+  SetMaskStreamBytesForBenchmark(0);
+}
+
 TEST(MaskApi, InvalidArguments) {
   float x[16] = {}, y[16] = {};
   uint8_t m[4] = {};
