@@ -24,6 +24,9 @@ import torch
 from torch import Tensor, nn
 
 from . import _api
+from . import _relugrad as _C
+
+_PRESET_CODES = {name: _C.preset_from_name(name) for name in _api.PRESETS}
 
 __all__ = ["relu_grad", "relu", "ReLU", "replace_relu"]
 
@@ -39,8 +42,17 @@ def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float 
     """ReluGrad of CPU tensors (a fresh contiguous result)."""
     _check_semantics(semantics)
     # relugrad reads C-ordered memory; contiguous() is a no-op when it already is.
-    return _api.relu_grad(dy.contiguous(), s.contiguous(), semantics=semantics,
-                          threshold=threshold, alpha=alpha)
+    dy = dy.contiguous()
+    s = s.contiguous()
+    if dy.device.type != "cpu" or s.device.type != "cpu":
+        raise ValueError(f"relugrad::relu_grad: tensors must be on the CPU (dy on {dy.device}, s on {s.device})")
+    out = torch.empty(dy.shape, dtype=dy.dtype)
+    # Straight to the bindings (they check dtypes and shapes by argument
+    # name): this op runs once per ReLU per backward, so skip relu_grad()'s
+    # generic array-kind dispatch.
+    _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1,
+                      float(threshold), float(alpha), False, 0.0, 0.0, 0, False)
+    return out
 
 
 @relu_grad.register_fake
