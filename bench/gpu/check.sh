@@ -19,11 +19,11 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 STAMP="$(date -u +%Y%m%d-%H%M%SZ)"
-RES="${RESULTS_DIR:-$ROOT/bench/results/gpu-$STAMP}"
+RES="$(realpath -m "${RESULTS_DIR:-$ROOT/bench/results/gpu-$STAMP}")"
 mkdir -p "$RES"
-BUILD="${BUILD_DIR:-$ROOT/build/gpu}"
+BUILD="$(realpath -m "${BUILD_DIR:-$ROOT/build/gpu}")"
 PREFIX="$BUILD/install"
-BENCH_BUILD="${BENCH_BUILD_DIR:-$ROOT/build/gpu-bench}"
+BENCH_BUILD="$(realpath -m "${BENCH_BUILD_DIR:-$ROOT/build/gpu-bench}")"
 JOBS="${JOBS:-$(nproc)}"
 SIZES="${SIZES:-64K,256K,1M,4M,16M,64M,256M,1G}"
 [[ "${QUICK:-0}" == 1 ]] && SIZES="64K,1M,16M"
@@ -68,19 +68,35 @@ fi
 
 # ---- 1. build ----
 log "configure + build relugrad with CUDA ($BUILD, -j$JOBS)"
-if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRELUGRAD_CUDA=ON > "$RES/build.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j "$JOBS" >> "$RES/build.log" 2>&1 ||
-   ! cmake --install "$BUILD" --prefix "$PREFIX" >> "$RES/build.log" 2>&1; then
+if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRELUGRAD_CUDA=ON > "$RES/build.log" 2>&1; then
   tail -40 "$RES/build.log"
-  fail "build (see build.log)"
+  fail "configure (see build.log)"
   finish
+fi
+# Keep going past a broken unrelated target: the library and the tests that
+# do build still give the device results.
+if ! cmake --build "$BUILD" -j "$JOBS" -- -k >> "$RES/build.log" 2>&1; then
+  grep -E "error|Error" "$RES/build.log" | head -20 | tee -a "$RES/check.log"
+  fail "build: some targets failed (see build.log); continuing with what was built"
+fi
+if [[ ! -f "$BUILD/src/librelugrad.so" ]]; then
+  fail "librelugrad.so was not built"
+  finish
+fi
+if cmake --install "$BUILD" --prefix "$PREFIX" >> "$RES/build.log" 2>&1; then
+  RG_CMAKE=(-DCMAKE_PREFIX_PATH="$PREFIX")
+  RG_LIB="$PREFIX/lib/librelugrad.so"
+else
+  log "install failed; the benchmark uses the build tree's library"
+  RG_CMAKE=(-DRELUGRAD_LIBRARY="$BUILD/src/librelugrad.so" -DRELUGRAD_INCLUDE_DIR="$ROOT/include")
+  RG_LIB="$BUILD/src/librelugrad.so"
 fi
 
 # ---- 2. the whole test suite, on the device ----
 log "ctest (all suites; CUDA device tests included)"
 ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure --timeout 240 > "$RES/ctest.log" 2>&1 || fail "ctest (see ctest.log)"
 grep -E "tests passed|tests failed" "$RES/ctest.log" | tee -a "$RES/check.log"
-SKIPPED_DEVICE="$(grep -E "CudaBackendTest\.[A-Za-z0-9_]+ .*\(Skipped\)" "$RES/ctest.log" | grep -v -E "NoDeviceIsUnsupported|HostPointerIsRejected|MoreThan2To31Elements" || true)"
+SKIPPED_DEVICE="$(grep -E "CudaBackendTest\.[A-Za-z0-9_]+ .*\(Skipped\)" "$RES/ctest.log" | grep -v -E "NoDeviceIsUnsupported|MoreThan2To31Elements" || true)"
 if [[ -n "$SKIPPED_DEVICE" ]]; then
   echo "$SKIPPED_DEVICE" | tee -a "$RES/check.log"
   fail "CUDA device tests were skipped on a GPU machine (no usable device?)"
@@ -91,7 +107,7 @@ tail -15 "$RES/cuda_backend_test.log" | tee -a "$RES/check.log"
 
 # ---- 3. benchmark driver ----
 log "build the benchmark driver ($BENCH_BUILD)"
-if ! cmake -S bench/gpu -B "$BENCH_BUILD" -DCMAKE_PREFIX_PATH="$PREFIX" "${CUDNN_ROOT_ARG[@]}" > "$RES/bench_build.log" 2>&1 ||
+if ! cmake -S bench/gpu -B "$BENCH_BUILD" "${RG_CMAKE[@]}" "${CUDNN_ROOT_ARG[@]}" > "$RES/bench_build.log" 2>&1 ||
    ! cmake --build "$BENCH_BUILD" -j "$JOBS" >> "$RES/bench_build.log" 2>&1; then
   tail -30 "$RES/bench_build.log"
   fail "benchmark build (see bench_build.log)"
@@ -102,14 +118,14 @@ grep -E "cuDNN" "$RES/bench_build.log" | tee -a "$RES/check.log"
 # ---- 4. relugrad vs cuDNN vs copy ----
 CSV="$RES/results.csv"
 log "relugrad / cuDNN / copy: sizes $SIZES, dtypes $DTYPES"
-LD_LIBRARY_PATH="$PREFIX/lib:${LD_LIBRARY_PATH:-}" timeout 150 "$BENCH_BUILD/relugrad_gpu_bench" \
+LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 150 "$BENCH_BUILD/relugrad_gpu_bench" \
   --sizes "$SIZES" --dtypes "$DTYPES" --csv "$CSV" --probe-cudnn > "$RES/bench.log" 2>&1 || fail "relugrad_gpu_bench (see bench.log)"
 grep -E "^device|cudnn semantics" "$RES/bench.log" | tee -a "$RES/check.log"
 
 # ---- 5. PyTorch: exactness + threshold_backward ----
 if [[ -n "$PY" ]]; then
   log "PyTorch: bit-exactness (torch preset) and threshold_backward timings"
-  timeout 150 "$PY" bench/gpu/torch_bench.py --lib "$PREFIX/lib/librelugrad.so" --csv "$CSV" \
+  timeout 150 "$PY" bench/gpu/torch_bench.py --lib "$RG_LIB" --csv "$CSV" \
     --log "$RES/exactness.log" --sizes "$SIZES" --dtypes "$DTYPES" > "$RES/torch.log" 2>&1 ||
     fail "torch_bench.py (bit differences or an error; see torch.log)"
   grep -E "^(torch |exact|info|exactness)" "$RES/torch.log" | tee -a "$RES/check.log"

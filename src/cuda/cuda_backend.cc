@@ -25,12 +25,10 @@ constexpr int kBlocksPerSm = 32;
 // free, and this sits on the launch path of small calls).
 struct DeviceFacts {
   int max_blocks;
-  bool pageable_access;  // HMM/ATS: the GPU may dereference plain host memory
 };
 
 constexpr int kMaxCachedDevices = 64;
 std::atomic<int> g_facts_max_blocks[kMaxCachedDevices];  // 0 = not looked up yet
-std::atomic<int> g_facts_pageable[kMaxCachedDevices];
 
 relugrad_status CudaFail(relugrad_status status, const char* what, cudaError_t e) {
   return Fail(status, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
@@ -41,29 +39,25 @@ relugrad_status GetDeviceFacts(int device, DeviceFacts* facts) {
     const int cached = g_facts_max_blocks[device].load(std::memory_order_relaxed);
     if (cached > 0) {
       facts->max_blocks = cached;
-      facts->pageable_access = g_facts_pageable[device].load(std::memory_order_relaxed) != 0;
       return RELUGRAD_OK;
     }
   }
-  int sms = 0, pageable = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  int sms = 0;
+  const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (e != cudaSuccess) return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaDeviceGetAttribute(MultiProcessorCount)", e);
-  e = cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device);
-  if (e != cudaSuccess) return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaDeviceGetAttribute(PageableMemoryAccess)", e);
   facts->max_blocks = (sms > 0 ? sms : 1) * kBlocksPerSm;
-  facts->pageable_access = pageable != 0;
   if (device >= 0 && device < kMaxCachedDevices) {
-    g_facts_pageable[device].store(pageable != 0 ? 1 : 0, std::memory_order_relaxed);
     g_facts_max_blocks[device].store(facts->max_blocks, std::memory_order_relaxed);
   }
   return RELUGRAD_OK;
 }
 
 // A host pointer handed to a kernel is an illegal address that kills the
-// whole CUDA context, so it is refused here with a readable message unless
-// the device can reach pageable host memory.
-relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device,
-                                   const DeviceFacts& facts) {
+// whole CUDA context, so it is refused here with a readable message. This
+// holds even where the GPU could reach pageable memory (HMM/ATS): the same
+// call then behaves the same on every machine, and a host array belongs to
+// the CPU backend anyway.
+relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device) {
   cudaPointerAttributes attr{};
   const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
   if (e != cudaSuccess) {
@@ -83,10 +77,9 @@ relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device
     case cudaMemoryTypeHost:  // pinned, mapped into the device's address space
       return RELUGRAD_OK;
     default:  // cudaMemoryTypeUnregistered: ordinary host memory
-      if (facts.pageable_access) return RELUGRAD_OK;
       return Fail(RELUGRAD_INVALID_ARGUMENT,
-                  "%s (%p) is host memory, which CUDA device %d cannot access; the CUDA backend "
-                  "needs device, managed or pinned memory (use backend = cpu for host arrays)",
+                  "%s (%p) is ordinary host memory; the CUDA backend (device %d) needs device, "
+                  "managed or pinned memory (use backend = cpu for host arrays)",
                   name, ptr, device);
   }
 }
@@ -114,9 +107,9 @@ relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void*
   if (e != cudaSuccess) return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaGetDevice", e);
   DeviceFacts facts{};
   RELUGRAD_RETURN_IF_ERROR(GetDeviceFacts(device, &facts));
-  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("dy", dy, device, facts));
-  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("s", s, device, facts));
-  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("dx", dx, device, facts));
+  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("dy", dy, device));
+  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("s", s, device));
+  RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer("dx", dx, device));
 
   const cuda::Mode mode = cuda::ModeFor(params);
   const cuda::VectorPlan plan = cuda::PlanVectors(dtype, n, dy, s, dx);
