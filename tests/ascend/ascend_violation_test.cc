@@ -1,5 +1,6 @@
 // Each hardware rule the twin enforces, broken on purpose by a small kernel
 // (or a bad tiling fed to the real kernel), must raise its TwinViolation.
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -337,6 +338,50 @@ KERNEL(IntOverflow) {
   Adds(x, x, static_cast<int16_t>(1), 128);
 }
 TEST(AscendTwin, IntegerOverflowRefused) { EXPECT_EQ(Expect(&IntOverflow), Violation::kBadArgument); }
+
+// Compares + Select as modelled (IEEE: NaN compares false): the path the
+// kernel avoids, kept correct because the twin offers it.
+KERNEL(CompareSelect) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 2> qi;
+  TQue<TPosition::VECOUT, 2> qo;
+  TBuf<TPosition::VECCALC> m;
+  pipe.InitBuffer(qi, 2, 1024);
+  pipe.InitBuffer(qo, 2, 1024);
+  pipe.InitBuffer(m, 256);
+  GlobalTensor<float> gi, go;
+  gi.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in), kElems);
+  go.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), kElems);
+  LocalTensor<float> a = qi.AllocTensor<float>();
+  DataCopy(a, gi, 64);
+  qi.EnQue(a);
+  LocalTensor<float> b = qi.DeQue<float>();
+  LocalTensor<float> o = qo.AllocTensor<float>();
+  Compares(m.Get<uint8_t>(), b, 0.0f, CMPMODE::GT, 64);
+  Select(o, m.Get<uint8_t>(), b, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+  qo.EnQue(o);
+  qi.FreeTensor(b);
+  LocalTensor<float> w = qo.DeQue<float>();
+  DataCopy(go, w, 64);
+  qo.FreeTensor(w);
+}
+TEST(AscendTwin, CompareAndSelectFollowIeee) {
+  std::vector<float> saved = g_in;
+  g_in[0] = -1.0f;
+  g_in[1] = std::nanf("");
+  g_in[2] = 2.0f;
+  g_in[3] = -0.0f;
+  ascend_twin::GmSpace gm;
+  gm.AddInput(g_in.data(), g_in.size() * 4, "in");
+  gm.AddOutput(g_out.data(), g_out.size() * 4, "out", {{0, 4096}});
+  ASSERT_NO_THROW(ascend_twin::Launch(&CompareSelect, 1, gm, reinterpret_cast<uint8_t*>(g_in.data()), nullptr,
+                                      reinterpret_cast<uint8_t*>(g_out.data()), nullptr, nullptr));
+  EXPECT_EQ(g_out[0], 0.0f);
+  EXPECT_EQ(g_out[1], 0.0f);  // NaN > 0 is false
+  EXPECT_EQ(g_out[2], 2.0f);
+  EXPECT_FALSE(std::signbit(g_out[3]));  // -0 > 0 is false: the scalar +0
+  g_in = saved;
+}
 
 // ---- The real kernel with seeded tiling bugs ----
 
