@@ -57,6 +57,18 @@ void FillKeys(KernelParams* p, const Semantics& sem) {
 
 bool ValidEnum(int value, int count) { return value >= 0 && value < count; }
 
+// reliability (issue 6): the caller's enum fields may hold any int (C
+// callers, zeroed or garbage structs); loading an out-of-range value through
+// the enum type is undefined in C++ (UBSan -fsanitize=enum flagged it), so
+// validation reads the raw bits.
+template <typename E>
+int RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
 }  // namespace
 
 double ComparedThreshold(Dtype dtype, const Semantics& sem) {
@@ -69,7 +81,11 @@ double ComparedThreshold(Dtype dtype, const Semantics& sem) {
 
 relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) {
   relugrad_options full;
-  relugrad_options_init(&full, RELUGRAD_PRESET_TORCH);
+  if (options == nullptr || options->struct_size != sizeof(relugrad_options)) {
+    // Defaults for the fields a shorter (older) struct lacks; a full-size
+    // struct overwrites every byte below, so the common call skips this.
+    relugrad_options_init(&full, RELUGRAD_PRESET_TORCH);
+  }
   if (options != nullptr) {
     if (options->struct_size < offsetof(relugrad_options, threshold) ||
         options->struct_size > sizeof(relugrad_options)) {
@@ -80,11 +96,11 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
     std::memcpy(&full, options, options->struct_size);
     full.struct_size = sizeof(full);
   }
-  if (!ValidEnum(full.gate, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.gate %d is not a relugrad_gate", full.gate);
-  if (!ValidEnum(full.combine, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine", full.combine);
-  if (!ValidEnum(full.denormals, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals", full.denormals);
-  if (!ValidEnum(full.threshold_rounding, 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.threshold_rounding %d is not a relugrad_threshold_rounding", full.threshold_rounding);
-  if (!ValidEnum(full.backend, 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend", full.backend);
+  if (!ValidEnum(RawEnum(full.gate), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.gate %d is not a relugrad_gate", RawEnum(full.gate));
+  if (!ValidEnum(RawEnum(full.combine), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine", RawEnum(full.combine));
+  if (!ValidEnum(RawEnum(full.denormals), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals", RawEnum(full.denormals));
+  if (!ValidEnum(RawEnum(full.threshold_rounding), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.threshold_rounding %d is not a relugrad_threshold_rounding", RawEnum(full.threshold_rounding));
+  if (!ValidEnum(RawEnum(full.backend), 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend", RawEnum(full.backend));
   if (std::isnan(full.threshold)) return Fail(RELUGRAD_INVALID_ARGUMENT, "threshold is NaN");
   if (!std::isfinite(full.alpha)) return Fail(RELUGRAD_INVALID_ARGUMENT, "alpha must be finite (got %g)", full.alpha);
   if (full.clip) {
@@ -108,7 +124,72 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   return RELUGRAD_OK;
 }
 
+namespace {
+
+KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem);
+
+// The fields MakeKernelParams reads, compared bitwise (so -0 and +0 or two
+// NaN payloads never share an entry: a conservative key, never a wrong hit).
+struct ParamsKey {
+  Dtype dtype;
+  relugrad_gate gate;
+  relugrad_combine combine;
+  relugrad_denormals denormals;
+  relugrad_threshold_rounding rounding;
+  bool clip;
+  uint64_t threshold, alpha, clip_lo, clip_hi;
+
+  static uint64_t Bits(double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof(b));
+    return b;
+  }
+  ParamsKey(Dtype d, const Semantics& s)
+      : dtype(d), gate(s.gate), combine(s.combine), denormals(s.denormals),
+        rounding(s.threshold_rounding), clip(s.clip), threshold(Bits(s.threshold)),
+        alpha(Bits(s.alpha)), clip_lo(s.clip ? Bits(s.clip_lo) : 0),
+        clip_hi(s.clip ? Bits(s.clip_hi) : 0) {}
+  bool operator==(const ParamsKey& o) const {
+    return dtype == o.dtype && gate == o.gate && combine == o.combine &&
+           denormals == o.denormals && rounding == o.rounding && clip == o.clip &&
+           threshold == o.threshold && alpha == o.alpha && clip_lo == o.clip_lo &&
+           clip_hi == o.clip_hi;
+  }
+};
+
+}  // namespace
+
+// Building the params runs a binary search of up to 64 reference gate
+// evaluations (about 300 ns, measured: bench/NOTES.md), which dominated a
+// call at n <= 1024. Callers repeat the same few configurations (a training
+// step: one dtype, one preset), so each thread keeps the last few results.
+// Pure function of the key, hence a hit returns identical params.
 KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
+  struct Entry {
+    ParamsKey key;
+    KernelParams params;
+  };
+  constexpr int kEntries = 4;
+  thread_local Entry cache[kEntries] = {
+      {ParamsKey(Dtype::kF32, Semantics()), BuildKernelParams(Dtype::kF32, Semantics())},
+      {ParamsKey(Dtype::kF16, Semantics()), BuildKernelParams(Dtype::kF16, Semantics())},
+      {ParamsKey(Dtype::kBF16, Semantics()), BuildKernelParams(Dtype::kBF16, Semantics())},
+      {ParamsKey(Dtype::kF64, Semantics()), BuildKernelParams(Dtype::kF64, Semantics())}};
+  thread_local int next = 0;
+  const ParamsKey key(dtype, sem);
+  for (const Entry& e : cache) {
+    if (e.key == key) return e.params;
+  }
+  Entry& slot = cache[next];
+  next = (next + 1) % kEntries;
+  slot.key = key;
+  slot.params = BuildKernelParams(dtype, sem);
+  return slot.params;
+}
+
+namespace {
+
+KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
   KernelParams p;
   p.dtype = dtype;
   p.gate_nan_open = sem.gate == RELUGRAD_GATE_ZERO_IF_LE;
@@ -132,4 +213,5 @@ KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
   return p;
 }
 
+}  // namespace
 }  // namespace relugrad

@@ -1,5 +1,6 @@
 #include "cpu/cpu_backend.h"
 
+#include <atomic>
 #include <cstdint>
 #include <thread>
 
@@ -55,11 +56,23 @@ void RunOneBlock(void* context, int block) {
   job.kernel(*job.params, job.dy, job.s, job.dx, job.plan.Begin(block), job.plan.End(block));
 }
 
+std::atomic<int64_t> g_stream_bytes{kCpuStreamBytes};
+
 }  // namespace
 
+void SetCpuStreamBytesForBenchmark(int64_t bytes) {
+  g_stream_bytes.store(bytes == 0 ? kCpuStreamBytes : bytes, std::memory_order_relaxed);
+}
+
+int64_t CpuStreamBytes() { return g_stream_bytes.load(std::memory_order_relaxed); }
+
 int DefaultThreads() {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
+  // hardware_concurrency() is a system call in glibc: ask once per process.
+  static const int count = [] {
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(hw);
+  }();
+  return count;
 }
 
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
@@ -68,17 +81,28 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   ApplyIsaEnvironmentOnce();
   Job job;
   const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
-  job.kernel = alpha16 ? &RunBlockAlpha16 : DispatchBlockKernel(dtype);
+  const int64_t stream_bytes = CpuStreamBytes();
+  const bool stream = stream_bytes > 0 && n * DtypeSize(dtype) >= stream_bytes && dx != dy && dx != s;
+  job.kernel = alpha16 ? &RunBlockAlpha16
+                       : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
   job.params = &params;
   job.dy = dy;
   job.s = s;
   job.dx = dx;
+  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
+  if (max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes) {
+    // One block whatever the plan: skip the plan's divisions and the pool
+    // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
+    ScopedIeeeFloat ieee(params.closed == ClosedRule::kMulAlpha);
+    job.kernel(params, dy, s, dx, 0, n);
+    return RELUGRAD_OK;
+  }
   WorkPlanRequest request;
   request.n = n;
   request.elem_bytes = DtypeSize(dtype);
   request.dx_address = reinterpret_cast<uintptr_t>(dx);
   request.unit_bytes = kCpuUnitBytes;
-  request.max_blocks = threads == 0 ? DefaultThreads() : threads;
+  request.max_blocks = max_blocks;
   request.grain_bytes = kCpuGrainBytes;
   job.plan = MakeWorkPlan(request);
   if (!ThreadPool::Global().Run(job.plan.blocks, &RunOneBlock, &job)) {

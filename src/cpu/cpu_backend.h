@@ -16,6 +16,18 @@ constexpr int64_t kCpuGrainBytes = 64 * 1024;
 // Block boundaries fall on cache lines of dx: no two threads write one line.
 constexpr int64_t kCpuUnitBytes = 64;
 
+// Outputs of at least this many bytes that alias no input are written with
+// non-temporal stores (whole aligned lines): then dy + s + dx exceed the
+// 32 MiB L3 here and the output would only evict the inputs. Measured
+// crossover: bench/NOTES.md "Streaming stores".
+constexpr int64_t kCpuStreamBytes = 8 << 20;
+
+// For the benchmark's A/B runs only: overrides kCpuStreamBytes process-wide
+// (0 restores the default, a negative value disables streaming). Results
+// are bit-identical either way.
+void SetCpuStreamBytesForBenchmark(int64_t bytes);
+int64_t CpuStreamBytes();
+
 // threads: 0 = all cores. Arguments already validated.
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads);

@@ -16,6 +16,10 @@ HWY_EXPORT(RunBlockF16);
 HWY_EXPORT(RunBlockBF16);
 HWY_EXPORT(RunBlockF32);
 HWY_EXPORT(RunBlockF64);
+HWY_EXPORT(RunBlockStreamF16);
+HWY_EXPORT(RunBlockStreamBF16);
+HWY_EXPORT(RunBlockStreamF32);
+HWY_EXPORT(RunBlockStreamF64);
 
 BlockKernel DispatchBlockKernel(Dtype dtype) {
   switch (dtype) {
@@ -23,6 +27,16 @@ BlockKernel DispatchBlockKernel(Dtype dtype) {
     case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(RunBlockBF16);
     case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(RunBlockF32);
     case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(RunBlockF64);
+  }
+  return nullptr;
+}
+
+BlockKernel DispatchStreamingBlockKernel(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF16);
+    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamBF16);
+    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF32);
+    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF64);
   }
   return nullptr;
 }

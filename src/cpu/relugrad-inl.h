@@ -24,6 +24,7 @@
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
 #include "cpu/rules-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -38,8 +39,45 @@ HWY_INLINE hn::Vec<DU> GeneralVec(DU du, const BitConstants<D, DU>& c, const Ker
   return CombineVec<D>(du, c, p, GateOpen<D>(du, c, p.gate_nan_open, s), dy);
 }
 
+// The plain-select gate for thresholds t >= +0 (gate_key_lo >= 0: every
+// relu preset), on raw bits instead of order keys. Non-negative patterns
+// are their own key, and every negative pattern has a key below 0 <= lo, so
+//   zero_if_le: open <=> bits >= lo (signed)  or  bits > sign|inf (unsigned:
+//               the negative NaNs, whose keys lie below key(-inf));
+//   pass_if_gt: open <=> lo <= bits <= inf (signed).
+// Exactly the key test, three vector operations fewer per vector (the
+// key's shift/and/xor): it matters in L1 only (bench/NOTES.md).
+template <Dtype D, bool kNanOpen>
+struct RawGate {
+  using Tr = DtypeTraits<D>;
+  using U = typename Tr::Bits;
+  using I = typename Tr::Key;
+  template <class DU>
+  struct Consts {
+    hn::Vec<hn::RebindToSigned<DU>> lo_minus_1, inf_plus_1;
+    hn::Vec<DU> neg_inf;
+    Consts(DU du, const KernelParams& p) {
+      const hn::RebindToSigned<DU> di;
+      lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
+      inf_plus_1 = hn::Set(di, static_cast<I>(Tr::kInf + 1));
+      neg_inf = hn::Set(du, static_cast<U>(Tr::kSign | Tr::kInf));
+    }
+  };
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+    const hn::RebindToSigned<DU> di;
+    const auto bits = hn::BitCast(di, s);
+    const auto above = hn::RebindMask(du, hn::Gt(bits, c.lo_minus_1));
+    if constexpr (kNanOpen) {
+      return hn::IfThenElseZero(hn::Or(above, hn::Gt(s, c.neg_inf)), dy);
+    } else {
+      return hn::IfThenElseZero(hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1))), dy);
+    }
+  }
+};
+
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail
-// through a bounce buffer.
+// through a bounce buffer. Unrolled by two (bench/NOTES.md: unrolling).
 template <Dtype D, class Op>
 HWY_INLINE void ForEachVector(const void* dy_v, const void* s_v, void* dx_v, int64_t begin,
                               int64_t end, const Op& op) {
@@ -71,26 +109,83 @@ HWY_INLINE void ForEachVector(const void* dy_v, const void* s_v, void* dx_v, int
   }
 }
 
-template <Dtype D>
+// As ForEachVector, but dx's whole, aligned 64-byte lines are written with
+// non-temporal stores (Stream): no read-for-ownership of dx and no eviction
+// of dy/s, so DRAM moves 3 arrays instead of 4. Only for outputs that do
+// not alias an input and do not fit in cache (the caller decides). The
+// ragged head and tail use ordinary stores; FlushStream orders the streams
+// before the pool's join publishes the result.
+template <Dtype D, class Op>
+HWY_INLINE void ForEachVectorStream(const void* dy_v, const void* s_v, void* dx_v, int64_t begin,
+                                    int64_t end, const Op& op) {
+  using U = typename DtypeTraits<D>::Bits;
+  const hn::ScalableTag<U> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
+  constexpr int64_t kLine = 64;
+  const int64_t line_bytes = HWY_MAX(kLine, lanes * static_cast<int64_t>(sizeof(U)));
+  const int64_t line_elems = line_bytes / static_cast<int64_t>(sizeof(U));
+  const U* HWY_RESTRICT dy = static_cast<const U*>(dy_v);
+  const U* HWY_RESTRICT s = static_cast<const U*>(s_v);
+  U* HWY_RESTRICT dx = static_cast<U*>(dx_v);
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(dx + begin);
+  const int64_t head_bytes = static_cast<int64_t>((line_bytes - addr % line_bytes) % line_bytes);
+  const int64_t body = HWY_MIN(end, begin + head_bytes / static_cast<int64_t>(sizeof(U)));
+  ForEachVector<D>(dy, s, dx, begin, body, op);
+  int64_t i = body;
+  for (; i + line_elems <= end; i += line_elems) {
+    for (int64_t k = 0; k < line_elems; k += lanes) {
+      hn::Stream(op(du, hn::LoadU(du, dy + i + k), hn::LoadU(du, s + i + k)), du, dx + i + k);
+    }
+  }
+  ForEachVector<D>(dy, s, dx, i, end, op);
+  hwy::FlushStream();
+}
+
+// Runs `op` over the range with ordinary or streaming stores.
+template <Dtype D, bool kStream, class Op>
+HWY_INLINE void ForEach(const void* dy, const void* s, void* dx, int64_t begin, int64_t end,
+                        const Op& op) {
+  if constexpr (kStream) {
+    ForEachVectorStream<D>(dy, s, dx, begin, end, op);
+  } else {
+    ForEachVector<D>(dy, s, dx, begin, end, op);
+  }
+}
+
+template <Dtype D, bool kStream = false>
 HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s, void* dx,
                            int64_t begin, int64_t end) {
   using U = typename DtypeTraits<D>::Bits;
   using DU = hn::ScalableTag<U>;
   const DU du_full;
   const BitConstants<D, DU> c(du_full, p);
+  if (p.IsPlainSelect() && p.gate_key_lo >= 0) {
+    if (p.gate_nan_open) {
+      const typename RawGate<D, true>::template Consts<DU> rc(du_full, p);
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+        return RawGate<D, true>::Select(du, rc, a, b);
+      });
+    } else {
+      const typename RawGate<D, false>::template Consts<DU> rc(du_full, p);
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+        return RawGate<D, false>::Select(du, rc, a, b);
+      });
+    }
+    return;
+  }
   if (p.IsPlainSelect()) {
     if (p.gate_nan_open) {
-      ForEachVector<D>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
         return PlainSelectVec<D>(du, c, true, a, b);
       });
     } else {
-      ForEachVector<D>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
         return PlainSelectVec<D>(du, c, false, a, b);
       });
     }
     return;
   }
-  ForEachVector<D>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+  ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
     return GeneralVec<D>(du, c, p, a, b);
   });
 }
@@ -100,6 +195,11 @@ HWY_NOINLINE void RunBlockF16(const KernelParams& p, const void* dy, const void*
 HWY_NOINLINE void RunBlockBF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kBF16>(p, dy, s, dx, b, e); }
 HWY_NOINLINE void RunBlockF32(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF32>(p, dy, s, dx, b, e); }
 HWY_NOINLINE void RunBlockF64(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF64>(p, dy, s, dx, b, e); }
+// Streaming-store variants for large, non-aliasing outputs (cpu_backend.cc).
+HWY_NOINLINE void RunBlockStreamF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF16, true>(p, dy, s, dx, b, e); }
+HWY_NOINLINE void RunBlockStreamBF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kBF16, true>(p, dy, s, dx, b, e); }
+HWY_NOINLINE void RunBlockStreamF32(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF32, true>(p, dy, s, dx, b, e); }
+HWY_NOINLINE void RunBlockStreamF64(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF64, true>(p, dy, s, dx, b, e); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace relugrad

@@ -1,0 +1,50 @@
+// Interleaved medians for `relugrad bench` (see bench_types.h), built on the
+// public timing helpers (relugrad/timer.hpp) so applications and the
+// profiler time the same way.
+#include <algorithm>
+#include <vector>
+
+#include "bench_types.h"
+#include "relugrad/timer.hpp"
+
+namespace relugrad {
+namespace cli {
+
+std::vector<std::pair<double, int>> TimeInterleaved(const std::vector<Candidate>& candidates, int sets,
+                                                    double min_time) {
+  const size_t k = candidates.size();
+  std::vector<int> batch(k);
+  std::vector<int> next_set(k, 0);
+  std::vector<std::vector<double>> samples(k);
+  // Each call moves to the next operand set, so consecutive calls never find
+  // their operands in cache (cold mode); with one set they always do (warm).
+  auto runner = [&](size_t c) {
+    return [&, c] {
+      candidates[c].call(next_set[c]);
+      next_set[c] = next_set[c] + 1 == sets ? 0 : next_set[c] + 1;
+    };
+  };
+  timing::Options opt;
+  // Batches of at least 50 us, or one pass over every rotated set when that
+  // is longer, so a sample averages over the whole footprint.
+  opt.min_batch_seconds = 50e-6;
+  for (size_t c = 0; c < k; ++c) {
+    auto call = runner(c);
+    for (int s = 0; s < sets; ++s) call();  // warm-up: touch every set once
+    batch[c] = std::max(timing::calibrate_batch(call, opt), std::min(sets, 1 << 16));
+  }
+  Timer total;
+  const double budget = min_time * static_cast<double>(k);
+  for (int round = 0; round < 100000; ++round) {
+    for (size_t c = 0; c < k; ++c) samples[c].push_back(timing::sample(runner(c), batch[c]));
+    if (round + 1 >= opt.min_samples && total.seconds() >= budget) break;
+  }
+  std::vector<std::pair<double, int>> out;
+  for (size_t c = 0; c < k; ++c) {
+    out.emplace_back(timing::median(samples[c]), static_cast<int>(samples[c].size()));
+  }
+  return out;
+}
+
+}  // namespace cli
+}  // namespace relugrad
