@@ -5,7 +5,7 @@
 ASCEND_BUILD := build/ascend
 
 ascend-build: deps
-	cmake -S . -B $(ASCEND_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(ASCEND_BUILD) -DCMAKE_BUILD_TYPE=Release -DRELUGRAD_CUDA=OFF >/dev/null
 	cmake --build $(ASCEND_BUILD) -j $(JOBS) --target ascend_kernel_test ascend_violation_test ascend_tiling_test
 
 ascend-test: ascend-build

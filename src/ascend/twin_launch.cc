@@ -14,12 +14,14 @@ std::vector<ascend_twin::PipeCounters> LaunchWithTiling(ascend_twin::KernelFn ke
   ascend_twin::GmSpace gm;
   gm.AddInput(dy, bytes, "dy");
   gm.AddInput(s, bytes, "s");
-  // Each block may write exactly its slice of dx as the host planned it.
-  std::vector<std::pair<size_t, size_t>> shares;
+  // Each core may write exactly the slices of dx the host planned for it:
+  // plan block b runs on core b % block_dim (the kernel's block stride).
+  std::vector<std::vector<std::pair<size_t, size_t>>> shares(static_cast<size_t>(block_dim));
   for (int b = 0; b < plan.blocks; ++b) {
-    shares.emplace_back(static_cast<size_t>(plan.Begin(b)) * elem, static_cast<size_t>(plan.End(b)) * elem);
+    shares[static_cast<size_t>(b % block_dim)].emplace_back(static_cast<size_t>(plan.Begin(b)) * elem,
+                                                            static_cast<size_t>(plan.End(b)) * elem);
   }
-  gm.AddOutput(dx, bytes, "dx", std::move(shares));
+  gm.AddOutputRanges(dx, bytes, "dx", std::move(shares));
   ReluGradTilingData copy = tiling;  // the kernel reads it as GM
   gm.AddInput(&copy, sizeof(copy), "tiling");
   return ascend_twin::Launch(kernel, block_dim, gm, static_cast<uint8_t*>(const_cast<void*>(dy)),

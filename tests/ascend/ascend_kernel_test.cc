@@ -184,6 +184,36 @@ INSTANTIATE_TEST_SUITE_P(Dtypes16, AscendExhaustive16, ::testing::Values(Dtype::
                            return std::string(relugrad_dtype_name(static_cast<relugrad_dtype>(info.param)));
                          });
 
+// The kernel strides over plan blocks by GetBlockNum(): a launch narrower
+// or wider than the plan still computes every element exactly once.
+TEST(AscendKernelLaunch, LaunchWidthOtherThanThePlan) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
+  relugrad::Semantics sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
+  const int64_t n = 50000;
+  const auto dy = rg_ascend_test::MakeBits(Dtype::kF32, n, 3);
+  const auto s = rg_ascend_test::MakeBits(Dtype::kF32, n, 4);
+  std::vector<uint8_t> want(dy.size());
+  relugrad::ReferenceRun(Dtype::kF32, n, dy.data(), s.data(), want.data(), sem);
+  for (int width : {1, 2, 7, 9}) {
+    std::vector<uint8_t> got(dy.size(), 0xcd);
+    relugrad::ascend::TilingRequest req;
+    req.n = n;
+    req.cores = 7;
+    req.grain_bytes = 0;
+    req.dx_address = reinterpret_cast<uintptr_t>(got.data());
+    ReluGradTilingData td;
+    relugrad::WorkPlan plan;
+    const char* why = "";
+    ASSERT_TRUE(relugrad::ascend::MakeTiling(req, params, &td, &plan, &why));
+    ASSERT_EQ(td.blocks, 7u);
+    ASSERT_NO_THROW(relugrad::ascend::LaunchWithTiling(&relu_grad, td, plan, dy.data(), s.data(), got.data(), width))
+        << "width " << width;
+    EXPECT_EQ(rg_ascend_test::FirstDiff(got, want, 4), -1) << "width " << width;
+  }
+}
+
 // The backend entry point the C ABI dispatches to.
 TEST(AscendBackend, PublicApiRoutesToTwin) {
   ASSERT_TRUE(relugrad::AscendTwinBuilt());

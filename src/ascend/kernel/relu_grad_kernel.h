@@ -178,15 +178,14 @@ class ReluGradKernel {
 
   __aicore__ inline void Init(GM_ADDR dy, GM_ADDR s, GM_ADDR dx, const ReluGradTilingData& td) {
     td_ = td;
-    const uint64_t idx = static_cast<uint64_t>(GetBlockIdx());
-    if (idx >= td.blocks) return;  // launched wider than planned: nothing to do
-    // The work plan's block split (relugrad::WorkPlan::Begin/End).
-    begin_ = idx == 0 ? 0 : Min(td.n, td.headElems + idx * td.blockElems);
-    end_ = idx + 1 == td.blocks ? td.n : Min(td.n, td.headElems + (idx + 1) * td.blockElems);
-    const uint64_t len = end_ - begin_;
-    dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(dy) + begin_, len);
-    sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(s) + begin_, len);
-    dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(dx) + begin_, len);
+    dy_ = dy;
+    s_ = s;
+    dx_ = dx;
+    // A core takes plan blocks idx, idx + cores, ...: the launch is normally
+    // exactly td.blocks wide, and a narrower one still covers every block.
+    first_ = static_cast<uint64_t>(GetBlockIdx());
+    stride_ = static_cast<uint64_t>(GetBlockNum());
+    if (first_ >= td.blocks) return;  // wider than the plan: nothing to do
     tileBytes_ = td.tileElems * static_cast<uint32_t>(sizeof(F));
     pipe_.InitBuffer(inDy_, kBufferNum, tileBytes_);
     pipe_.InitBuffer(inS_, kBufferNum, tileBytes_);
@@ -196,14 +195,22 @@ class ReluGradKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t len = end_ - begin_;
-    const uint64_t tiles = (len + td_.tileElems - 1) / td_.tileElems;
-    for (uint64_t t = 0; t < tiles; ++t) {
-      const uint64_t off = t * td_.tileElems;
-      const uint32_t cnt = static_cast<uint32_t>(Min(static_cast<uint64_t>(td_.tileElems), len - off));
-      CopyIn(off, cnt);
-      Compute(cnt);
-      CopyOut(off, cnt);
+    for (uint64_t b = first_; b < td_.blocks; b += stride_) {
+      // The work plan's block split (relugrad::WorkPlan::Begin/End).
+      const uint64_t begin = b == 0 ? 0 : Min(td_.n, td_.headElems + b * td_.blockElems);
+      const uint64_t end = b + 1 == td_.blocks ? td_.n : Min(td_.n, td_.headElems + (b + 1) * td_.blockElems);
+      const uint64_t len = end - begin;
+      dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(dy_) + begin, len);
+      sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(s_) + begin, len);
+      dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(dx_) + begin, len);
+      const uint64_t tiles = (len + td_.tileElems - 1) / td_.tileElems;
+      for (uint64_t t = 0; t < tiles; ++t) {
+        const uint64_t off = t * td_.tileElems;
+        const uint32_t cnt = static_cast<uint32_t>(Min(static_cast<uint64_t>(td_.tileElems), len - off));
+        CopyIn(off, cnt);
+        Compute(cnt);
+        CopyOut(off, cnt);
+      }
     }
   }
 
@@ -359,7 +366,10 @@ class ReluGradKernel {
   }
 
   ReluGradTilingData td_;
-  uint64_t begin_ = 0, end_ = 0;
+  GM_ADDR dy_ = nullptr;
+  GM_ADDR s_ = nullptr;
+  GM_ADDR dx_ = nullptr;
+  uint64_t first_ = 0, stride_ = 1;
   uint32_t tileBytes_ = 0;
   TPipe pipe_;
   TQue<TPosition::VECIN, kBufferNum> inDy_, inS_;

@@ -153,7 +153,7 @@ struct GmSpace::Region {
   size_t bytes = 0;
   bool writable = false;
   std::string name;
-  std::vector<std::pair<size_t, size_t>> shares;
+  std::vector<std::vector<std::pair<size_t, size_t>>> shares;
   std::unique_ptr<std::atomic<uint8_t>[]> writer;  // block + 1, 0 = unwritten
 };
 
@@ -169,7 +169,14 @@ void GmSpace::AddInput(const void* base, size_t bytes, const char* name) {
 }
 
 void GmSpace::AddOutput(void* base, size_t bytes, const char* name,
-                        std::vector<std::pair<size_t, size_t>> shares) {
+                        const std::vector<std::pair<size_t, size_t>>& shares) {
+  std::vector<std::vector<std::pair<size_t, size_t>>> ranges;
+  for (const auto& s : shares) ranges.push_back({s});
+  AddOutputRanges(base, bytes, name, std::move(ranges));
+}
+
+void GmSpace::AddOutputRanges(void* base, size_t bytes, const char* name,
+                              std::vector<std::vector<std::pair<size_t, size_t>>> shares) {
   if (shares.size() > 254) Raise(Violation::kBadArgument, "at most 254 blocks are tracked");
   auto r = std::make_unique<Region>();
   r->base = static_cast<uint8_t*>(base);
@@ -207,10 +214,15 @@ void GmSpace::CheckWrite(void* p, size_t bytes, int block, const char* op) {
   if (static_cast<size_t>(block) >= r->shares.size()) {
     Raise(Violation::kGmOutsideShare, "%s: block %d has no share of %s", op, block, r->name.c_str());
   }
-  const auto share = r->shares[static_cast<size_t>(block)];
-  if (begin < share.first || begin + bytes > share.second) {
-    Raise(Violation::kGmOutsideShare, "%s: writes %s bytes [%zu, %zu) but block %d owns [%zu, %zu)", op,
-          r->name.c_str(), begin, begin + bytes, block, share.first, share.second);
+  bool inside = false;
+  std::string owned;
+  for (const auto& share : r->shares[static_cast<size_t>(block)]) {
+    inside = inside || (begin >= share.first && begin + bytes <= share.second);
+    owned += " [" + std::to_string(share.first) + ", " + std::to_string(share.second) + ")";
+  }
+  if (!inside) {
+    Raise(Violation::kGmOutsideShare, "%s: writes %s bytes [%zu, %zu) but block %d owns%s", op,
+          r->name.c_str(), begin, begin + bytes, block, owned.c_str());
   }
   const uint8_t me = static_cast<uint8_t>(block + 1);
   for (size_t i = begin; i < begin + bytes; ++i) {

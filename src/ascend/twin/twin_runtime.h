@@ -129,7 +129,10 @@ class GmSpace {
   void AddInput(const void* base, size_t bytes, const char* name);
   // shares[b] = [begin, end) byte offsets of block b inside the buffer.
   void AddOutput(void* base, size_t bytes, const char* name,
-                 std::vector<std::pair<size_t, size_t>> shares);
+                 const std::vector<std::pair<size_t, size_t>>& shares);
+  // Block b may own several ranges (a launch narrower than the plan).
+  void AddOutputRanges(void* base, size_t bytes, const char* name,
+                       std::vector<std::vector<std::pair<size_t, size_t>>> shares);
 
   void CheckRead(const void* p, size_t bytes, const char* op) const;
   void CheckWrite(void* p, size_t bytes, int block, const char* op);
