@@ -11,25 +11,10 @@
 #include "core/dtype_traits.h"
 #include "cuda/device_params.h"
 #include "cuda/element.h"
+#include "cuda/kernel_body.h"
 
 namespace relugrad {
 namespace cuda {
-
-// Threads per block of every kernel.
-constexpr int kThreadsPerBlock = 256;
-
-// How a call is split between the 16-byte vector body and scalar elements.
-// Vectors are used when dy, s and dx sit at the same offset within 16 bytes
-// (then `head` scalar elements bring all three to a 16-byte boundary);
-// otherwise every element goes through the scalar kernel.
-struct VectorPlan {
-  bool vector;      // false: scalar kernel for all n elements
-  int64_t head;     // scalar elements before the first aligned vector
-  int64_t vectors;  // 16-byte vectors in the body
-  int64_t tail;     // scalar elements after the body
-};
-
-VectorPlan PlanVectors(Dtype dtype, int64_t n, const void* dy, const void* s, const void* dx);
 
 // Stable kernel name for logs and errors, e.g. "rg_f32_relugrad_select_nan_open__cuda_v16".
 const char* KernelName(Dtype dtype, Mode mode, bool vector);

@@ -1,0 +1,118 @@
+// The bodies of the CUDA kernels and the host-side split of a call into
+// scalar head, 16-byte vector body and scalar tail. Host-and-device code:
+// kernels.cu wraps each body in a __global__ function (tid and stride from
+// blockIdx/threadIdx), and tests/cuda/cuda_kernel_host_test.cc runs the very
+// same bodies on the CPU for every (tid) of a simulated grid, so indexing,
+// peeling and bounds are tested without a GPU.
+#ifndef RELUGRAD_CUDA_KERNEL_BODY_H_
+#define RELUGRAD_CUDA_KERNEL_BODY_H_
+
+#include <cstdint>
+
+#include "core/dtype_traits.h"
+#include "cuda/device_params.h"
+#include "cuda/element.h"
+
+namespace relugrad {
+namespace cuda {
+
+constexpr int kVectorBytes = 16;
+// Threads per block of every kernel.
+constexpr int kThreadsPerBlock = 256;
+
+// 16 bytes moved as one access (ld/st.global.v4.u32 on the device).
+struct alignas(16) Bytes16 {
+  uint32_t w[4];
+};
+
+// How a call is split between the 16-byte vector body and scalar elements.
+// Vectors are used when dy, s and dx sit at the same offset within 16 bytes
+// (then `head` scalar elements bring all three to a 16-byte boundary);
+// otherwise every element goes through the scalar kernel.
+struct VectorPlan {
+  bool vector;      // false: scalar kernel for all n elements
+  int64_t head;     // scalar elements before the first aligned vector
+  int64_t vectors;  // 16-byte vectors in the body
+  int64_t tail;     // scalar elements after the body
+};
+
+inline VectorPlan PlanVectors(Dtype dtype, int64_t n, const void* dy, const void* s, const void* dx) {
+  const int64_t es = DtypeSize(dtype);
+  const uintptr_t offset = reinterpret_cast<uintptr_t>(dy) % kVectorBytes;
+  VectorPlan plan{false, 0, 0, 0};
+  if (reinterpret_cast<uintptr_t>(s) % kVectorBytes != offset ||
+      reinterpret_cast<uintptr_t>(dx) % kVectorBytes != offset) {
+    return plan;  // no common 16-byte phase: scalar kernel
+  }
+  const int64_t lanes = kVectorBytes / es;
+  // Pointers are element-aligned (validated), so the gap is whole elements.
+  int64_t head = static_cast<int64_t>((kVectorBytes - offset) % kVectorBytes) / es;
+  if (head > n) head = n;
+  plan.vector = true;
+  plan.head = head;
+  plan.vectors = (n - head) / lanes;
+  plan.tail = n - head - plan.vectors * lanes;
+  return plan;
+}
+
+// Blocks for `work_items` threads' worth of work, capped (grid-stride loops
+// cover the rest). The vector kernel's scalar edges need head + tail <= 14
+// threads, always within the first block.
+inline int BlocksFor(int64_t work_items, int max_blocks) {
+  const int64_t needed = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const int64_t cap = max_blocks > 0 ? max_blocks : 1;
+  return static_cast<int>(needed < 1 ? 1 : (needed < cap ? needed : cap));
+}
+
+inline int64_t VectorWorkItems(const VectorPlan& plan) {
+  return plan.vectors > plan.head + plan.tail ? plan.vectors : plan.head + plan.tail;
+}
+
+template <Dtype D>
+union Lanes16 {
+  Bytes16 v;
+  typename DtypeTraits<D>::Bits lane[kVectorBytes / sizeof(typename DtypeTraits<D>::Bits)];
+};
+
+// One thread's share of the vector kernel: vectors tid, tid + stride, ...
+// of the body, then (threads 0 .. head + tail - 1) one scalar edge element.
+// dx may alias dy or s exactly: each element is read, then written, by the
+// same thread in the same iteration.
+template <Dtype D, Mode M>
+RG_INLINE void Vector16Body(const DeviceParams& p, int64_t head, int64_t vectors, int64_t tail,
+                            const typename DtypeTraits<D>::Bits* dy,
+                            const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
+                            int64_t tid, int64_t stride) {
+  using Bits = typename DtypeTraits<D>::Bits;
+  constexpr int kLanes = kVectorBytes / sizeof(Bits);
+  const Bytes16* dy_v = reinterpret_cast<const Bytes16*>(dy + head);
+  const Bytes16* s_v = reinterpret_cast<const Bytes16*>(s + head);
+  Bytes16* dx_v = reinterpret_cast<Bytes16*>(dx + head);
+  for (int64_t i = tid; i < vectors; i += stride) {
+    Lanes16<D> a, b, out;
+    a.v = dy_v[i];
+    b.v = s_v[i];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int l = 0; l < kLanes; ++l) out.lane[l] = Element<D, M>(p, a.lane[l], b.lane[l]);
+    dx_v[i] = out.v;
+  }
+  if (tid < head + tail) {
+    const int64_t i = tid < head ? tid : head + vectors * kLanes + (tid - head);
+    dx[i] = Element<D, M>(p, dy[i], s[i]);
+  }
+}
+
+// One thread's share of the scalar kernel: elements tid, tid + stride, ...
+template <Dtype D, Mode M>
+RG_INLINE void ScalarBody(const DeviceParams& p, int64_t n, const typename DtypeTraits<D>::Bits* dy,
+                          const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
+                          int64_t tid, int64_t stride) {
+  for (int64_t i = tid; i < n; i += stride) dx[i] = Element<D, M>(p, dy[i], s[i]);
+}
+
+}  // namespace cuda
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CUDA_KERNEL_BODY_H_
