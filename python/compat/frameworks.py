@@ -22,6 +22,11 @@ class Adapter(NamedTuple):
     gate: str        # "x" or "y": what the framework gates on
     fn: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
     dtypes: Tuple[str, ...] = ("f32", "f64", "f16", "bf16")
+    # Settings on top of the preset where no preset matches the framework.
+    overrides: Tuple[Tuple[str, str], ...] = ()
+
+    def options(self) -> Dict[str, str]:
+        return dict(self.overrides)
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -116,8 +121,10 @@ ADAPTERS = (
     Adapter("tensorflow.ReluGrad", "tensorflow", "tensorflow", (0.0,), "y", tf_relu_grad),
     Adapter("jax.vjp_relu", "jax", "jax", (0.0,), "x", jax_vjp_relu),
     Adapter("jax.vjp_relu_jit", "jax", "jax", (0.0,), "x", jax_vjp_relu_jit),
-    Adapter("mindspore.ReluGrad", "mindspore", "mindspore", (0.0,), "y", mindspore_relu_grad,
-            ("f32", "f64", "f16")),
+    # Measured with MindSpore 2.10.0 CPU: pass_if_gt + select with IEEE
+    # denormals (jax's rules without XLA's DAZ); its CPU ReluGrad has no bf16.
+    Adapter("mindspore.ReluGrad", "mindspore", "jax", (0.0,), "y", mindspore_relu_grad,
+            ("f32", "f64", "f16"), (("denormals", "ieee"),)),
 )
 
 # Installed distributions, looked up without importing: TensorFlow and

@@ -26,7 +26,8 @@ import frameworks  # noqa: E402
 from nan_compare import same_bits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-COLUMNS = ["id", "framework", "version", "device", "op", "preset", "dtype", "threshold", "n",
+# overrides: "key=value,..." settings applied on top of the preset ("-" for none).
+COLUMNS = ["id", "framework", "version", "device", "op", "preset", "overrides", "dtype", "threshold", "n",
            "nan_policy", "dy", "s", "dx"]
 
 
@@ -46,10 +47,22 @@ def main() -> int:
     if not adapters:
         print("gen_goldens: no framework installed (make compat installs them)", file=sys.stderr)
         return 1
-    data = out / "data"
-    if data.exists():
-        shutil.rmtree(data)
+    # Frameworks not run this time keep their previous goldens (MindSpore
+    # lives in its own venv, so `make compat` runs this script twice).
     rows, failures = [], []
+    manifest = out / "manifest.tsv"
+    run = {a.framework for a in adapters}
+    if manifest.exists():
+        with open(manifest) as f:
+            header = f.readline().rstrip("\n").split("\t")
+            for line in f:
+                row = dict(zip(header, line.rstrip("\n").split("\t")))
+                if row.get("framework") not in run and all(c in row for c in COLUMNS):
+                    rows.append(row)
+    for ad in adapters:
+        stale = out / "data" / ad.name
+        if stale.exists():
+            shutil.rmtree(stale)
     for ad in adapters:
         version = frameworks.framework_version(ad.framework)
         for dtype in ad.dtypes:
@@ -57,7 +70,7 @@ def main() -> int:
             for t in ad.thresholds:
                 for case, (dy, s) in (("special", special_case(dtype)), ("random", random_case(dtype))):
                     dx = ad.fn(dy, s, t)
-                    got = relugrad.relu_grad(dy, s, semantics=ad.preset, threshold=t)
+                    got = relugrad.relu_grad(dy, s, semantics=ad.preset, threshold=t, **ad.options())
                     if not same_bits(dx, got, policy):
                         failures.append(f"{ad.name} {dtype} t={t} {case}")
                         continue
@@ -67,8 +80,9 @@ def main() -> int:
                         rel = Path("data") / ad.name / f"{dtype}.t{t:g}.{case}.{key}.npy"
                         save(out / rel, arr)
                         files[key] = str(rel)
+                    overrides = ",".join(f"{k}={v}" for k, v in ad.overrides) or "-"
                     rows.append(dict(id=cid, framework=ad.framework, version=version, device="cpu",
-                                     op=ad.name, preset=ad.preset, dtype=dtype, threshold=repr(float(t)),
+                                     op=ad.name, preset=ad.preset, overrides=overrides, dtype=dtype, threshold=repr(float(t)),
                                      n=str(dy.size), nan_policy=policy, **files))
     if failures:
         print("gen_goldens: relugrad disagrees with the framework on:\n  " + "\n  ".join(failures),
@@ -88,7 +102,7 @@ def main() -> int:
         "cases": rows,
     }
     (out / "manifest.json").write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"gen_goldens: wrote {len(rows)} cases for "
+    print(f"gen_goldens: wrote {sum(r['framework'] in run for r in rows)} cases for "
           f"{', '.join(sorted({a.framework + ' ' + frameworks.framework_version(a.framework) for a in adapters}))}")
     return 0
 

@@ -35,5 +35,6 @@ def test_manifest_present_with_three_frameworks():
 def test_golden(row):
     dy, s, want = (load(row[k], row["dtype"]) for k in ("dy", "s", "dx"))
     assert dy.dtype == DTYPES[row["dtype"]] and dy.size == int(row["n"])
-    got = relugrad.relu_grad(dy, s, semantics=row["preset"], threshold=float(row["threshold"]))
+    overrides = dict(kv.split("=") for kv in row["overrides"].split(",") if "=" in kv)
+    got = relugrad.relu_grad(dy, s, semantics=row["preset"], threshold=float(row["threshold"]), **overrides)
     assert same_bits(want, got, row["nan_policy"]), f"{row['id']} ({row['framework']} {row['version']})"

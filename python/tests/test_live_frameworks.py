@@ -43,7 +43,7 @@ def test_framework(adapter, dtype, threshold, case):
     else:
         dy, s = random_case(dtype, n=50_000, seed=99)
     want = adapter.fn(dy, s, threshold)
-    got = relugrad.relu_grad(dy, s, semantics=adapter.preset, threshold=threshold)
+    got = relugrad.relu_grad(dy, s, semantics=adapter.preset, threshold=threshold, **adapter.options())
     policy = frameworks.nan_policy(adapter.framework, dtype)
     assert same_bits(want, got, policy), "\n".join(mismatches(dy, s, want, got))
 

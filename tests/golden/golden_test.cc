@@ -79,6 +79,33 @@ bool IsNan(relugrad_dtype dtype, uint64_t bits) {
   return false;
 }
 
+// "key=value,..." settings on top of the preset, for frameworks no preset
+// matches (e.g. MindSpore CPU: the jax preset with denormals=ieee).
+void ApplyOverrides(const std::string& text, relugrad_options* o) {
+  static const std::map<std::string, std::pair<std::string, int>> kValues = {
+      {"zero_if_le", {"gate", RELUGRAD_GATE_ZERO_IF_LE}}, {"pass_if_gt", {"gate", RELUGRAD_GATE_PASS_IF_GT}},
+      {"select", {"combine", RELUGRAD_COMBINE_SELECT}},   {"multiply", {"combine", RELUGRAD_COMBINE_MULTIPLY}},
+      {"ieee", {"denormals", RELUGRAD_DENORMALS_IEEE}},   {"ftz_daz", {"denormals", RELUGRAD_DENORMALS_FTZ_DAZ}},
+      {"compute", {"threshold_rounding", RELUGRAD_THRESHOLD_COMPUTE}},
+      {"dtype", {"threshold_rounding", RELUGRAD_THRESHOLD_DTYPE}}};
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;  // "-": none
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    auto it = kValues.find(value);
+    if (it == kValues.end() || it->second.first != key) {
+      ADD_FAILURE() << "manifest override '" << item << "' is not a relugrad setting";
+      continue;
+    }
+    if (key == "gate") o->gate = static_cast<relugrad_gate>(it->second.second);
+    if (key == "combine") o->combine = static_cast<relugrad_combine>(it->second.second);
+    if (key == "denormals") o->denormals = static_cast<relugrad_denormals>(it->second.second);
+    if (key == "threshold_rounding") o->threshold_rounding = static_cast<relugrad_threshold_rounding>(it->second.second);
+  }
+}
+
 // gtest prints parameters in failure and listing lines: show the case id.
 void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.Get("id"); }
 
@@ -102,6 +129,7 @@ TEST_P(Golden, MatchesFramework) {
   relugrad_options o;
   ASSERT_EQ(relugrad_options_init(&o, preset), RELUGRAD_OK);
   o.threshold = std::stod(c.Get("threshold"));
+  ApplyOverrides(c.Get("overrides"), &o);
 
   auto check = [&](const std::string& how, relugrad_status status, const std::vector<char>& got) {
     ASSERT_EQ(status, RELUGRAD_OK) << how << ": " << relugrad_last_error();
