@@ -10,7 +10,7 @@
 // kernel therefore never asks the vector unit a float question:
 //  - the gate, the NaN/subnormal/inf tests and the clip are membership tests
 //    of the raw bit pattern (as int16/int32) in sets of intervals the host
-//    precomputed from KernelParams. A test v >= a is built from integer
+//    precomputed from KernelParams. A bound test is built from integer
 //    Maxs/Mins/Adds, which have no NaN, -0 or denormal cases:
 //        Adds(Mins(Maxs(v, a-1), a), -a)  ==  (v < a) ? -1 : 0
 //    (910B has no integer Compares beyond EQ, and float Compares would
