@@ -6,6 +6,7 @@
 #include "core/semantics.h"
 #include "core/validate.h"
 #include "cpu/cpu_backend.h"
+#include "profile/profile.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
@@ -38,6 +39,11 @@ relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* 
   RELUGRAD_RETURN_IF_ERROR(ValidateCall(dtype, n, dy, s, dx, options, &sem));
   const Dtype d = ToDtype(dtype);
   const KernelParams params = MakeKernelParams(d, sem);
+  // RELUGRAD_PROFILE (issue 3): a load and a branch when off.
+  static constexpr const char* kRules[2][2] = {{"zero_if_le+select", "zero_if_le+multiply"},
+                                               {"pass_if_gt+select", "pass_if_gt+multiply"}};
+  profile::CallScope profile_scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
+                                   kRules[sem.gate == RELUGRAD_GATE_PASS_IF_GT][sem.combine == RELUGRAD_COMBINE_MULTIPLY]);
   switch (sem.backend) {
     case RELUGRAD_BACKEND_CPU:
       return CpuReluGrad(d, n, dy, s, dx, params, sem.threads);

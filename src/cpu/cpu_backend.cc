@@ -9,6 +9,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/scalar_alpha16.h"
 #include "cpu/thread_pool.h"
+#include "profile/profile.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -53,7 +54,14 @@ class ScopedIeeeFloat {
 void RunOneBlock(void* context, int block) {
   const Job& job = *static_cast<const Job*>(context);
   ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
-  job.kernel(*job.params, job.dy, job.s, job.dx, job.plan.Begin(block), job.plan.End(block));
+  const int64_t begin = job.plan.Begin(block), end = job.plan.End(block);
+  if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
+    const int64_t t0 = profile::NowNs();
+    job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
+    profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
+    return;
+  }
+  job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
 }
 
 std::atomic<int64_t> g_stream_bytes{kCpuStreamBytes};
@@ -95,6 +103,7 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
     // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
     ScopedIeeeFloat ieee(params.closed == ClosedRule::kMulAlpha);
     job.kernel(params, dy, s, dx, 0, n);
+    if (profile::Enabled()) profile::NoteBackend(1, stream);
     return RELUGRAD_OK;
   }
   WorkPlanRequest request;
@@ -105,6 +114,7 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   request.max_blocks = max_blocks;
   request.grain_bytes = kCpuGrainBytes;
   job.plan = MakeWorkPlan(request);
+  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, stream);
   if (!ThreadPool::Global().Run(job.plan.blocks, &RunOneBlock, &job)) {
     // All blocks ran on the caller; the result is complete and correct.
   }
