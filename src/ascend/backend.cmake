@@ -37,6 +37,12 @@ if(DEFINED ENV{ASCEND_HOME_PATH} AND EXISTS "$ENV{ASCEND_HOME_PATH}")
     CMAKE_ARGS -DSOC_VERSION=${RELUGRAD_ASCEND_SOC} -DASCEND_CANN_PACKAGE_PATH=$ENV{ASCEND_HOME_PATH}
                -DRELUGRAD_SOURCE_DIR=${PROJECT_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release
     INSTALL_COMMAND "")
+  # The custom-op package (msopgen project + build.sh), on demand.
+  add_custom_target(relugrad_ascend_op_package
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/npu/op_package/build_package.sh ${RELUGRAD_ASCEND_SOC}
+            ${CMAKE_BINARY_DIR}/ascend_op_package
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    COMMENT "Building the ReluGradCustom CANN operator package (untested)")
   message(STATUS "relugrad: CANN at $ENV{ASCEND_HOME_PATH}: building the AscendC kernel for ${RELUGRAD_ASCEND_SOC} "
                  "(${CMAKE_BINARY_DIR}/ascend_npu/relugrad_ascend_run)")
 endif()

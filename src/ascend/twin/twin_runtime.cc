@@ -241,25 +241,32 @@ std::vector<PipeCounters> Launch(KernelFn fn, int block_dim, GmSpace& gm, uint8_
   std::vector<std::exception_ptr> errors(static_cast<size_t>(block_dim));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(block_dim));
-  for (int b = 0; b < block_dim; ++b) {
-    threads.emplace_back([&, b] {
-      try {
+  // If a thread cannot be started, join the ones that were before the
+  // error leaves (a joinable std::thread must not be destroyed).
+  try {
+    for (int b = 0; b < block_dim; ++b) {
+      threads.emplace_back([&, b] {
+        try {
 #if defined(__x86_64__) || defined(__i386__)
-        // The vector unit is modelled as IEEE (no FTZ/DAZ): do not inherit
-        // the launching thread's MXCSR.
-        _mm_setcsr(0x1f80);
+          // The vector unit is modelled as IEEE (no FTZ/DAZ): do not inherit
+          // the launching thread's MXCSR.
+          _mm_setcsr(0x1f80);
 #endif
-        auto ctx = std::make_unique<BlockContext>(b, block_dim, &gm);
-        g_current = ctx.get();
-        fn(dy, s, dx, workspace, tiling);
-        ctx->CheckDrained();
-        counters[static_cast<size_t>(b)] = ctx->counters();
-        g_current = nullptr;
-      } catch (...) {
-        g_current = nullptr;
-        errors[static_cast<size_t>(b)] = std::current_exception();
-      }
-    });
+          auto ctx = std::make_unique<BlockContext>(b, block_dim, &gm);
+          g_current = ctx.get();
+          fn(dy, s, dx, workspace, tiling);
+          ctx->CheckDrained();
+          counters[static_cast<size_t>(b)] = ctx->counters();
+          g_current = nullptr;
+        } catch (...) {
+          g_current = nullptr;
+          errors[static_cast<size_t>(b)] = std::current_exception();
+        }
+      });
+    }
+  } catch (...) {
+    for (auto& t : threads) t.join();
+    throw;
   }
   for (auto& t : threads) t.join();
   for (auto& e : errors) {
