@@ -28,7 +28,11 @@ endif()
 # The NPU build only where a CANN toolkit is installed (UNTESTED here: no
 # CANN in any registry we reach). It is a separate CMake project because
 # CANN's ascendc.cmake brings its own compilers for the device code.
+# -DRELUGRAD_ASCEND_NPU=OFF skips it even with CANN present.
 if(DEFINED ENV{ASCEND_HOME_PATH} AND EXISTS "$ENV{ASCEND_HOME_PATH}")
+  option(RELUGRAD_ASCEND_NPU "Build the AscendC kernel for the NPU (CANN found)" ON)
+endif()
+if(RELUGRAD_ASCEND_NPU AND DEFINED ENV{ASCEND_HOME_PATH} AND EXISTS "$ENV{ASCEND_HOME_PATH}")
   set(RELUGRAD_ASCEND_SOC "Ascend910B3" CACHE STRING "NPU model for the CANN build (npu-smi info)")
   include(ExternalProject)
   ExternalProject_Add(relugrad_ascend_npu
