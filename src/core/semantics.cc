@@ -118,7 +118,12 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   out->clip = full.clip != 0;
   out->clip_lo = full.clip_lo;
   out->clip_hi = full.clip_hi;
-  out->threads = full.threads;
+  // reliability (issue 6): the pool keeps one OS thread per block for the
+  // life of the process, so an absurd request (threads = INT_MAX on a large
+  // array) would start thousands of threads. Results do not depend on the
+  // thread count, so capping it is invisible except in resources.
+  constexpr int32_t kMaxThreadsPerCall = 256;
+  out->threads = full.threads > kMaxThreadsPerCall ? kMaxThreadsPerCall : full.threads;
   out->backend = full.backend;
   out->stream = full.stream;
   return RELUGRAD_OK;
