@@ -8,6 +8,7 @@ const Command kCommands[] = {
     {"forward", ForwardCommand, "relu forward with a 1-bit mask: --x X.npy -o Y.npy --mask-out M.npy"},
     {"verify", VerifyCommand, "self-check every preset x dtype x SIMD target x threads against the reference"},
     {"bench", BenchCommand, "time ReluGrad against an in-process STREAM-style triad"},
+    {"soak", SoakCommand, "random calls for --duration (10m, 24h), all checked, RSS watched for leaks"},
     {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},
 };
 const int kCommandCount = sizeof(kCommands) / sizeof(kCommands[0]);

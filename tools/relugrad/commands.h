@@ -11,6 +11,7 @@ int VerifyCommand(int argc, char** argv, int first);
 int InfoCommand(int argc, char** argv, int first);
 int BenchCommand(int argc, char** argv, int first);
 int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path (issue 5)
+int SoakCommand(int argc, char** argv, int first);  // reliability (issue 6)
 
 struct Command {
   const char* name;
