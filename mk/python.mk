@@ -2,7 +2,7 @@
 #
 #   make python-test   .venv (machine's python3), `pip install .`, pytest: NumPy formulas,
 #                      API, goldens, torch custom op/autograd, live PyTorch checks   [in make test]
-#   make compat        + TensorFlow (CPU), JAX (CPU), MindSpore if installable, oneDNN (Debian):
+#   make compat        + TensorFlow (CPU), JAX (CPU), MindSpore (own venv), oneDNN (Debian):
 #                      regenerates tests/golden, runs every live check, one framework per process
 #   make demo-train    the digits CNN demo: torch ReLU vs relugrad ReLU (CPU)
 #
@@ -17,7 +17,7 @@ PY_TEST_DEPS := numpy ml_dtypes pytest scikit-build-core nanobind torch
 PY_COMPAT_DEPS := tensorflow-cpu "jax[cpu]"
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
-.PHONY: python-venv python-install python-test compat compat-deps demo-train onednn-deps
+.PHONY: python-venv python-install python-test compat compat-deps compat-mindspore compat-run demo-train onednn-deps
 
 # oneDNN (Debian libdnnl-dev) must be present when the C++ build is configured
 # for tests/onednn to compare against it (without it the test reports SKIPPED).
@@ -46,15 +46,30 @@ TEST_STEPS += python-test
 
 compat-deps: python-install onednn-deps
 	$(PIP) install -q $(PY_COMPAT_DEPS)
-	@$(PIP) install -q mindspore 2>/dev/null && echo "compat: mindspore installed" || \
-	  echo "compat: mindspore not installable here (its checks will report SKIPPED)"
+
+# MindSpore gets its own venv: it is large (~800 MB) and must not share a
+# process (or pinned dependencies) with TensorFlow and PyTorch.
+MS_VENV := build/venv-mindspore
+MS_PY := $(MS_VENV)/bin/python
+compat-mindspore:
+	@test -x $(MS_PY) || python3 -m venv $(MS_VENV)
+	@if $(MS_PY) -m pip install -q --disable-pip-version-check mindspore ml_dtypes pytest scikit-build-core nanobind && \
+	    $(MS_PY) -m pip install -q --disable-pip-version-check --no-build-isolation -C build-dir=build/wheel-mindspore . ; then \
+	  $(MS_PY) python/compat/gen_goldens.py --frameworks mindspore && \
+	  RELUGRAD_LIVE=mindspore $(MS_PY) -m pytest -p no:cacheprovider -q python/tests/test_live_frameworks.py; \
+	else echo "compat: mindspore not installable here: its live checks are SKIPPED"; fi
 
 compat: compat-deps build
-	$(PY) python/compat/gen_goldens.py
-	@set -e; for fw in torch tensorflow jax mindspore; do \
+	@$(MAKE) --no-print-directory compat-run
+
+# The checks themselves, against the C++ build in $(BUILD).
+compat-run:
+	$(PY) python/compat/gen_goldens.py --frameworks torch,tensorflow,jax
+	@set -e; for fw in torch tensorflow jax; do \
 	  echo "== live checks: $$fw"; \
 	  RELUGRAD_LIVE=$$fw $(PYTEST) -q python/tests/test_live_frameworks.py; \
 	done
+	@$(MAKE) --no-print-directory compat-mindspore
 	$(PYTEST) -q python/tests/test_goldens.py
 	cmake --build $(BUILD) -j $(JOBS) --target onednn_test golden_test
 	$(BUILD)/tests/onednn/onednn_test
