@@ -96,14 +96,16 @@ fi
 log "ctest (all suites; CUDA device tests included)"
 ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure --timeout 240 > "$RES/ctest.log" 2>&1 || fail "ctest (see ctest.log)"
 grep -E "tests passed|tests failed" "$RES/ctest.log" | tee -a "$RES/check.log"
-SKIPPED_DEVICE="$(grep -E "CudaBackendTest\.[A-Za-z0-9_]+ .*\(Skipped\)" "$RES/ctest.log" | grep -v -E "NoDeviceIsUnsupported|MoreThan2To31Elements" || true)"
+SKIPPED_DEVICE="$(grep -E "Cuda(Backend|MaskDevice)Test\.[A-Za-z0-9_]+ .*\(Skipped\)" "$RES/ctest.log" | grep -v -E "NoDeviceIsUnsupported|MoreThan2To31Elements" || true)"
 if [[ -n "$SKIPPED_DEVICE" ]]; then
   echo "$SKIPPED_DEVICE" | tee -a "$RES/check.log"
   fail "CUDA device tests were skipped on a GPU machine (no usable device?)"
 fi
-# The device suite once more, verbosely, so its log shows what ran.
-"$BUILD/tests/cuda/cuda_backend_test" > "$RES/cuda_backend_test.log" 2>&1 || fail "cuda_backend_test (see cuda_backend_test.log)"
-tail -15 "$RES/cuda_backend_test.log" | tee -a "$RES/check.log"
+# The device suites once more, verbosely, so their logs show what ran.
+for t in cuda_backend_test cuda_mask_device_test; do
+  "$BUILD/tests/cuda/$t" > "$RES/$t.log" 2>&1 || fail "$t (see $t.log)"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? from .* ran" "$RES/$t.log" | tee -a "$RES/check.log"
+done
 
 # ---- 3. benchmark driver ----
 log "build the benchmark driver ($BENCH_BUILD)"

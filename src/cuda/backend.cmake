@@ -17,8 +17,6 @@ if(_rg_cuda_mode STREQUAL "AUTO")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     set(RELUGRAD_CUDA_ENABLED ON)
-  else()
-    message(STATUS "relugrad: CUDA backend off (RELUGRAD_CUDA=AUTO and no nvcc found)")
   endif()
 elseif(RELUGRAD_CUDA)
   include(CheckLanguage)
@@ -48,7 +46,10 @@ if(RELUGRAD_CUDA_ENABLED)
     CUDA_VISIBILITY_PRESET hidden)
   target_sources(relugrad_objects PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cc
-    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda_mask.cc
+    ${CMAKE_CURRENT_LIST_DIR}/device_checks.cc
+    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/mask_kernels.cu)
   # No -use_fast_math: element.h relies on IEEE __fmul_rn/__dmul_rn and
   # integer work only, but keep the whole file IEEE so no one is surprised.
   target_compile_options(relugrad_objects PRIVATE
@@ -73,6 +74,7 @@ if(RELUGRAD_CUDA_ENABLED)
   message(STATUS "relugrad: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                  "architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()
+  message(STATUS "relugrad: CUDA backend off (RELUGRAD_CUDA=${RELUGRAD_CUDA})")
   target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda_unavailable.cc)
 endif()
 set(RELUGRAD_CUDA_ENABLED ${RELUGRAD_CUDA_ENABLED} CACHE INTERNAL "whether the CUDA backend is built")

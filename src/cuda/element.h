@@ -214,38 +214,42 @@ RG_INLINE typename DtypeTraits<D>::Bits PlainSelect(const DeviceParams& p,
   return GateOpen<D>(p, s, kNanOpen) ? dy : static_cast<typename DtypeTraits<D>::Bits>(0);
 }
 
-// Every rule: multiply on open lanes, clip, dy*0 or dy*alpha on closed ones.
-// Branches on p are uniform across a launch, so they do not diverge.
+// What an open gate writes: dy, or dy*1 under multiply (quiets NaNs,
+// flushes subnormals under FTZ/DAZ), then the clip.
 template <Dtype D>
-RG_INLINE typename DtypeTraits<D>::Bits General(const DeviceParams& p,
-                                                typename DtypeTraits<D>::Bits dy,
-                                                typename DtypeTraits<D>::Bits s) {
+RG_INLINE typename DtypeTraits<D>::Bits OpenLane(const DeviceParams& p, typename DtypeTraits<D>::Bits dy) {
   using T = DtypeTraits<D>;
   using Bits = typename T::Bits;
   using Key = typename T::Key;
   const bool dy_nan = IsNan<D>(dy);
-  if (GateOpen<D>(p, s, p.gate_nan_open != 0)) {
-    Bits out = dy;
-    if (p.open_multiply) {  // dy*1: quiets NaNs, flushes subnormals under FTZ/DAZ
-      if (dy_nan) {
-        out = static_cast<Bits>(dy | T::kQuiet);
-      } else if (p.flush_subnormals && IsSubnormal<D>(dy)) {
-        out = static_cast<Bits>(dy & T::kSign);
-      }
+  Bits out = dy;
+  if (p.open_multiply) {
+    if (dy_nan) {
+      out = static_cast<Bits>(dy | T::kQuiet);
+    } else if (p.flush_subnormals && IsSubnormal<D>(dy)) {
+      out = static_cast<Bits>(dy & T::kSign);
     }
-    if (p.clip && !dy_nan) {
-      const Key key = OrderKey<D>(out);
-      if (key < static_cast<Key>(p.clip_key_lo)) {
-        out = static_cast<Bits>(p.clip_lo_bits);
-      } else if (key > static_cast<Key>(p.clip_key_hi)) {
-        out = static_cast<Bits>(p.clip_hi_bits);
-      }
-    }
-    return out;
   }
+  if (p.clip && !dy_nan) {
+    const Key key = OrderKey<D>(out);
+    if (key < static_cast<Key>(p.clip_key_lo)) {
+      out = static_cast<Bits>(p.clip_lo_bits);
+    } else if (key > static_cast<Key>(p.clip_key_hi)) {
+      out = static_cast<Bits>(p.clip_hi_bits);
+    }
+  }
+  return out;
+}
+
+// What a closed gate writes: +0, dy*0 (signed zero, inf -> default NaN,
+// NaN quieted) or dy*alpha.
+template <Dtype D>
+RG_INLINE typename DtypeTraits<D>::Bits ClosedLane(const DeviceParams& p, typename DtypeTraits<D>::Bits dy) {
+  using T = DtypeTraits<D>;
+  using Bits = typename T::Bits;
   switch (p.closed) {
-    case kClosedMulZero:  // dy*0: signed zero, inf -> default NaN, NaN quieted
-      if (dy_nan) return static_cast<Bits>(dy | T::kQuiet);
+    case kClosedMulZero:
+      if (IsNan<D>(dy)) return static_cast<Bits>(dy | T::kQuiet);
       if (IsInf<D>(dy)) return DefaultNan<D>();
       return static_cast<Bits>(dy & T::kSign);
     case kClosedMulAlpha:
@@ -253,6 +257,26 @@ RG_INLINE typename DtypeTraits<D>::Bits General(const DeviceParams& p,
     default:
       return 0;
   }
+}
+
+// Every rule. Branches on p are uniform across a launch, so they do not
+// diverge.
+template <Dtype D>
+RG_INLINE typename DtypeTraits<D>::Bits General(const DeviceParams& p,
+                                                typename DtypeTraits<D>::Bits dy,
+                                                typename DtypeTraits<D>::Bits s) {
+  return GateOpen<D>(p, s, p.gate_nan_open != 0) ? OpenLane<D>(p, dy) : ClosedLane<D>(p, dy);
+}
+
+// ReLU forward of the mask path (core/mask_reference.h): *open = the gate
+// of x; y = x when open, else x*alpha (leaky) or max(x, 0) (a NaN x stays).
+template <Dtype D>
+RG_INLINE typename DtypeTraits<D>::Bits ForwardElement(const DeviceParams& p, typename DtypeTraits<D>::Bits x,
+                                                       bool* open) {
+  *open = GateOpen<D>(p, x, p.gate_nan_open != 0);
+  if (*open) return x;
+  if (p.closed == kClosedMulAlpha) return MulAlpha<D>(p, x);
+  return IsNan<D>(x) ? x : static_cast<typename DtypeTraits<D>::Bits>(0);
 }
 
 // The three kernel flavours; plain select is split on the NaN rule so its

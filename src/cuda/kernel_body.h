@@ -17,6 +17,14 @@ namespace relugrad {
 namespace cuda {
 
 constexpr int kVectorBytes = 16;
+
+// Full unrolling on the device keeps the lane arrays in registers (a
+// dynamically indexed array would live in local memory).
+#if defined(__CUDA_ARCH__)
+#define RG_UNROLL _Pragma("unroll")
+#else
+#define RG_UNROLL
+#endif
 // Threads per block of every kernel.
 constexpr int kThreadsPerBlock = 256;
 
@@ -92,9 +100,7 @@ RG_INLINE void Vector16Body(const DeviceParams& p, int64_t head, int64_t vectors
     Lanes16<D> a, b, out;
     a.v = dy_v[i];
     b.v = s_v[i];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+    RG_UNROLL
     for (int l = 0; l < kLanes; ++l) out.lane[l] = Element<D, M>(p, a.lane[l], b.lane[l]);
     dx_v[i] = out.v;
   }
@@ -110,6 +116,97 @@ RG_INLINE void ScalarBody(const DeviceParams& p, int64_t n, const typename Dtype
                           const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
                           int64_t tid, int64_t stride) {
   for (int64_t i = tid; i < n; i += stride) dx[i] = Element<D, M>(p, dy[i], s[i]);
+}
+
+
+// ---- the 1-bit mask path (core/mask_reference.h) ----
+// One thread per mask byte: elements [8b, 8b + 8) and bit j of byte b for
+// element 8b + j, so every byte is written whole by one thread (no atomics)
+// and the last byte's padding bits are zero. With 16-byte aligned data
+// arrays, the 8 elements of a full byte are 8 * size / 16 whole vectors
+// (1 for 16-bit, 2 for f32, 4 for f64); otherwise (or for the last, partial
+// byte) they are read one by one.
+
+
+inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
+
+template <Dtype D>
+RG_INLINE void ForwardMaskBody(const DeviceParams& p, int64_t n, const typename DtypeTraits<D>::Bits* x,
+                               typename DtypeTraits<D>::Bits* y, uint8_t* mask, bool vector,
+                               int64_t tid, int64_t stride) {
+  using Bits = typename DtypeTraits<D>::Bits;
+  constexpr int kLanes = kVectorBytes / sizeof(Bits);
+  constexpr int kVecs = static_cast<int>(8 * sizeof(Bits) / kVectorBytes);  // 1, 2 or 4
+  const int64_t bytes = (n + 7) / 8;
+  const int64_t full = n / 8;
+  for (int64_t b = tid; b < bytes; b += stride) {
+    const int64_t base = b * 8;
+    uint32_t bits = 0;
+    if (vector && b < full) {
+      const Bytes16* in = reinterpret_cast<const Bytes16*>(x + base);
+      Bytes16* out = reinterpret_cast<Bytes16*>(y + base);
+      Lanes16<D> a[kVecs], r[kVecs];
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) a[v].v = in[v];  // all loads before any store (y may be x)
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) {
+        RG_UNROLL
+        for (int l = 0; l < kLanes; ++l) {
+          bool open = false;
+          r[v].lane[l] = ForwardElement<D>(p, a[v].lane[l], &open);
+          bits |= static_cast<uint32_t>(open) << (v * kLanes + l);
+        }
+      }
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) out[v] = r[v].v;
+    } else {
+      const int64_t count = n - base < 8 ? n - base : 8;
+      for (int64_t j = 0; j < count; ++j) {
+        bool open = false;
+        y[base + j] = ForwardElement<D>(p, x[base + j], &open);
+        bits |= static_cast<uint32_t>(open) << j;
+      }
+    }
+    mask[b] = static_cast<uint8_t>(bits);
+  }
+}
+
+template <Dtype D>
+RG_INLINE void GradMaskBody(const DeviceParams& p, int64_t n, const typename DtypeTraits<D>::Bits* dy,
+                            const uint8_t* mask, typename DtypeTraits<D>::Bits* dx, bool vector,
+                            int64_t tid, int64_t stride) {
+  using Bits = typename DtypeTraits<D>::Bits;
+  constexpr int kLanes = kVectorBytes / sizeof(Bits);
+  constexpr int kVecs = static_cast<int>(8 * sizeof(Bits) / kVectorBytes);  // 1, 2 or 4
+  const int64_t bytes = (n + 7) / 8;
+  const int64_t full = n / 8;
+  for (int64_t b = tid; b < bytes; b += stride) {
+    const int64_t base = b * 8;
+    const uint32_t bits = mask[b];
+    if (vector && b < full) {
+      const Bytes16* in = reinterpret_cast<const Bytes16*>(dy + base);
+      Bytes16* out = reinterpret_cast<Bytes16*>(dx + base);
+      Lanes16<D> a[kVecs], r[kVecs];
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) a[v].v = in[v];  // dx may be dy
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) {
+        RG_UNROLL
+        for (int l = 0; l < kLanes; ++l) {
+          const Bits g = a[v].lane[l];
+          r[v].lane[l] = ((bits >> (v * kLanes + l)) & 1u) ? OpenLane<D>(p, g) : ClosedLane<D>(p, g);
+        }
+      }
+      RG_UNROLL
+      for (int v = 0; v < kVecs; ++v) out[v] = r[v].v;
+    } else {
+      const int64_t count = n - base < 8 ? n - base : 8;
+      for (int64_t j = 0; j < count; ++j) {
+        const Bits g = dy[base + j];
+        dx[base + j] = ((bits >> j) & 1u) ? OpenLane<D>(p, g) : ClosedLane<D>(p, g);
+      }
+    }
+  }
 }
 
 }  // namespace cuda

@@ -1,0 +1,49 @@
+// Host side of the CUDA mask path: the same device and pointer checks as
+// ReluGrad (device_checks.h), then one launch on the caller's stream.
+#include "cuda/cuda_mask.h"
+
+#include "core/error.h"
+#include "cuda/device_checks.h"
+#include "cuda/device_params.h"
+#include "cuda/kernel_body.h"
+#include "cuda/mask_kernels.h"
+
+namespace relugrad {
+
+relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
+                                    const KernelParams& params, const Semantics& semantics) {
+  cuda::LaunchTarget target;
+  RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
+  if (n == 0) return RELUGRAD_OK;
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("x", x, target.device));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("y", y, target.device));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("mask", mask, target.device));
+  const bool vector = cuda::Aligned16(x) && cuda::Aligned16(y);
+  const cudaError_t e = cuda::LaunchForwardMask(dtype, n, x, y, mask, vector, cuda::ToDeviceParams(params),
+                                                static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
+  if (e != cudaSuccess) {
+    return cuda::LaunchFailed(cuda::MaskKernelName(dtype, true, vector), static_cast<long long>(n),
+                              semantics.stream, target.device, e);
+  }
+  return RELUGRAD_OK;
+}
+
+relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
+                                 const KernelParams& params, const Semantics& semantics) {
+  cuda::LaunchTarget target;
+  RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
+  if (n == 0) return RELUGRAD_OK;
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dy", dy, target.device));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("mask", mask, target.device));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dx", dx, target.device));
+  const bool vector = cuda::Aligned16(dy) && cuda::Aligned16(dx);
+  const cudaError_t e = cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector, cuda::ToDeviceParams(params),
+                                             static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
+  if (e != cudaSuccess) {
+    return cuda::LaunchFailed(cuda::MaskKernelName(dtype, false, vector), static_cast<long long>(n),
+                              semantics.stream, target.device, e);
+  }
+  return RELUGRAD_OK;
+}
+
+}  // namespace relugrad

@@ -1,0 +1,21 @@
+// CUDA entry points of the 1-bit mask path (device pointers, semantics.stream;
+// arguments already validated as in api/mask.cc). Declared here until
+// core/backends.h carries them (the lead wires api/mask.cc to call them for
+// RELUGRAD_BACKEND_CUDA); cuda_unavailable.cc provides the UNSUPPORTED stubs.
+#ifndef RELUGRAD_CUDA_CUDA_MASK_H_
+#define RELUGRAD_CUDA_CUDA_MASK_H_
+
+#include <cstdint>
+
+#include "core/semantics.h"
+
+namespace relugrad {
+
+relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
+                                    const KernelParams& params, const Semantics& semantics);
+relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
+                                 const KernelParams& params, const Semantics& semantics);
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CUDA_CUDA_MASK_H_
