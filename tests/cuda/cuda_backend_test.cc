@@ -232,14 +232,15 @@ TEST(CudaBackendTest, InPlace) {
   }
 }
 
-// Past the grid cap (SMs * 32 blocks of 256 threads), so every thread runs
-// several grid-stride iterations.
+// Past the grid cap (SMs * 32 blocks of 256 threads: 8.6M f16 elements per
+// pass on a 132-SM H200), so every thread runs several grid-stride turns.
 TEST(CudaBackendTest, GridStrideSizes) {
   SKIP_WITHOUT_DEVICE();
   const size_t n = (size_t{20} << 20) + 3;
   for (relugrad_dtype d : {RELUGRAD_F16, RELUGRAD_F32}) {
     const auto dy = Pack(d, RandomBits(d, n, 31)), s = Pack(d, RandomBits(d, n, 32));
     for (const Config& c : FlavourConfigs()) {
+      if (c.name != "torch" && c.name != "onednn_alpha0.25") continue;  // one select, one general
       ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, 0, 0, 0, InPlace::kNo, c.name));
     }
   }
