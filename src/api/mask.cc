@@ -1,11 +1,13 @@
 // The C entry points of the 1-bit mask path: validate, resolve semantics,
-// hand the work to the CPU backend. No computation happens here.
+// hand the work to a backend (CPU, or CUDA with device pointers). No
+// computation happens here.
 #include <cstdint>
 
 #include "core/error.h"
 #include "core/semantics.h"
 #include "core/validate.h"
 #include "cpu/mask_backend.h"
+#include "cuda/cuda_mask.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
@@ -30,11 +32,8 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
   RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
   RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, static_cast<int64_t>(relugrad_dtype_size(dtype))));
   RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
-  if (sem->backend != RELUGRAD_BACKEND_CPU) {
-    return Fail(RELUGRAD_UNSUPPORTED,
-                "the mask path runs on the CPU backend only (backend %d requested; CUDA/Ascend mask "
-                "kernels are not built)",
-                static_cast<int>(sem->backend));
+  if (sem->backend == RELUGRAD_BACKEND_ASCEND_TWIN) {
+    return Fail(RELUGRAD_UNSUPPORTED, "the mask path has no Ascend kernel (use the cpu or cuda backend)");
   }
   return RELUGRAD_OK;
 }
@@ -60,7 +59,9 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "x", x, n * es));
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
   const Dtype d = ToDtype(dtype);
-  return CpuReluForward(d, n, x, y, mask, MakeKernelParams(d, sem), sem.threads);
+  const KernelParams params = MakeKernelParams(d, sem);
+  if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
+  return CpuReluForward(d, n, x, y, mask, params, sem.threads);
 }
 
 relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const void* dy,
@@ -78,7 +79,9 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dy", dy, n * es));
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
   const Dtype d = ToDtype(dtype);
-  return CpuReluGradMask(d, n, dy, mask, dx, MakeKernelParams(d, sem), sem.threads);
+  const KernelParams params = MakeKernelParams(d, sem);
+  if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
+  return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads);
 }
 
 }  // extern "C"

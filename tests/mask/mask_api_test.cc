@@ -154,8 +154,14 @@ TEST(MaskApi, InvalidArguments) {
   bad.threshold = NAN;
   expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_INVALID_ARGUMENT, "threshold");
   bad = o;
-  bad.backend = RELUGRAD_BACKEND_CUDA;
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "CPU backend only");
+  bad.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "no Ascend kernel");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED, "no Ascend kernel");
+  if (!relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
+    bad.backend = RELUGRAD_BACKEND_CUDA;  // dispatched to the CUDA stubs
+    expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "not built");
+    expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED, "not built");
+  }
   // n == 0: a no-op with NULL pointers; options NULL means torch.
   EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
   EXPECT_EQ(relugrad_relu_grad_mask(RELUGRAD_F64, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
