@@ -18,9 +18,13 @@ relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void*
   cuda::LaunchTarget target;
   RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
   if (n == 0) return RELUGRAD_OK;
-  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dy", dy, target.device));
-  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("s", s, target.device));
-  RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dx", dx, target.device));
+  bool capturing = false;
+  RELUGRAD_RETURN_IF_ERROR(cuda::StreamCapturing(semantics.stream, &capturing));
+  if (!capturing) {
+    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dy", dy, target.device));
+    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("s", s, target.device));
+    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dx", dx, target.device));
+  }
 
   const cuda::Mode mode = cuda::ModeFor(params);
   const cuda::VectorPlan plan = cuda::PlanVectors(dtype, n, dy, s, dx);

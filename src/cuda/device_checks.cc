@@ -78,6 +78,18 @@ relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device
   }
 }
 
+relugrad_status StreamCapturing(void* stream, bool* capturing) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stream (%p) cannot be used now: %s (%s)", stream,
+                cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  *capturing = status != cudaStreamCaptureStatusNone;
+  return RELUGRAD_OK;
+}
+
 relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e) {
   return Fail(RELUGRAD_INTERNAL_ERROR, "CUDA launch of %s (n = %lld, stream %p, device %d) failed: %s (%s)",
               kernel, n, stream, device, cudaGetErrorString(e), cudaGetErrorName(e));

@@ -26,6 +26,15 @@ relugrad_status CurrentDevice(LaunchTarget* target);
 // it is not mapped, and host arrays belong to the CPU backend.
 relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device);
 
+// Whether `stream` is being captured into a CUDA graph (cudaStreamIsCapturing,
+// which is legal during capture). While capturing, the entry points skip
+// cudaPointerGetAttributes: a graph is captured once and replayed many times,
+// and keeping the capture path to calls that are safe in every capture mode
+// (PyTorch captures in the strict global mode) matters more. INVALID_ARGUMENT
+// when the runtime rejects the stream (e.g. the legacy default stream while
+// another stream captures).
+relugrad_status StreamCapturing(void* stream, bool* capturing);
+
 // INTERNAL_ERROR naming the kernel when a launch failed.
 relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e);
 

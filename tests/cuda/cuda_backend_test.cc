@@ -247,6 +247,7 @@ TEST(CudaBackendTest, GridStrideSizes) {
 }
 
 // The kernel goes on options.stream: capturing the stream into a CUDA graph
+// (global capture mode, so every call relugrad makes must be capture-safe)
 // records exactly one kernel node, and replaying the graph gives the bits.
 TEST(CudaBackendTest, RunsOnTheCallersStream) {
   SKIP_WITHOUT_DEVICE();
@@ -261,7 +262,8 @@ TEST(CudaBackendTest, RunsOnTheCallersStream) {
   CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const relugrad_options o = OnDevice(Preset(RELUGRAD_PRESET_TORCH), stream);
 
-  CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  // Global mode: the strictest, and PyTorch's default for torch.cuda.graph.
+  CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   const relugrad_status st = relugrad_relu_grad(d, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o);
   cudaGraph_t graph = nullptr;
   CUDA_ASSERT(cudaStreamEndCapture(stream, &graph));
