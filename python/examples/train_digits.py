@@ -71,12 +71,31 @@ def backward_profile(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: 
     return relu_us / 1e3, total_us / 1e3
 
 
+def step_times_ms(models, x, y, batch: int, rounds: int = 40):
+    """Median forward+backward time per batch for each model, measured
+    interleaved (model A, model B, A, B, ...) so that machine noise hits all
+    alike."""
+    idxs = list(batches(len(x), batch, 1, 0))
+    times = {n: [] for n in models}
+    for r in range(rounds):
+        idx = idxs[r % len(idxs)]
+        for n, m in models.items():
+            m.zero_grad(set_to_none=True)
+            t0 = time.perf_counter()
+            nn.functional.cross_entropy(m(x[idx]), y[idx]).backward()
+            times[n].append((time.perf_counter() - t0) * 1e3)
+    return {n: float(np.median(t)) for n, t in times.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
+    ap.add_argument("--relugrad-threads", type=int, default=1,
+                    help="relugrad threads in backward (0: all cores; default 1: torch's own pool "
+                         "already uses the cores)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -88,10 +107,10 @@ def main() -> int:
     y = torch.tensor(digits.target, dtype=torch.int64)
     base = make_model()
     reference = copy.deepcopy(base)
-    ours = rt.replace_relu(copy.deepcopy(base), semantics="torch")
+    ours = rt.replace_relu(copy.deepcopy(base), semantics="torch", threads=args.relugrad_threads)
 
     print(f"relugrad {relugrad.__version__} ({relugrad.info()['simd_selected']}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads; digits: {len(x)} images 8x8, batch {args.batch}")
+          f"{torch.get_num_threads()} torch threads, relugrad threads={args.relugrad_threads}; digits: {len(x)} images 8x8, batch {args.batch}")
     # Epochs of the two models alternate, so that machine noise hits both alike.
     models = {"torch nn.ReLU": reference, "relugrad ReLU": ours}
     opts = {n: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for n, m in models.items()}
@@ -119,8 +138,15 @@ def main() -> int:
                (("torch nn.ReLU", reference), ("relugrad ReLU", ours))}
     print("training accuracy: " + ", ".join(f"{n} {a:.4f}" for n, a in acc.items()))
 
+    variants = {"torch nn.ReLU": copy.deepcopy(base),
+                "relugrad threads=1": rt.replace_relu(copy.deepcopy(base), threads=1),
+                "relugrad threads=0": rt.replace_relu(copy.deepcopy(base), threads=0)}
+    med = step_times_ms(variants, x, y, args.batch)
+    print("\nforward+backward per batch, median of 40 interleaved: " +
+          ", ".join(f"{n} {v:.2f} ms" for n, v in med.items()))
+
     print("\ntorch.profiler, backward of 10 batches (CPU time in autograd nodes):")
-    for name, model in (("torch nn.ReLU", base), ("relugrad ReLU", rt.replace_relu(copy.deepcopy(base)))):
+    for name, model in (("torch nn.ReLU", base), ("relugrad ReLU", rt.replace_relu(copy.deepcopy(base), threads=args.relugrad_threads))):
         relu_ms, total_ms = backward_profile(model, x, y, args.batch, 10)
         print(f"  {name:14}: ReLU backward {relu_ms:7.2f} ms of {total_ms:7.2f} ms backward "
               f"({100 * relu_ms / total_ms:4.1f}%)")

@@ -3,8 +3,8 @@
 Ops (registered the torch.library way: schema, CPU kernel, fake kernel for
 torch.compile, autograd formula):
 
-    torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0) -> Tensor
-    torch.ops.relugrad.relu(x, semantics="torch") -> Tensor   # forward = torch.relu,
+    torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
+    torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                               # backward = relugrad.relu_grad
 
 Modules:
@@ -38,8 +38,8 @@ def _check_semantics(semantics: str) -> None:
 
 @torch.library.custom_op("relugrad::relu_grad", mutates_args=(), device_types="cpu")
 def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float = 0.0,
-              alpha: float = 0.0) -> Tensor:
-    """ReluGrad of CPU tensors (a fresh contiguous result)."""
+              alpha: float = 0.0, threads: int = 0) -> Tensor:
+    """ReluGrad of CPU tensors (a fresh contiguous result); threads 0 = all cores."""
     _check_semantics(semantics)
     # relugrad reads C-ordered memory; contiguous() is a no-op when it already is.
     dy = dy.contiguous()
@@ -50,23 +50,25 @@ def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float 
     # Straight to the bindings (they check dtypes and shapes by argument
     # name): this op runs once per ReLU per backward, so skip relu_grad()'s
     # generic array-kind dispatch.
+    if threads < 0:
+        raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
     _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1,
-                      float(threshold), float(alpha), False, 0.0, 0.0, 0, False)
+                      float(threshold), float(alpha), False, 0.0, 0.0, int(threads), False)
     return out
 
 
 @relu_grad.register_fake
 def _relu_grad_fake(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float = 0.0,
-                    alpha: float = 0.0) -> Tensor:
+                    alpha: float = 0.0, threads: int = 0) -> Tensor:
     torch._check(dy.shape == s.shape, lambda: f"s: shape {tuple(s.shape)} does not match dy's {tuple(dy.shape)}")
     torch._check(dy.dtype == s.dtype, lambda: f"s: dtype {s.dtype} does not match dy's {dy.dtype}")
     return dy.new_empty(dy.shape)
 
 
 def _relu_grad_setup(ctx, inputs: Tuple, output: Tensor) -> None:
-    _, s, semantics, threshold, alpha = inputs
+    _, s, semantics, threshold, alpha, threads = inputs
     ctx.save_for_backward(s)
-    ctx.options = (semantics, threshold, alpha)
+    ctx.options = (semantics, threshold, alpha, threads)
 
 
 def _relu_grad_backward(ctx, grad: Tensor):
@@ -74,22 +76,23 @@ def _relu_grad_backward(ctx, grad: Tensor):
     # its gradient w.r.t. dy is ReluGrad of the incoming gradient with the same
     # gate; w.r.t. s it is zero almost everywhere (returned as None).
     (s,) = ctx.saved_tensors
-    semantics, threshold, alpha = ctx.options
-    return torch.ops.relugrad.relu_grad(grad, s, semantics, threshold, alpha), None, None, None, None
+    semantics, threshold, alpha, threads = ctx.options
+    return (torch.ops.relugrad.relu_grad(grad, s, semantics, threshold, alpha, threads),
+            None, None, None, None, None)
 
 
 relu_grad.register_autograd(_relu_grad_backward, setup_context=_relu_grad_setup)
 
 
 @torch.library.custom_op("relugrad::relu", mutates_args=())
-def relu(x: Tensor, semantics: str = "torch") -> Tensor:
+def relu(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
     """torch.relu forward; backward through relugrad::relu_grad with the preset."""
     _check_semantics(semantics)
     return torch.relu(x)
 
 
 @relu.register_fake
-def _relu_fake(x: Tensor, semantics: str = "torch") -> Tensor:
+def _relu_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
     return torch.empty_like(x)
 
 
@@ -99,12 +102,12 @@ def _relu_setup(ctx, inputs: Tuple, output: Tensor) -> None:
     # relu(x) > 0, a NaN x gives a NaN y (closed both ways), and a subnormal
     # x stays the same subnormal y (flushed alike under FTZ/DAZ).
     ctx.save_for_backward(output)
-    ctx.semantics = inputs[1]
+    ctx.semantics, ctx.threads = inputs[1], inputs[2]
 
 
 def _relu_backward(ctx, grad: Tensor):
     (y,) = ctx.saved_tensors
-    return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0), None
+    return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
 
 
 relu.register_autograd(_relu_backward, setup_context=_relu_setup)
@@ -118,35 +121,41 @@ class ReLU(nn.Module):
         "jax" or "onednn".
       inplace: accepted for nn.ReLU compatibility; the forward is always
         out of place (the backward needs y, and the op must not alias).
+      threads: relugrad worker threads for the backward; 0 = all cores. Inside
+        a framework that keeps its own threads busy, 1 avoids two pools
+        competing for the same cores.
     """
 
-    def __init__(self, semantics: str = "torch", inplace: bool = False) -> None:
+    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0) -> None:
         super().__init__()
         _check_semantics(semantics)
+        if threads < 0:
+            raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
         self.semantics = semantics
         self.inplace = inplace
+        self.threads = threads
 
     def forward(self, x: Tensor) -> Tensor:
         if x.device.type != "cpu":
             # The C library here is CPU-only: keep such models usable.
             return torch.relu(x)
-        return torch.ops.relugrad.relu(x, self.semantics)
+        return torch.ops.relugrad.relu(x, self.semantics, self.threads)
 
     def extra_repr(self) -> str:
-        return f"semantics={self.semantics!r}"
+        return f"semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else "")
 
 
-def replace_relu(model: nn.Module, semantics: str = "torch") -> nn.Module:
+def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0) -> nn.Module:
     """Replaces every nn.ReLU submodule of model (in place or not) by
     relugrad.torch.ReLU(semantics); returns model. Functional calls
     (torch.relu, F.relu) inside forward() are not modules and stay as they are.
     A model that is itself an nn.ReLU is returned replaced."""
     _check_semantics(semantics)
     if isinstance(model, nn.ReLU):
-        return ReLU(semantics, inplace=model.inplace)
+        return ReLU(semantics, inplace=model.inplace, threads=threads)
     for name, child in list(model.named_children()):
         if isinstance(child, nn.ReLU):
-            setattr(model, name, ReLU(semantics, inplace=child.inplace))
+            setattr(model, name, ReLU(semantics, inplace=child.inplace, threads=threads))
         else:
-            replace_relu(child, semantics)
+            replace_relu(child, semantics, threads)
     return model

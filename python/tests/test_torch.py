@@ -46,14 +46,14 @@ def test_tensor_errors_name_the_argument():
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 def test_opcheck_relu_grad(dtype):
     dy, s = random_case(dtype, n=64)
-    args = (as_torch(dy), as_torch(s), "torch", 0.0, 0.0)
+    args = (as_torch(dy), as_torch(s), "torch", 0.0, 0.0, 0)
     torch.library.opcheck(torch.ops.relugrad.relu_grad.default, args)
 
 
 def test_opcheck_relu_with_grad():
     x = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
     for semantics in ("torch", "tensorflow", "jax", "onednn"):
-        torch.library.opcheck(torch.ops.relugrad.relu.default, (x, semantics))
+        torch.library.opcheck(torch.ops.relugrad.relu.default, (x, semantics, 1))
 
 
 @pytest.mark.parametrize("semantics", ["torch", "tensorflow", "jax", "onednn"])
@@ -105,6 +105,19 @@ def test_replace_relu_swaps_modules_and_keeps_gradients():
     assert isinstance(rt.replace_relu(torch.nn.ReLU()), rt.ReLU)
 
 
-def test_bad_semantics_is_rejected():
+def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="semantics"):
         rt.ReLU("caffe")
+    with pytest.raises(ValueError, match="threads"):
+        rt.ReLU("torch", threads=-1)
+
+
+def test_threads_one_gives_the_same_gradients():
+    x = torch.randn(300_000)
+    g = torch.randn(300_000)
+    grads = []
+    for threads in (0, 1):
+        a = x.clone().requires_grad_(True)
+        rt.ReLU("torch", threads=threads)(a).backward(g)
+        grads.append(a.grad)
+    assert torch.equal(bits(grads[0]), bits(grads[1]))
