@@ -171,13 +171,14 @@ int main(int argc, char** argv) {
         relugrad::Timer total;
         while (samples.size() < 5 || total.seconds() < min_time) samples.push_back(relugrad::timing::sample(call, batch));
         const double med = relugrad::timing::median(samples);
+        const double best = *std::min_element(samples.begin(), samples.end());
         const double moved = 3.0 * static_cast<double>(bytes);
         std::printf("{\"impl\":\"onednn\",\"dtype\":\"%s\",\"semantics\":\"onednn\",\"n\":%lld,\"threads\":%d,"
                     "\"median_s\":%.9g,\"gbps\":%.5g,\"ns_per_element\":%.5g,\"elements_per_s\":%.5g,"
-                    "\"roofline_gbps\":0,\"ratio\":0,\"isa\":\"%s\",\"inplace\":false,\"cache\":\"%s\","
+                    "\"roofline_gbps\":0,\"ratio\":0,\"best_s\":%.9g,\"best_gbps\":%.5g,\"isa\":\"%s\",\"inplace\":false,\"cache\":\"%s\","
                     "\"sets\":%d,\"samples\":%zu,\"bytes_moved\":%.0f,"
                     "\"repro\":\"onednn_relu_bwd --dtype %s --sizes %lld --threads %d --min-time %g%s\"}\n",
-                    dt.c_str(), n, t, med, moved / med / 1e9, med * 1e9 / n, n / med, version, warm ? "warm" : "cold",
+                    dt.c_str(), n, t, med, moved / med / 1e9, med * 1e9 / n, n / med, best, moved / best / 1e9, version, warm ? "warm" : "cold",
                     sets, samples.size(), moved, dt.c_str(), n, t, min_time, warm ? " --warm" : "");
         std::fflush(stdout);
       }

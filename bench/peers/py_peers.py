@@ -57,7 +57,7 @@ def median_seconds(call, sets, min_time):
             k = (k + 1) % sets
         samples.append((time.perf_counter() - t0) / batch)
     samples.sort()
-    return samples[len(samples) // 2], len(samples)
+    return samples[len(samples) // 2], samples[0], len(samples)
 
 
 # ---- per-framework implementations: make(dtype, n, sets, threads) returns
@@ -159,7 +159,7 @@ def child(args):
                 break
             for impl, call in impls.items():
                 try:
-                    med, count = median_seconds(call, sets, args.min_time)
+                    med, best, count = median_seconds(call, sets, args.min_time)
                 except Exception as e:
                     print(f"py_peers: {impl} {dtype} n={n}: failed ({type(e).__name__}: {e})", file=sys.stderr)
                     continue
@@ -167,7 +167,8 @@ def child(args):
                 print(json.dumps({
                     "impl": impl, "dtype": dtype, "semantics": args.child, "n": n, "threads": threads,
                     "median_s": med, "gbps": moved / med / 1e9, "ns_per_element": med * 1e9 / n,
-                    "elements_per_s": n / med, "roofline_gbps": 0, "ratio": 0, "isa": version,
+                    "elements_per_s": n / med, "roofline_gbps": 0, "ratio": 0, "best_s": best,
+                    "best_gbps": moved / best / 1e9, "isa": version,
                     "inplace": False, "cache": "warm" if args.warm else "cold", "sets": sets,
                     "samples": count, "bytes_moved": moved,
                     "repro": f"bench/peers/py_peers.py --frameworks {args.child} --dtype {dtype} --sizes {n} "

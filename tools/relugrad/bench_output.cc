@@ -48,7 +48,7 @@ std::string Reporter::Repro(const Row& r) const {
 void Reporter::Header() {
   if (config_.format == OutputFormat::kCsv) {
     std::printf("impl,dtype,semantics,n,threads,median_s,gbps,ns_per_element,elements_per_s,roofline_gbps,ratio,"
-                "isa,inplace,cache,sets,samples,bytes_moved,repro\n");
+                "best_s,isa,inplace,cache,sets,samples,bytes_moved,repro\n");
   } else if (config_.format == OutputFormat::kTable) {
     std::printf("%-18s %-5s %-10s %10s %3s %12s %8s %8s %8s %6s\n", "impl", "dtype", "semantics", "n", "thr",
                 "median", "GB/s", "ns/elem", "roof", "ratio");
@@ -58,7 +58,8 @@ void Reporter::Header() {
 
 void Reporter::Emit(const Row& r) {
   const double gbps = r.Gbps();
-  const double ratio = r.roofline_gbps > 0 ? gbps / r.roofline_gbps : 0;
+  const double ratio = r.paired_ratio >= 0 ? r.paired_ratio : r.roofline_gbps > 0 ? gbps / r.roofline_gbps : 0;
+  const double best_gbps = r.best_s > 0 ? r.bytes_moved / r.best_s / 1e9 : 0;
   const double ns = r.n > 0 ? r.median_s * 1e9 / static_cast<double>(r.n) : 0;
   const double eps = r.median_s > 0 ? static_cast<double>(r.n) / r.median_s : 0;
   const char* cache = config_.warm ? "warm" : "cold";
@@ -70,16 +71,17 @@ void Reporter::Emit(const Row& r) {
     case OutputFormat::kJson:
       std::printf("{\"impl\":\"%s\",\"dtype\":\"%s\",\"semantics\":\"%s\",\"n\":%lld,\"threads\":%d,"
                   "\"median_s\":%.9g,\"gbps\":%.5g,\"ns_per_element\":%.5g,\"elements_per_s\":%.5g,"
-                  "\"roofline_gbps\":%.5g,\"ratio\":%.4f,\"isa\":\"%s\",\"inplace\":%s,\"cache\":\"%s\","
+                  "\"roofline_gbps\":%.5g,\"ratio\":%.4f,\"best_s\":%.9g,\"best_gbps\":%.5g,"
+                  "\"isa\":\"%s\",\"inplace\":%s,\"cache\":\"%s\","
                   "\"sets\":%d,\"samples\":%d,\"bytes_moved\":%.0f,\"repro\":\"%s\"}\n",
                   r.impl.c_str(), r.dtype.c_str(), r.semantics.c_str(), r.n, r.threads, r.median_s, gbps, ns, eps,
-                  r.roofline_gbps, ratio, config_.isa.c_str(), config_.inplace ? "true" : "false", cache, r.sets,
-                  r.samples, r.bytes_moved, JsonEscape(Repro(r)).c_str());
+                  r.roofline_gbps, ratio, r.best_s, best_gbps, config_.isa.c_str(), config_.inplace ? "true" : "false",
+                  cache, r.sets, r.samples, r.bytes_moved, JsonEscape(Repro(r)).c_str());
       break;
     case OutputFormat::kCsv:
-      std::printf("%s,%s,%s,%lld,%d,%.9g,%.5g,%.5g,%.5g,%.5g,%.4f,%s,%d,%s,%d,%d,%.0f,\"%s\"\n", r.impl.c_str(),
+      std::printf("%s,%s,%s,%lld,%d,%.9g,%.5g,%.5g,%.5g,%.5g,%.4f,%.9g,%s,%d,%s,%d,%d,%.0f,\"%s\"\n", r.impl.c_str(),
                   r.dtype.c_str(), r.semantics.c_str(), r.n, r.threads, r.median_s, gbps, ns, eps, r.roofline_gbps,
-                  ratio, config_.isa.c_str(), config_.inplace ? 1 : 0, cache, r.sets, r.samples, r.bytes_moved,
+                  ratio, r.best_s, config_.isa.c_str(), config_.inplace ? 1 : 0, cache, r.sets, r.samples, r.bytes_moved,
                   Repro(r).c_str());
       break;
     case OutputFormat::kTable: {

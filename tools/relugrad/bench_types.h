@@ -38,7 +38,11 @@ struct Row {
   std::string impl, dtype, semantics;
   long long n = 0;
   int threads = 0;
-  double median_s = 0, bytes_moved = 0, roofline_gbps = 0;
+  double median_s = 0, best_s = 0, bytes_moved = 0, roofline_gbps = 0;
+  // Median over rounds of (this candidate's GB/s / the better triad's GB/s
+  // in the same round): robust when a neighbour's load comes and goes
+  // between rounds (<0: not computed, then gbps / roofline_gbps is used).
+  double paired_ratio = -1;
   int samples = 0;
   int sets = 1;  // operand sets rotated through
   double Gbps() const { return median_s > 0 ? bytes_moved / median_s / 1e9 : 0; }
@@ -55,9 +59,10 @@ struct Candidate {
 // Interleaved timing: every candidate is calibrated, then samples are taken
 // round-robin (triad, triad_nt, ours, ... , triad, ...) until each has
 // min_time seconds and at least 5 samples, so drift on a shared machine
-// hits all of them alike. Returns the median seconds per call of each.
-std::vector<std::pair<double, int>> TimeInterleaved(const std::vector<Candidate>& candidates, int sets,
-                                                    double min_time);
+// hits all of them alike. Returns samples[candidate][round]: seconds per
+// call, one sample per candidate per round.
+std::vector<std::vector<double>> TimeInterleaved(const std::vector<Candidate>& candidates, int sets,
+                                                 double min_time);
 
 // Output: a table on a terminal, JSON lines or CSV; progress on stderr.
 class Reporter {

@@ -19,6 +19,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/triad.h"
 #include "io/aligned_buffer.h"
+#include "relugrad/timer.hpp"
 #include "relugrad/relugrad.h"
 #include "semantics_flags.h"
 
@@ -113,12 +114,14 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
                        if (!fresh.Allocate(bytes)) throw UsageError("out of memory");
                        Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh.data(), &o), "relu_grad");
                      }});
-      out.push_back({"relugrad_alloc4k", name, moved, [&ops, d, n, o, bytes](int k) {
-                       void* fresh = std::malloc(bytes);
-                       if (fresh == nullptr) throw UsageError("out of memory");
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh, &o), "relu_grad");
-                       std::free(fresh);
-                     }});
+      if (bytes <= (size_t{256} << 20)) {  // beyond: seconds per call, nothing new to learn
+        out.push_back({"relugrad_alloc4k", name, moved, [&ops, d, n, o, bytes](int k) {
+                         void* fresh = std::malloc(bytes);
+                         if (fresh == nullptr) throw UsageError("out of memory");
+                         Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh, &o), "relu_grad");
+                         std::free(fresh);
+                       }});
+      }
     }
 #ifdef RELUGRAD_BENCH_HAVE_MASK
     if (c.mask) {
@@ -179,9 +182,9 @@ int BenchCommand(int argc, char** argv, int first) {
         report.Progress(done, std::string(relugrad_dtype_name(d)) + " n=" + std::to_string(n) + " threads=" +
                                   std::to_string(t));
         const std::vector<Candidate> candidates = MakeCandidates(config, d, n, t, ops);
-        const auto timed = TimeInterleaved(candidates, ops.sets(), config.min_time);
+        const auto samples = TimeInterleaved(candidates, ops.sets(), config.min_time);
         const double moved = 3.0 * static_cast<double>(ops.bytes());
-        const double roof = moved / std::min(timed[0].first, timed[1].first) / 1e9;
+        const double roof = moved / std::min(timing::median(samples[0]), timing::median(samples[1])) / 1e9;
         for (size_t i = 0; i < candidates.size(); ++i) {
           Row row;
           row.impl = candidates[i].impl;
@@ -189,11 +192,18 @@ int BenchCommand(int argc, char** argv, int first) {
           row.semantics = candidates[i].semantics;
           row.n = n;
           row.threads = t;
-          row.median_s = timed[i].first;
-          row.samples = timed[i].second;
+          row.median_s = timing::median(samples[i]);
+          row.best_s = *std::min_element(samples[i].begin(), samples[i].end());
+          row.samples = static_cast<int>(samples[i].size());
           row.bytes_moved = candidates[i].bytes_moved;
           row.roofline_gbps = roof;
           row.sets = ops.sets();
+          std::vector<double> ratios;  // per round: GB/s over the better triad's GB/s
+          for (size_t r = 0; r < samples[i].size(); ++r) {
+            const double triad_s = std::min(samples[0][r], samples[1][r]);
+            ratios.push_back((row.bytes_moved / samples[i][r]) / (moved / triad_s));
+          }
+          row.paired_ratio = timing::median(ratios);
           report.Emit(row);
         }
         ++done;
