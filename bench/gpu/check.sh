@@ -124,6 +124,16 @@ LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 150 "$BENCH_
   --sizes "$SIZES" --dtypes "$DTYPES" --csv "$CSV" --probe-cudnn > "$RES/bench.log" 2>&1 || fail "relugrad_gpu_bench (see bench.log)"
 grep -E "^device|cudnn semantics" "$RES/bench.log" | tee -a "$RES/check.log"
 
+# A/B of the vector kernel's unroll (2 vectors per thread per turn is the
+# default; RELUGRAD_CUDA_UNROLL=1 selects 1): relugrad rows only, tagged _u1.
+AB_SIZES="${AB_SIZES:-1M,64M,256M,1G}"
+[[ "${QUICK:-0}" == 1 ]] && AB_SIZES="1M,16M"
+log "A/B: RELUGRAD_CUDA_UNROLL=1 (sizes $AB_SIZES)"
+RELUGRAD_CUDA_UNROLL=1 LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 90 \
+  "$BENCH_BUILD/relugrad_gpu_bench" --sizes "$AB_SIZES" --dtypes "$DTYPES" --csv "$CSV" \
+  --impls relugrad_torch,relugrad_tensorflow --tag _u1 > "$RES/bench_unroll1.log" 2>&1 ||
+  fail "relugrad_gpu_bench A/B (see bench_unroll1.log)"
+
 # ---- 5. PyTorch: exactness + threshold_backward ----
 if [[ -n "$PY" ]]; then
   log "PyTorch: bit-exactness (torch preset) and threshold_backward timings"

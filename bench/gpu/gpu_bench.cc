@@ -41,6 +41,8 @@ struct Args {
   int batches = 5;
   bool probe_cudnn = false;
   bool graphs = true;
+  std::string tag;                 // appended to relugrad rows' names (A/B runs)
+  std::vector<std::string> impls;  // empty: all
 };
 
 const char* DtypeName(BenchDtype d) { return relugrad_dtype_name(static_cast<relugrad_dtype>(d)); }
@@ -76,7 +78,8 @@ std::vector<std::string> Split(const std::string& s) {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "error: %s\nusage: relugrad_gpu_bench [--sizes 64K,1M,1G] [--dtypes f32,f16,bf16] [--csv FILE]\n"
-               "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n",
+               "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n"
+               "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn] [--tag SUFFIX]\n",
                why);
   std::exit(2);
 }
@@ -113,6 +116,10 @@ Args ParseArgs(int argc, char** argv) {
       a.graphs = false;
     } else if (arg == "--probe-cudnn") {
       a.probe_cudnn = true;
+    } else if (arg == "--tag") {
+      a.tag = value();
+    } else if (arg == "--impls") {
+      a.impls = Split(value());
     } else {
       Usage(("unknown argument " + arg).c_str());
     }
@@ -444,16 +451,22 @@ int main(int argc, char** argv) {
           {"cudnn", bytes3, [&] { return cudnn.Backward(d, n, dy, s, dx, stream); }},
       };
       for (const Impl& impl : impls) {
+        if (!args.impls.empty() &&
+            std::find(args.impls.begin(), args.impls.end(), std::string(impl.name)) == args.impls.end()) {
+          continue;
+        }
+        // Tag relugrad rows of an A/B run (e.g. RELUGRAD_CUDA_UNROLL=1 -> "_u1").
+        const std::string name = std::string(impl.name) + (std::string(impl.name).rfind("relugrad", 0) == 0 ? args.tag : "");
         int k = 1;
         const Timing eager = timer.Eager(impl.call, args.min_ms, args.batches, &k);
-        Emit(csv, {impl.name, DtypeName(d), "eager", eager.error, n, impl.bytes, eager.seconds});
+        Emit(csv, {name, DtypeName(d), "eager", eager.error, n, impl.bytes, eager.seconds});
         if (!eager.error.empty()) {
           cudaGetLastError();
           continue;
         }
         if (args.graphs) {
           const Timing graph = timer.Graph(impl.call, k, args.batches);
-          Emit(csv, {impl.name, DtypeName(d), "graph", graph.error, n, impl.bytes, graph.seconds});
+          Emit(csv, {name, DtypeName(d), "graph", graph.error, n, impl.bytes, graph.seconds});
         }
       }
     }

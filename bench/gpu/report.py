@@ -84,6 +84,25 @@ def main():
                     verdicts[mode].append((rg / copy >= 0.90, f"{d} n={human(n)}: {rg / copy:.1%} of copy (target >= 90%)"))
                 if rg and th:
                     verdicts[mode].append((rg >= th, f"{d} n={human(n)}: {rg / th:.2f}x torch (target >= 1.00x)"))
+    # A/B rows: relugrad_* with a tag (e.g. relugrad_torch_u1 from
+    # RELUGRAD_CUDA_UNROLL=1) against the untagged default build.
+    tagged = sorted({k[0] for k in rows if k[0].startswith("relugrad_") and k[0].count("_") >= 2
+                     and k[0].rsplit("_", 1)[0] in ("relugrad_torch", "relugrad_tensorflow")})
+    if tagged:
+        out.append("")
+        out.append("### A/B (default kernel vs tagged variant, GB/s)")
+        out.append("")
+        out.append("| variant | mode | dtype | n | default GB/s | variant GB/s | variant/default |")
+        out.append("|---|---|---|---|---|---|---|")
+        for impl in tagged:
+            base = impl.rsplit("_", 1)[0]
+            for (i, d, n, mode), (gbps, _, status) in sorted(rows.items(), key=lambda kv: (kv[0][3], kv[0][1], kv[0][2])):
+                if i != impl or status != "ok":
+                    continue
+                ref = rows.get((base, d, n, mode))
+                if ref is None or ref[2] != "ok" or ref[0] == 0:
+                    continue
+                out.append(f"| {impl} | {mode} | {d} | {human(n)} | {ref[0]:.0f} | {gbps:.0f} | {gbps / ref[0]:.3f} |")
     out.append("")
     out.append("### targets")
     out.append("")

@@ -28,11 +28,13 @@ relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void*
 
   const cuda::Mode mode = cuda::ModeFor(params);
   const cuda::VectorPlan plan = cuda::PlanVectors(dtype, n, dy, s, dx);
+  const int unroll = cuda::VectorUnroll();
   const cudaError_t e = cuda::LaunchReluGrad(dtype, mode, plan, n, dy, s, dx, cuda::ToDeviceParams(params),
-                                             static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
+                                             static_cast<cudaStream_t>(semantics.stream), target.max_blocks,
+                                             unroll);
   if (e != cudaSuccess) {
-    return cuda::LaunchFailed(cuda::KernelName(dtype, mode, plan.vector), static_cast<long long>(n),
-                              semantics.stream, target.device, e);
+    return cuda::LaunchFailed(cuda::KernelName(dtype, mode, plan.vector, unroll).c_str(),
+                              static_cast<long long>(n), semantics.stream, target.device, e);
   }
   return RELUGRAD_OK;
 }

@@ -84,9 +84,12 @@ union Lanes16 {
 
 // One thread's share of the vector kernel: vectors tid, tid + stride, ...
 // of the body, then (threads 0 .. head + tail - 1) one scalar edge element.
-// dx may alias dy or s exactly: each element is read, then written, by the
-// same thread in the same iteration.
-template <Dtype D, Mode M>
+// kUnroll vectors (tid + u * stride, coalesced across the warp) are loaded
+// before any is stored, so a thread has 2 * kUnroll loads in flight; the
+// compiler cannot do this itself because dx may alias dy or s. That aliasing
+// is exact, so vector i is only ever read, then written, by one thread, and
+// loading vector i + stride before storing vector i is safe.
+template <Dtype D, Mode M, int kUnroll = 1>
 RG_INLINE void Vector16Body(const DeviceParams& p, int64_t head, int64_t vectors, int64_t tail,
                             const typename DtypeTraits<D>::Bits* dy,
                             const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
@@ -96,13 +99,26 @@ RG_INLINE void Vector16Body(const DeviceParams& p, int64_t head, int64_t vectors
   const Bytes16* dy_v = reinterpret_cast<const Bytes16*>(dy + head);
   const Bytes16* s_v = reinterpret_cast<const Bytes16*>(s + head);
   Bytes16* dx_v = reinterpret_cast<Bytes16*>(dx + head);
-  for (int64_t i = tid; i < vectors; i += stride) {
-    Lanes16<D> a, b, out;
-    a.v = dy_v[i];
-    b.v = s_v[i];
+  for (int64_t i = tid; i < vectors; i += stride * kUnroll) {
+    Lanes16<D> a[kUnroll], b[kUnroll];
     RG_UNROLL
-    for (int l = 0; l < kLanes; ++l) out.lane[l] = Element<D, M>(p, a.lane[l], b.lane[l]);
-    dx_v[i] = out.v;
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t j = i + u * stride;
+      if (j < vectors) {
+        a[u].v = dy_v[j];
+        b[u].v = s_v[j];
+      }
+    }
+    RG_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t j = i + u * stride;
+      if (j < vectors) {
+        Lanes16<D> out;
+        RG_UNROLL
+        for (int l = 0; l < kLanes; ++l) out.lane[l] = Element<D, M>(p, a[u].lane[l], b[u].lane[l]);
+        dx_v[j] = out.v;
+      }
+    }
   }
   if (tid < head + tail) {
     const int64_t i = tid < head ? tid : head + vectors * kLanes + (tid - head);

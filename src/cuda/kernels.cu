@@ -13,8 +13,9 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 namespace relugrad {
 namespace cuda {
@@ -22,7 +23,7 @@ namespace {
 
 // The bodies live in kernel_body.h (shared with the host tests); these
 // wrappers only supply the thread's index and the grid's stride.
-template <Dtype D, Mode M>
+template <Dtype D, Mode M, int kUnroll>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     ReluGradVector16(DeviceParams p, int64_t head, int64_t vectors, int64_t tail,
                      const typename DtypeTraits<D>::Bits* dy,
@@ -30,7 +31,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                      typename DtypeTraits<D>::Bits* dx) {
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  Vector16Body<D, M>(p, head, vectors, tail, dy, s, dx, tid, stride);
+  Vector16Body<D, M, kUnroll>(p, head, vectors, tail, dy, s, dx, tid, stride);
 }
 
 template <Dtype D, Mode M>
@@ -44,15 +45,20 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <Dtype D, Mode M>
 cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const void* s_v, void* dx_v,
-                   const DeviceParams& p, cudaStream_t stream, int max_blocks) {
+                   const DeviceParams& p, cudaStream_t stream, int max_blocks, int unroll) {
   using Bits = typename DtypeTraits<D>::Bits;
   const Bits* dy = static_cast<const Bits*>(dy_v);
   const Bits* s = static_cast<const Bits*>(s_v);
   Bits* dx = static_cast<Bits*>(dx_v);
   if (plan.vector) {
     const int blocks = BlocksFor(VectorWorkItems(plan), max_blocks);
-    ReluGradVector16<D, M><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                     plan.tail, dy, s, dx);
+    if (unroll == 2) {
+      ReluGradVector16<D, M, 2><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
+                                                                         plan.tail, dy, s, dx);
+    } else {
+      ReluGradVector16<D, M, 1><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
+                                                                         plan.tail, dy, s, dx);
+    }
   } else {
     ReluGradScalar<D, M><<<BlocksFor(n, max_blocks), kThreadsPerBlock, 0, stream>>>(p, n, dy, s, dx);
   }
@@ -61,49 +67,48 @@ cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const vo
 
 template <Dtype D>
 cudaError_t LaunchMode(Mode mode, const VectorPlan& plan, int64_t n, const void* dy, const void* s,
-                       void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks) {
+                       void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks, int unroll) {
   switch (mode) {
     case Mode::kSelectNanOpen:
-      return Launch<D, Mode::kSelectNanOpen>(plan, n, dy, s, dx, p, stream, max_blocks);
+      return Launch<D, Mode::kSelectNanOpen>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
     case Mode::kSelectNanClosed:
-      return Launch<D, Mode::kSelectNanClosed>(plan, n, dy, s, dx, p, stream, max_blocks);
+      return Launch<D, Mode::kSelectNanClosed>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
     case Mode::kGeneral:
-      return Launch<D, Mode::kGeneral>(plan, n, dy, s, dx, p, stream, max_blocks);
+      return Launch<D, Mode::kGeneral>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
   }
   return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
-const char* KernelName(Dtype dtype, Mode mode, bool vector) {
-  // [dtype][mode][vector]
-  static const char* const kNames[4][3][2] = {
-      {{"rg_f32_relugrad_select_nan_open__cuda_scalar", "rg_f32_relugrad_select_nan_open__cuda_v16"},
-       {"rg_f32_relugrad_select_nan_closed__cuda_scalar", "rg_f32_relugrad_select_nan_closed__cuda_v16"},
-       {"rg_f32_relugrad_general__cuda_scalar", "rg_f32_relugrad_general__cuda_v16"}},
-      {{"rg_f16_relugrad_select_nan_open__cuda_scalar", "rg_f16_relugrad_select_nan_open__cuda_v16"},
-       {"rg_f16_relugrad_select_nan_closed__cuda_scalar", "rg_f16_relugrad_select_nan_closed__cuda_v16"},
-       {"rg_f16_relugrad_general__cuda_scalar", "rg_f16_relugrad_general__cuda_v16"}},
-      {{"rg_bf16_relugrad_select_nan_open__cuda_scalar", "rg_bf16_relugrad_select_nan_open__cuda_v16"},
-       {"rg_bf16_relugrad_select_nan_closed__cuda_scalar", "rg_bf16_relugrad_select_nan_closed__cuda_v16"},
-       {"rg_bf16_relugrad_general__cuda_scalar", "rg_bf16_relugrad_general__cuda_v16"}},
-      {{"rg_f64_relugrad_select_nan_open__cuda_scalar", "rg_f64_relugrad_select_nan_open__cuda_v16"},
-       {"rg_f64_relugrad_select_nan_closed__cuda_scalar", "rg_f64_relugrad_select_nan_closed__cuda_v16"},
-       {"rg_f64_relugrad_general__cuda_scalar", "rg_f64_relugrad_general__cuda_v16"}},
-  };
+int VectorUnroll() {
+  // Read once: RELUGRAD_CUDA_UNROLL=1 or 2 (A/B switch for bench/gpu/check.sh).
+  static const int unroll = [] {
+    const char* v = std::getenv("RELUGRAD_CUDA_UNROLL");
+    return (v != nullptr && v[0] == '1' && v[1] == '\0') ? 1 : kDefaultVectorUnroll;
+  }();
+  return unroll;
+}
+
+std::string KernelName(Dtype dtype, Mode mode, bool vector, int unroll) {
+  static const char* const kDtypes[4] = {"f32", "f16", "bf16", "f64"};
+  static const char* const kModes[3] = {"select_nan_open", "select_nan_closed", "general"};
   const int d = static_cast<int>(dtype) - 1;  // Dtype numbering starts at 1
-  if (d < 0 || d > 3) return "rg_unknown__cuda";
-  return kNames[d][static_cast<int>(mode)][vector ? 1 : 0];
+  const int m = static_cast<int>(mode);
+  std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") + "_relugrad_" +
+                     (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
+  if (!vector) return name + "scalar";
+  return name + (unroll == 2 ? "v16x2" : "v16");
 }
 
 cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,
                            const void* dy, const void* s, void* dx, const DeviceParams& p,
-                           cudaStream_t stream, int max_blocks) {
+                           cudaStream_t stream, int max_blocks, int unroll) {
   switch (dtype) {
-    case Dtype::kF32: return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks);
-    case Dtype::kF16: return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks);
-    case Dtype::kBF16: return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks);
-    case Dtype::kF64: return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks);
+    case Dtype::kF32: return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kF16: return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kBF16: return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kF64: return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
   }
   return cudaErrorInvalidValue;
 }

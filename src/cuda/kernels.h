@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/dtype_traits.h"
 #include "cuda/device_params.h"
@@ -16,15 +17,22 @@
 namespace relugrad {
 namespace cuda {
 
-// Stable kernel name for logs and errors, e.g. "rg_f32_relugrad_select_nan_open__cuda_v16".
-const char* KernelName(Dtype dtype, Mode mode, bool vector);
+// Vectors per thread per grid-stride turn in the vector kernel (see
+// Vector16Body). 2 keeps 4 loads in flight per thread; RELUGRAD_CUDA_UNROLL=1
+// in the environment (read once per process) selects 1, so the benchmark
+// can compare the two on a GPU. Not yet measured on a GPU.
+constexpr int kDefaultVectorUnroll = 2;
+int VectorUnroll();
 
-// Launches the kernel for (dtype, mode, plan) with at most max_blocks blocks
-// (a grid-stride loop covers any n) and returns cudaGetLastError() right
-// after the launch. n > 0.
+// Stable kernel name for logs and errors, e.g. "rg_f32_relugrad_select_nan_open__cuda_v16x2".
+std::string KernelName(Dtype dtype, Mode mode, bool vector, int unroll);
+
+// Launches the kernel for (dtype, mode, plan, unroll) with at most
+// max_blocks blocks (a grid-stride loop covers any n) and returns
+// cudaGetLastError() right after the launch. n > 0.
 cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,
                            const void* dy, const void* s, void* dx, const DeviceParams& params,
-                           cudaStream_t stream, int max_blocks);
+                           cudaStream_t stream, int max_blocks, int unroll);
 
 }  // namespace cuda
 }  // namespace relugrad

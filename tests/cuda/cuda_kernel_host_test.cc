@@ -1,5 +1,5 @@
-// The CUDA kernels' bodies (src/cuda/kernel_body.h) run on the CPU over a
-// simulated grid: every thread index of the grid the launcher would use (and
+// The CUDA kernels' bodies (src/cuda/kernel_body.h, both unrolls of the
+// vector body) run on the CPU over a simulated grid: every thread index of the grid the launcher would use (and
 // of deliberately small grids, so the grid-stride loops take many turns)
 // executes the same code the device runs. Checked bit for bit against the
 // reference with guard bytes around dx, for every length 0..300 and around
@@ -30,7 +30,7 @@ constexpr size_t kGuard = 64;
 
 template <Dtype D, Mode M>
 void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, const void* s_v, void* dx_v,
-                  int max_blocks) {
+                  int max_blocks, int unroll) {
   using Bits = typename DtypeTraits<D>::Bits;
   const Bits* dy = static_cast<const Bits*>(dy_v);
   const Bits* s = static_cast<const Bits*>(s_v);
@@ -45,7 +45,11 @@ void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, cons
     }
     const int64_t threads = int64_t{cuda::BlocksFor(cuda::VectorWorkItems(plan), max_blocks)} * cuda::kThreadsPerBlock;
     for (int64_t tid = 0; tid < threads; ++tid) {
-      cuda::Vector16Body<D, M>(p, plan.head, plan.vectors, plan.tail, dy, s, dx, tid, threads);
+      if (unroll == 2) {
+        cuda::Vector16Body<D, M, 2>(p, plan.head, plan.vectors, plan.tail, dy, s, dx, tid, threads);
+      } else {
+        cuda::Vector16Body<D, M, 1>(p, plan.head, plan.vectors, plan.tail, dy, s, dx, tid, threads);
+      }
     }
   } else {
     const int64_t threads = int64_t{cuda::BlocksFor(n, max_blocks)} * cuda::kThreadsPerBlock;
@@ -55,17 +59,17 @@ void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, cons
 
 template <Dtype D>
 void SimulateMode(Mode mode, const cuda::DeviceParams& p, int64_t n, const void* dy, const void* s, void* dx,
-                  int max_blocks) {
+                  int max_blocks, int unroll) {
   switch (mode) {
-    case Mode::kSelectNanOpen: return SimulateGrid<D, Mode::kSelectNanOpen>(p, n, dy, s, dx, max_blocks);
-    case Mode::kSelectNanClosed: return SimulateGrid<D, Mode::kSelectNanClosed>(p, n, dy, s, dx, max_blocks);
-    case Mode::kGeneral: return SimulateGrid<D, Mode::kGeneral>(p, n, dy, s, dx, max_blocks);
+    case Mode::kSelectNanOpen: return SimulateGrid<D, Mode::kSelectNanOpen>(p, n, dy, s, dx, max_blocks, unroll);
+    case Mode::kSelectNanClosed: return SimulateGrid<D, Mode::kSelectNanClosed>(p, n, dy, s, dx, max_blocks, unroll);
+    case Mode::kGeneral: return SimulateGrid<D, Mode::kGeneral>(p, n, dy, s, dx, max_blocks, unroll);
   }
 }
 
 // What CudaReluGrad does after its device checks, on host memory.
 void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const void* dy, const void* s, void* dx,
-              int max_blocks) {
+              int max_blocks, int unroll) {
   Semantics sem;
   ASSERT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK);
   const Dtype d = ToDtype(dt);
@@ -73,10 +77,10 @@ void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const voi
   const cuda::DeviceParams p = cuda::ToDeviceParams(kp);
   const Mode mode = cuda::ModeFor(kp);
   switch (d) {
-    case Dtype::kF32: return SimulateMode<Dtype::kF32>(mode, p, n, dy, s, dx, max_blocks);
-    case Dtype::kF16: return SimulateMode<Dtype::kF16>(mode, p, n, dy, s, dx, max_blocks);
-    case Dtype::kBF16: return SimulateMode<Dtype::kBF16>(mode, p, n, dy, s, dx, max_blocks);
-    case Dtype::kF64: return SimulateMode<Dtype::kF64>(mode, p, n, dy, s, dx, max_blocks);
+    case Dtype::kF32: return SimulateMode<Dtype::kF32>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kF16: return SimulateMode<Dtype::kF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kBF16: return SimulateMode<Dtype::kBF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kF64: return SimulateMode<Dtype::kF64>(mode, p, n, dy, s, dx, max_blocks, unroll);
   }
 }
 
@@ -87,9 +91,9 @@ unsigned char* Aligned64(std::vector<unsigned char>& v) {
   return v.data() + ((64 - p % 64) % 64);
 }
 
-void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
-               const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off, InPlace in_place,
-               int max_blocks, const std::string& what) {
+void RunPlacedUnroll(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
+                     const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off,
+                     InPlace in_place, int max_blocks, int unroll, const std::string& what) {
   const size_t bytes = dy.size();
   const size_t n = bytes / relugrad_dtype_size(d);
   const size_t total = bytes + 2 * kGuard + 128;
@@ -103,11 +107,21 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
   }
   unsigned char* out = in_place == InPlace::kOnDy ? pa : in_place == InPlace::kOnS ? pb : pc;
   std::vector<unsigned char>& out_buf = in_place == InPlace::kOnDy ? a : in_place == InPlace::kOnS ? b : c;
-  ASSERT_NO_FATAL_FAILURE(Simulate(d, o, static_cast<int64_t>(n), pa, pb, out, max_blocks));
+  ASSERT_NO_FATAL_FAILURE(Simulate(d, o, static_cast<int64_t>(n), pa, pb, out, max_blocks, unroll));
   const auto expected = Reference(d, dy, s, o);
   ASSERT_EQ(CompareBits(d, expected.data(), out, n, dy.data(), s.data()), "") << what;
   for (unsigned char* q = out_buf.data(); q < out; ++q) ASSERT_EQ(*q, kSentinel) << what << ": write before dx";
   for (unsigned char* q = out + bytes; q < out_buf.data() + total; ++q) ASSERT_EQ(*q, kSentinel) << what << ": write after dx";
+}
+
+// Both vector-kernel unrolls (1 and 2 vectors per thread per turn).
+void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
+               const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off, InPlace in_place,
+               int max_blocks, const std::string& what) {
+  for (int unroll : {1, 2}) {
+    ASSERT_NO_FATAL_FAILURE(RunPlacedUnroll(d, o, dy, s, dy_off, s_off, dx_off, in_place, max_blocks, unroll,
+                                            what + " unroll=" + std::to_string(unroll)));
+  }
 }
 
 std::vector<Config> FlavourConfigs() {
