@@ -99,7 +99,7 @@ grep -E "tests passed|tests failed" "$RES/ctest.log" | tee -a "$RES/check.log"
 SKIPPED_DEVICE="$(grep -E "Cuda(Backend|MaskDevice)Test\.[A-Za-z0-9_]+ .*\(Skipped\)" "$RES/ctest.log" | grep -v -E "NoDeviceIsUnsupported|MoreThan2To31Elements" || true)"
 if [[ -n "$SKIPPED_DEVICE" ]]; then
   echo "$SKIPPED_DEVICE" | tee -a "$RES/check.log"
-  fail "CUDA device tests were skipped on a GPU machine (no usable device?)"
+  fail "CUDA device tests were skipped on a GPU machine: no usable device (the CUDA 13 runtime needs driver >= 580; see env.txt and the skip messages)"
 fi
 # The device suites once more, verbosely, so their logs show what ran.
 for t in cuda_backend_test cuda_mask_device_test; do
