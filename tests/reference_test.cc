@@ -150,6 +150,17 @@ TEST(ReferenceF16, AlphaRoundsToNearestEven) {
   EXPECT_EQ(One(d, o, 0x7bff, 0xbc00), 0x7c00u);
 }
 
+TEST(Reference16, AlphaBeyondFloatRangeGivesDefaultNanForZeroDy) {
+  // alpha = 1e39 rounds to +inf in f32: a closed zero dy gives 0 * inf, the
+  // default NaN (not a bit pattern made up by rounding NaN to 16 bits).
+  auto o = Preset(RELUGRAD_PRESET_ONEDNN);
+  o.alpha = 1e39;
+  EXPECT_EQ(One(RELUGRAD_F16, o, 0x0000, 0xbc00), 0xfe00u);
+  EXPECT_EQ(One(RELUGRAD_BF16, o, 0x8000, 0xbf80), 0xffc0u);
+  EXPECT_EQ(One(RELUGRAD_F32, o, kPos0, kNegInf), kDefaultNaN);
+  EXPECT_EQ(One(RELUGRAD_BF16, o, 0x3f80, 0xbf80), 0x7f80u);  // 1 * inf
+}
+
 TEST(ReferenceF64, TorchAndTensorflow) {
   const auto d = RELUGRAD_F64;
   const uint64_t minus3 = 0xc008000000000000ull, one = 0x3ff0000000000000ull;

@@ -126,6 +126,9 @@ std::vector<Config> AllConfigs() {
     auto s = Preset(RELUGRAD_PRESET_JAX);
     s.alpha = -0.5;  // select with a closed-gate factor
     c.push_back({"jax_alpha-0.5", s});
+    auto h = Preset(RELUGRAD_PRESET_ONEDNN);
+    h.alpha = 1e39;  // finite in double, +inf in f32: 0 * alpha is the default NaN
+    c.push_back({"onednn_alpha_beyond_f32", h});
   }
   return c;
 }

@@ -78,6 +78,8 @@ uint64_t Multiply(Dtype dtype, uint64_t dy_bits, double factor, const Semantics&
   if (std::isinf(x) && factor == 0.0) return DefaultNanBits(dtype);
   double product = x * factor;  // exact for f32 operands; IEEE for f64
   if (!ComputeIsF64(dtype)) product = RoundToFloat(product);
+  // 0 * inf where alpha itself overflowed the compute type (|alpha| > FLT_MAX).
+  if (std::isnan(product)) return DefaultNanBits(dtype);
   product = FlushIfDaz(dtype, product, sem);  // FTZ on the result
   return DoubleToBitsRne(dtype, product);
 }

@@ -38,6 +38,7 @@
 #include "core/dtype_traits.h"
 #include "core/float_convert.h"
 #include "core/semantics.h"
+#include "cpu/mul_alpha16.h"
 #include "cpu/rules-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -52,25 +53,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <class U>
 constexpr int64_t MaxGroup() {
   return std::max<int64_t>(64, HWY_MAX_BYTES / sizeof(U));
-}
-
-// x*alpha or dy*alpha for 16-bit data (alpha != 0), per element: an f32
-// multiply rounded to nearest even back to 16 bits, as scalar_alpha16.cc
-// does for the gate-from-s path (Highway 1.0.3's emulated 16-bit
-// conversions truncate, see float_convert.h). NaN comes back quieted.
-template <Dtype D>
-HWY_INLINE uint16_t MulAlpha16(const KernelParams& p, uint16_t v) {
-  using T = DtypeTraits<D>;
-  if (IsNan<D>(v)) return static_cast<uint16_t>(v | T::kQuiet);
-  float f = static_cast<float>(BitsToDouble(D, v));
-  if (p.flush_subnormals && IsSubnormal<D>(v)) f = std::copysign(0.0f, f);
-  // Both operands are floats: the double product is exact, one rounding to
-  // float is IEEE's f32 multiply.
-  float product = static_cast<float>(static_cast<double>(f) * p.alpha_f32);
-  if (p.flush_subnormals && product != 0.0f && std::fabs(product) < 0x1p-126f) {
-    product = std::copysign(0.0f, product);
-  }
-  return static_cast<uint16_t>(DoubleToBitsRne(D, product));
 }
 
 // One group of g elements (a multiple of the lane count and of 8):

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/dtype_traits.h"
-#include "core/float_convert.h"
+#include "cpu/mul_alpha16.h"
 
 namespace relugrad {
 namespace {
@@ -32,14 +32,7 @@ uint16_t Element(const KernelParams& p, uint16_t dy, uint16_t s) {
     }
     return out;
   }
-  if (dy_nan) return static_cast<uint16_t>(dy | T::kQuiet);
-  // f32 multiply: 16-bit values and alpha are floats, so the double product
-  // is exact and one rounding to float is IEEE's f32 multiply.
-  float x = static_cast<float>(BitsToDouble(D, dy));
-  if (flush && IsSubnormal<D>(dy)) x = std::copysign(0.0f, x);
-  float product = static_cast<float>(static_cast<double>(x) * p.alpha_f32);
-  if (flush && product != 0.0f && std::fabs(product) < 0x1p-126f) product = std::copysign(0.0f, product);
-  return static_cast<uint16_t>(DoubleToBitsRne(D, product));
+  return MulAlpha16<D>(p, dy);
 }
 
 template <Dtype D>
