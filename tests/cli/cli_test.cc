@@ -158,6 +158,32 @@ TEST(Cli, BadInputsFailCleanly) {
   EXPECT_EQ(leftovers.out, "0\n");
 }
 
+TEST(Cli, CudaBackendEitherMatchesOrFailsCleanly) {
+  // With a GPU the staged CUDA run must equal the reference; without one (or
+  // without the backend built) it must fail like any bad input.
+  const relugrad_dtype d = RELUGRAD_F32;
+  const size_t n = 1000;
+  const auto dy = Pack(d, RandomBits(d, n, 3)), s = Pack(d, RandomBits(d, n, 4));
+  const std::string pdy = Save("cuda_dy.npy", "<f4", {static_cast<int64_t>(n)}, dy);
+  const std::string ps = Save("cuda_s.npy", "<f4", {static_cast<int64_t>(n)}, s);
+  const std::string out = Dir() + "/cuda_dx.npy";
+  ::unlink(out.c_str());
+  const Result r = Cli("run --backend cuda --dy " + pdy + " --x " + ps + " -o " + out);
+  if (r.status == 0) {
+    npy::Array got;
+    std::string error;
+    ASSERT_TRUE(npy::Read(out, &got, &error)) << error;
+    relugrad_options o;
+    relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+    EXPECT_EQ(CompareBits(d, Reference(d, dy, s, o).data(), got.data.data(), n), "");
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(Exists(out));
+  }
+}
+
 TEST(Cli, VerifyAndInfo) {
   const Result v = Cli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) + " --threads 1,2 --size 5000");
   EXPECT_EQ(v.status, 0) << v.out << v.err;

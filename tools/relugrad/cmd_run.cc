@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_args.h"
+#include "device_staging.h"
 #include "commands.h"
 #include "io/npy.h"
 #include "npy_dtype.h"
@@ -91,7 +92,15 @@ int RunCommand(int argc, char** argv, int first) {
   if (dy.shape != s.shape) throw UsageError(s_path + ": shape differs from " + dy_path + "'s");
 
   // In place on dy's buffer: dx = ReluGrad(dy, s) needs no third array.
-  CheckStatus(relugrad_relu_grad(d, dy.count, dy.data.data(), s.data.data(), dy.data.data(), &options), "relu_grad");
+  if (options.backend == RELUGRAD_BACKEND_CUDA) {
+    // Device pointers only: stage both arrays, compute in place on dy's copy.
+    RunOnDevice({{dy.data.data(), dy.data.size()}, {s.data.data(), s.data.size()}}, 0,
+                [&](const std::vector<void*>& dev) {
+                  CheckStatus(relugrad_relu_grad(d, dy.count, dev[0], dev[1], dev[0], &options), "relu_grad");
+                });
+  } else {
+    CheckStatus(relugrad_relu_grad(d, dy.count, dy.data.data(), s.data.data(), dy.data.data(), &options), "relu_grad");
+  }
   std::string error;
   if (!npy::Write(out_path, dy.descr, dy.shape, dy.data.data(), dy.data.size(), &error)) {
     throw UsageError(out_path + ": " + error);
