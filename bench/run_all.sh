@@ -6,7 +6,8 @@
 #   bench/run_all.sh OUT_PREFIX BUILD_DIR [PYTHON]
 #
 # Writes OUT_PREFIX.jsonl (cold caches: rotating operand sets), OUT_PREFIX-warm.jsonl
-# (per-call latency, one set), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
+# (per-call latency, one set), OUT_PREFIX-key.jsonl (n >= 16M with 1 s per
+# candidate: the triad target needs more samples than the sweep), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
 # OUT_PREFIX.log (stderr of every step). Knobs (environment):
 #   BENCH_SIZES (default 4K..256M x4), BENCH_SIZES_F64 (4K..64M: f64 at 256M
 #   needs 12 GiB), BENCH_PY_MAX_N (64M: slow allocating peers), BENCH_MIN_TIME (0.1 s).
@@ -22,9 +23,9 @@ min_time=${BENCH_MIN_TIME:-0.1}
 threads=${BENCH_THREADS:-1,2}
 cli="$build/relugrad"
 onednn="$build/bench/peers/onednn_relu_bwd"
-jsonl="$out.jsonl"; warm="$out-warm.jsonl"; log="$out.log"
+jsonl="$out.jsonl"; warm="$out-warm.jsonl"; key="$out-key.jsonl"; log="$out.log"
 mkdir -p "$(dirname "$out")"
-: > "$jsonl"; : > "$warm"; : > "$log"
+: > "$jsonl"; : > "$warm"; : > "$key"; : > "$log"
 start=$SECONDS
 step() { echo "make bench: $* ($((SECONDS - start)) s)" | tee -a "$log" >&2; }
 
@@ -40,6 +41,8 @@ step "relugrad f32/f16/bf16, sizes $sizes, threads $threads"
 step "relugrad f64, sizes $sizes_f64"
 "$cli" bench --json --dtype f64 --sizes "$sizes_f64" --threads "$threads" --min-time "$min_time" \
   --alloc $mask_flag >> "$jsonl" 2>>"$log"
+step "relugrad key points: n = 16M, 64M, every dtype, 1 s per candidate (the >= 0.95x triad target)"
+"$cli" bench --json --dtype f32,f16,bf16,f64 --sizes 16M,64M --threads "$threads" --min-time 1 >> "$key" 2>>"$log"
 step "relugrad latency (warm caches, 3 rounds)"
 for round in 1 2 3; do
   "$cli" bench --json --warm --dtype f32,f16,bf16,f64 --sizes 16,256,1024,4K --threads 1 --min-time "$min_time" \
@@ -68,6 +71,6 @@ machine_line="Machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(npro
 $(uname -r); SIMD target $("$cli" info 2>/dev/null | sed -n "s/^simd_selected: *//p" | head -1). \
 Command: \`make bench\` (bench/run_all.sh; min-time $min_time s per point; cold caches: rotating operand sets of >= 64 MiB). \
 Date: $(date -u +%Y-%m-%dT%H:%MZ). Shared machine: only ratios within this run are meaningful."
-"$py" "$here/report.py" "$jsonl" --warm "$warm" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
+"$py" "$here/report.py" "$jsonl" --warm "$warm" --key "$key" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
 "$py" "$here/plot.py" "$jsonl" --out-prefix "$out" --title "$(basename "$out")" >> "$log" 2>&1 || step "plots failed (matplotlib missing?)"
 step "done: $out.md"
