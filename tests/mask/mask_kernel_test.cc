@@ -41,7 +41,7 @@ void CheckForward(relugrad_dtype d, const relugrad_options& o, const Bytes& x, O
   Bytes ey, em;
   ReferenceForward(d, x, o, &ey, &em);
   Guarded gx(bytes, off.in, 0), gy(bytes, off.out, 0x5A), gm(em.size(), off.mask, 0x5A);
-  std::memcpy(gx.data(), x.data(), bytes);
+  if (bytes > 0) std::memcpy(gx.data(), x.data(), bytes);  // reliability (issue 6): x.data() is NULL when empty (UBSan)
   unsigned char* y = in_place ? gx.data() : gy.data();
   ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), gx.data(), y, gm.data(), &o), RELUGRAD_OK)
       << relugrad_last_error();
