@@ -60,8 +60,8 @@ void CheckGrad(relugrad_dtype d, const relugrad_options& o, const Bytes& dy, con
   const size_t n = bytes / relugrad_dtype_size(d);
   const Bytes expected = ReferenceGradMask(d, dy, mask, o);
   Guarded gdy(bytes, off.in, 0), gdx(bytes, off.out, 0x5A), gm(mask.size(), off.mask, 0);
-  std::memcpy(gdy.data(), dy.data(), bytes);
-  std::memcpy(gm.data(), mask.data(), mask.size());
+  if (bytes > 0) std::memcpy(gdy.data(), dy.data(), bytes);  // reliability (issue 6): no memcpy from NULL
+  if (!mask.empty()) std::memcpy(gm.data(), mask.data(), mask.size());
   unsigned char* dx = in_place ? gdy.data() : gdx.data();
   ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), gdy.data(), gm.data(), dx, &o), RELUGRAD_OK)
       << relugrad_last_error();
