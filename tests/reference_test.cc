@@ -68,7 +68,7 @@ TEST(ReferenceF32, TensorflowIsMultiplyWithPassIfGreaterAndFtz) {
   EXPECT_EQ(One(d, o, kNegSub, kOne), kNeg0);
 }
 
-TEST(ReferenceF32, JaxIsSelectWithPassIfGreater) {
+TEST(ReferenceF32, JaxIsSelectWithPassIfGreaterAndDazGate) {
   const auto o = Preset(RELUGRAD_PRESET_JAX);
   const auto d = RELUGRAD_F32;
   EXPECT_EQ(One(d, o, kMinus3, kOne), kMinus3);
@@ -76,12 +76,19 @@ TEST(ReferenceF32, JaxIsSelectWithPassIfGreater) {
   EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);         // NaN gate closed, +0
   EXPECT_EQ(One(d, o, kInf, kMinus3), kPos0);
   EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);            // bits copied
+  // Measured on JAX 0.10.2 CPU (docs/python.md): XLA compares a subnormal
+  // gate as 0, but the selected dy bits are never flushed.
+  EXPECT_EQ(One(d, o, kMinus3, kSub), kPos0);
+  EXPECT_EQ(One(d, o, kSub, kOne), kSub);
 }
 
-TEST(ReferenceF32, OnednnMultipliesByAlpha) {
+TEST(ReferenceF32, OnednnMultipliesByAlphaWithZeroIfLessOrEqual) {
   auto o = Preset(RELUGRAD_PRESET_ONEDNN);
   const auto d = RELUGRAD_F32;
   EXPECT_EQ(One(d, o, kMinus3, kNegInf), kNeg0);
+  // Measured on oneDNN 2.6.3's JIT (tests/onednn): a NaN gate passes dy.
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kMinus3);
+  EXPECT_EQ(One(d, o, kSNaN, kQNaN), kSNaN | 0x00400000);  // dy * 1 quiets
   o.alpha = 0.5;
   EXPECT_EQ(One(d, o, kMinus3, kNegInf), 0xbfc00000u);  // -1.5
   EXPECT_EQ(One(d, o, kInf, kNeg0), kInf);              // inf * 0.5
@@ -89,6 +96,15 @@ TEST(ReferenceF32, OnednnMultipliesByAlpha) {
   EXPECT_EQ(One(d, o, kTwo, kTwo), kTwo);               // open: dy * 1
   o.alpha = 0.1;  // rounded to float: 0x3dcccccd
   EXPECT_EQ(One(d, o, kTwo, kNeg0), 0x3e4ccccdu);       // 2 * 0.1f
+}
+
+TEST(ReferenceF32, MindsporeIsSelectWithPassIfGreaterIeee) {
+  const auto o = Preset(RELUGRAD_PRESET_MINDSPORE);
+  const auto d = RELUGRAD_F32;
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);   // NaN gate closed
+  EXPECT_EQ(One(d, o, kMinus3, kSub), kMinus3);  // subnormal gate > 0 (IEEE)
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);      // bits copied
+  EXPECT_EQ(One(d, o, kInf, kNeg0), kPos0);
 }
 
 TEST(ReferenceF32, ThresholdsCompareInTheComputeType) {

@@ -60,9 +60,10 @@ typedef enum relugrad_dtype {
 
 /* Gate predicate on s against the threshold t. */
 typedef enum relugrad_gate {
-  /* closed when s <= t; a NaN gate is open (PyTorch threshold_backward). */
+  /* closed when s <= t; a NaN gate is open (PyTorch threshold_backward,
+   * oneDNN's JIT eltwise backward). */
   RELUGRAD_GATE_ZERO_IF_LE = 0,
-  /* open only when s > t; a NaN gate is closed (TF, JAX, oneDNN). */
+  /* open only when s > t; a NaN gate is closed (TF, JAX, MindSpore). */
   RELUGRAD_GATE_PASS_IF_GT = 1,
 } relugrad_gate;
 
@@ -100,12 +101,14 @@ typedef enum relugrad_backend {
   RELUGRAD_BACKEND_ASCEND_TWIN = 2, /* AscendC kernel run by the CPU twin */
 } relugrad_backend;
 
-/* Named framework presets (see README: semantics table). */
+/* Named framework presets (see README: semantics table; each was settled by
+ * running the framework, docs/python.md). */
 typedef enum relugrad_preset {
   RELUGRAD_PRESET_TORCH = 0,      /* zero_if_le + select, IEEE */
   RELUGRAD_PRESET_TENSORFLOW = 1, /* pass_if_gt + multiply, FTZ/DAZ */
-  RELUGRAD_PRESET_JAX = 2,        /* pass_if_gt + select */
-  RELUGRAD_PRESET_ONEDNN = 3,     /* pass_if_gt + multiply with alpha */
+  RELUGRAD_PRESET_JAX = 2,        /* pass_if_gt + select, FTZ/DAZ gate (XLA CPU) */
+  RELUGRAD_PRESET_ONEDNN = 3,     /* zero_if_le + multiply with alpha */
+  RELUGRAD_PRESET_MINDSPORE = 4,  /* pass_if_gt + select, IEEE (MindSpore CPU ReluGrad) */
 } relugrad_preset;
 
 /* Options. Always initialise with relugrad_options_init(), which sets

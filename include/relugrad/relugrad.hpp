@@ -95,6 +95,7 @@ enum class Preset {
   kTensorflow = RELUGRAD_PRESET_TENSORFLOW,
   kJax = RELUGRAD_PRESET_JAX,
   kOnednn = RELUGRAD_PRESET_ONEDNN,
+  kMindspore = RELUGRAD_PRESET_MINDSPORE,
 };
 
 // Options with chainable setters: Options(Preset::kOnednn).alpha(0.1).threads(1)

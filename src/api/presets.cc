@@ -20,7 +20,8 @@ constexpr Named kDtypeAliases[] = {{"float32", RELUGRAD_F32}, {"float16", RELUGR
 constexpr Named kPresets[] = {{"torch", RELUGRAD_PRESET_TORCH},
                               {"tensorflow", RELUGRAD_PRESET_TENSORFLOW},
                               {"jax", RELUGRAD_PRESET_JAX},
-                              {"onednn", RELUGRAD_PRESET_ONEDNN}};
+                              {"onednn", RELUGRAD_PRESET_ONEDNN},
+                              {"mindspore", RELUGRAD_PRESET_MINDSPORE}};
 
 template <size_t N>
 const char* NameOf(const Named (&table)[N], int value) {
@@ -82,6 +83,12 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
       o.gate = RELUGRAD_GATE_ZERO_IF_LE;
       o.combine = RELUGRAD_COMBINE_MULTIPLY;
       break;
+    case RELUGRAD_PRESET_MINDSPORE:
+      // Measured (MindSpore 2.10 CPU ReluGrad, f32/f16/f64): select(y > 0, dy, 0)
+      // with IEEE subnormals. Evidence: docs/python.md, tests/golden (mindspore rows).
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_SELECT;
+      break;
     default:
       return Fail(RELUGRAD_INVALID_ARGUMENT, "preset %d is not a relugrad_preset", static_cast<int>(preset));
   }
@@ -118,7 +125,7 @@ relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out
   int v = 0;
   if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
   if (!ValueOf(kPresets, name, &v)) {
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown semantics preset '%s' (torch, tensorflow, jax, onednn)", name);
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore)", name);
   }
   *out = static_cast<relugrad_preset>(v);
   return RELUGRAD_OK;

@@ -74,6 +74,7 @@ std::vector<Config> AllConfigs() {
   c.push_back({"tensorflow", Preset(RELUGRAD_PRESET_TENSORFLOW)});
   c.push_back({"jax", Preset(RELUGRAD_PRESET_JAX)});
   c.push_back({"onednn", Preset(RELUGRAD_PRESET_ONEDNN)});
+  c.push_back({"mindspore", Preset(RELUGRAD_PRESET_MINDSPORE)});
   {
     auto o = Preset(RELUGRAD_PRESET_TORCH);
     o.threshold = 0.75;

@@ -22,7 +22,7 @@ int InfoCommand(int argc, char** argv, int first) {
   for (int i = 0; i < relugrad_isa_count(); ++i) std::printf(" %s", relugrad_isa_name(i));
   std::printf("\nsimd_selected: %s\n", relugrad_isa_selected());
   std::printf("threads_default: %d\n", relugrad_default_threads());
-  std::printf("presets: torch tensorflow jax onednn\n");
+  std::printf("presets: torch tensorflow jax onednn mindspore\n");
   return 0;
 }
 

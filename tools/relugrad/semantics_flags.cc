@@ -5,7 +5,7 @@ namespace cli {
 
 std::vector<FlagSpec> SemanticsFlagSpecs() {
   return {
-      {"semantics", true, "preset: torch (default), tensorflow, jax, onednn"},
+      {"semantics", true, "preset: torch (default), tensorflow, jax, onednn, mindspore"},
       {"threshold", true, "threshold t (default 0)"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
