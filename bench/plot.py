@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PNG plots of a `make bench` run: one figure per dtype, GB/s against n
 (log axis), one panel per thread count, one line per implementation, the
-two triads (the in-run roofline) dashed.
+two triads (the in-run roofline) dashed. GB/s of the best sample by default
+(--stat median for medians).
 
   plot.py results.jsonl --out-prefix bench/results/machine-date
 """
@@ -20,7 +21,12 @@ def main():
     p.add_argument("results")
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--title", default="")
+    p.add_argument("--stat", choices=["best", "median"], default="best",
+                   help="best sample (default: on a shared machine the median flips between load modes) or median")
+    p.add_argument("--all", action="store_true", help="also the A/B variants (relugrad_stream, _nostream, _alloc4k)")
     args = p.parse_args()
+    field = "best_gbps" if args.stat == "best" else "gbps"
+    hidden = () if args.all else ("relugrad_stream", "relugrad_nostream", "relugrad_alloc4k")
     rows = [json.loads(l) for l in open(args.results) if l.startswith("{")]
     rows = [r for r in rows if not (r["impl"].startswith("relugrad") and r.get("semantics") not in ("torch", ""))]
     written = []
@@ -33,8 +39,8 @@ def main():
         for ax, t in zip(axes[0], threads):
             lines = collections.defaultdict(list)
             for r in sel:
-                if r["threads"] == t:
-                    lines[r["impl"]].append((r["n"], r["gbps"]))
+                if r["threads"] == t and r["impl"] not in hidden:
+                    lines[r["impl"]].append((r["n"], r.get(field, r["gbps"])))
             for impl in sorted(lines, key=lambda i: (not i.startswith("triad"), not i.startswith("relugrad"), i)):
                 pts = sorted(lines[impl])
                 style = "--" if impl.startswith("triad") else "-"
@@ -45,7 +51,7 @@ def main():
             ax.set_xlabel("n (elements)")
             ax.set_title(f"{dtype}, {t} thread{'s' if t != 1 else ''}")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0][0].set_ylabel("GB/s (3 arrays x n x element size)")
+        axes[0][0].set_ylabel(f"GB/s ({args.stat} sample; 3 arrays x n x element size)")
         axes[0][-1].legend(fontsize=7, loc="best")
         if args.title:
             fig.suptitle(args.title, fontsize=10)

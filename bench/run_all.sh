@@ -7,23 +7,27 @@
 #
 # Writes OUT_PREFIX.jsonl (cold caches: rotating operand sets), OUT_PREFIX-warm.jsonl
 # (per-call latency, one set), OUT_PREFIX-key.jsonl (n >= 16M with 1 s per
-# candidate: the triad target needs more samples than the sweep), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
+# candidate: the triad target needs more samples than the sweep), OUT_PREFIX-peers.jsonl
+# (relugrad, oneDNN, PyTorch interleaved point by point), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
 # OUT_PREFIX.log (stderr of every step). Knobs (environment):
-#   BENCH_SIZES (default 4K..256M x4), BENCH_SIZES_F64 (4K..64M: f64 at 256M
-#   needs 12 GiB), BENCH_PY_MAX_N (64M: slow allocating peers), BENCH_MIN_TIME (0.1 s).
+#   BENCH_SIZES (default 4K..64M x4), BENCH_SIZES_F64 (4K..64M: f64 at 256M
+#   needs 12 GiB), BENCH_PY_MAX_N (64M), BENCH_MIN_TIME (0.1 s), BENCH_THREADS (1,2),
+#   BENCH_PEER_SIZES (interleaved peers: 4K,64K,1M,16M,64M).
 set -euo pipefail
 out=${1:?usage: run_all.sh OUT_PREFIX BUILD_DIR [PYTHON]}
 build=${2:?usage: run_all.sh OUT_PREFIX BUILD_DIR [PYTHON]}
 py=${3:-python3}
 here=$(cd "$(dirname "$0")" && pwd)
-sizes=${BENCH_SIZES:-4K,16K,64K,256K,1M,4M,16M,64M,256M}
+# The sweep stops at 64M (256M f32 takes minutes per point with the
+# allocating path); the key points below add 256M for the triad target.
+sizes=${BENCH_SIZES:-4K,16K,64K,256K,1M,4M,16M,64M}
 sizes_f64=${BENCH_SIZES_F64:-4K,16K,64K,256K,1M,4M,16M,64M}
 py_max_n=${BENCH_PY_MAX_N:-64M}
 min_time=${BENCH_MIN_TIME:-0.1}
 threads=${BENCH_THREADS:-1,2}
 cli="$build/relugrad"
 onednn="$build/bench/peers/onednn_relu_bwd"
-jsonl="$out.jsonl"; warm="$out-warm.jsonl"; key="$out-key.jsonl"; log="$out.log"
+jsonl="$out.jsonl"; warm="$out-warm.jsonl"; key="$out-key.jsonl"; peers="$out-peers.jsonl"; log="$out.log"
 mkdir -p "$(dirname "$out")"
 : > "$jsonl"; : > "$warm"; : > "$key"; : > "$log"
 start=$SECONDS
@@ -41,8 +45,9 @@ step "relugrad f32/f16/bf16, sizes $sizes, threads $threads"
 step "relugrad f64, sizes $sizes_f64"
 "$cli" bench --json --dtype f64 --sizes "$sizes_f64" --threads "$threads" --min-time "$min_time" \
   --alloc $mask_flag >> "$jsonl" 2>>"$log"
-step "relugrad key points: n = 16M, 64M, every dtype, 1 s per candidate (the >= 0.95x triad target)"
-"$cli" bench --json --dtype f32,f16,bf16,f64 --sizes 16M,64M --threads "$threads" --min-time 1 >> "$key" 2>>"$log"
+step "relugrad key points: n = 16M, 64M, 256M (f64: 64M), 1 s per candidate (the >= 0.95x triad target)"
+"$cli" bench --json --dtype f32,f16,bf16 --sizes 16M,64M,256M --threads "$threads" --min-time 1 >> "$key" 2>>"$log"
+"$cli" bench --json --dtype f64 --sizes 16M,64M --threads "$threads" --min-time 1 >> "$key" 2>>"$log"
 step "relugrad latency (warm caches, 3 rounds)"
 for round in 1 2 3; do
   "$cli" bench --json --warm --dtype f32,f16,bf16,f64 --sizes 16,256,1024,4K --threads 1 --min-time "$min_time" \
@@ -57,7 +62,7 @@ else
   step "oneDNN driver not built ($onednn): skipped"
 fi
 
-step "PyTorch (to 256M), then NumPy, TensorFlow, JAX (to $py_max_n) with $py"
+step "PyTorch, NumPy, TensorFlow, JAX (to $py_max_n) with $py"
 "$py" "$here/peers/py_peers.py" --frameworks torch --dtype f32,f16,bf16 --sizes "$sizes" --threads "$threads" \
   --min-time "$min_time" >> "$jsonl" 2>>"$log" || step "torch driver failed (see $log)"
 "$py" "$here/peers/py_peers.py" --frameworks numpy,tensorflow,jax --dtype f32,f16,bf16 --sizes "$sizes" \
@@ -66,11 +71,14 @@ step "PyTorch (to 256M), then NumPy, TensorFlow, JAX (to $py_max_n) with $py"
   --min-time "$min_time" >> "$warm" 2>>"$log" || true
 grep -h "skipped\|not installed" "$log" | sort -u | sed 's/^/make bench: note: /' >&2 || true
 
+step "relugrad vs oneDNN vs PyTorch interleaved point by point (2 rounds)"
+"$here/interleave_peers.sh" "$peers" "$build" "$py" 2>>"$log" || step "interleaved peer run failed (see $log)"
+
 step "report and plots"
 machine_line="Machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; \
 $(uname -r); SIMD target $("$cli" info 2>/dev/null | sed -n "s/^simd_selected: *//p" | head -1). \
 Command: \`make bench\` (bench/run_all.sh; min-time $min_time s per point; cold caches: rotating operand sets of >= 64 MiB). \
 Date: $(date -u +%Y-%m-%dT%H:%MZ). Shared machine: only ratios within this run are meaningful."
-"$py" "$here/report.py" "$jsonl" --warm "$warm" --key "$key" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
+"$py" "$here/report.py" "$jsonl" --warm "$warm" --key "$key" --peers "$peers" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
 "$py" "$here/plot.py" "$jsonl" --out-prefix "$out" --title "$(basename "$out")" >> "$log" 2>&1 || step "plots failed (matplotlib missing?)"
 step "done: $out.md"

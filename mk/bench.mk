@@ -1,7 +1,8 @@
 # Performance (issue 3).
 #   make bench        relugrad + triads + oneDNN + every Python peer in .venv, one run;
 #                     writes bench/results/<machine>-<date>.{jsonl,md,log} and -<dtype>.png
-#                     (about 10-15 min here; BENCH_SIZES=4K,1M,16M for a quick look)
+#                     plus -warm/-key/-peers.jsonl (about 15 min here; BENCH_SIZES=4K,1M,16M
+#                     BENCH_PEER_SIZES=4K,1M for a quick look). See docs/performance.md.
 #   make bench-micro  Google Benchmark per kernel and SIMD target (bench/micro)
 # Builds in build/bench (RELUGRAD_BUILD_BENCH=ON, tests off).
 .PHONY: bench bench-build bench-micro bench-deps
