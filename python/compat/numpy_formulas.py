@@ -27,6 +27,7 @@ PRESETS = {
     "tensorflow": dict(gate="pass_if_gt", combine="multiply", denormals="ftz_daz", threshold_rounding="compute"),
     "jax": dict(gate="pass_if_gt", combine="select", denormals="ftz_daz", threshold_rounding="compute"),
     "onednn": dict(gate="zero_if_le", combine="multiply", denormals="ieee", threshold_rounding="compute"),
+    "mindspore": dict(gate="pass_if_gt", combine="select", denormals="ieee", threshold_rounding="compute"),
 }
 
 

@@ -9,7 +9,7 @@ import numpy_formulas
 from cases import DTYPES, THRESHOLDS, random_case, special_case, to_bits
 from compare import mismatches
 
-PRESETS = ("torch", "tensorflow", "jax", "onednn")
+PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore")
 
 
 def check(dy, s, **kw):
