@@ -17,10 +17,12 @@ namespace {
 constexpr int kSpinIterations = 4000;
 }  // namespace
 
+// A worker's slot holds (generation << 1) | claimed. The caller posts
+// generation g unclaimed; whoever wins the CAS to claimed runs the block.
 struct ThreadPool::Worker {
-  std::atomic<uint64_t> posted{0};    // generation of the job posted
-  std::atomic<uint64_t> finished{0};  // generation of the last job done
-  BlockFn fn = nullptr;
+  std::atomic<uint64_t> slot{0};
+  std::atomic<uint64_t> finished{0};  // generation of the last block this worker ran
+  BlockFn fn = nullptr;               // written before the slot is posted
   void* context = nullptr;
   int block = 0;
   bool stop = false;
@@ -28,23 +30,34 @@ struct ThreadPool::Worker {
   std::condition_variable wake;
   std::thread thread;
 
+  static uint64_t Posted(uint64_t generation) { return generation << 1; }
+  static uint64_t Claimed(uint64_t generation) { return (generation << 1) | 1; }
+
+  // True if this thread won the block of `generation`.
+  bool Claim(uint64_t generation) {
+    uint64_t expected = Posted(generation);
+    return slot.compare_exchange_strong(expected, Claimed(generation), std::memory_order_acq_rel);
+  }
+
   void Loop() {
-    uint64_t seen = 0;
+    uint64_t seen = 0;  // last generation looked at
     for (;;) {
-      uint64_t now = posted.load(std::memory_order_acquire);
+      uint64_t now = slot.load(std::memory_order_acquire) >> 1;
       for (int i = 0; now == seen && i < kSpinIterations; ++i) {
         RG_CPU_RELAX();
-        now = posted.load(std::memory_order_acquire);
+        now = slot.load(std::memory_order_acquire) >> 1;
       }
       if (now == seen) {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stop || posted.load(std::memory_order_acquire) != seen; });
+        wake.wait(lock, [&] { return stop || (slot.load(std::memory_order_acquire) >> 1) != seen; });
         if (stop) return;
-        now = posted.load(std::memory_order_acquire);
+        now = slot.load(std::memory_order_acquire) >> 1;
       }
       seen = now;
-      fn(context, block);
-      finished.store(seen, std::memory_order_release);
+      if (Claim(now)) {  // fn/context/block are read only after winning
+        fn(context, block);
+        finished.store(now, std::memory_order_release);
+      }
     }
   }
 };
@@ -91,7 +104,7 @@ bool ThreadPool::Run(int blocks, BlockFn fn, void* context) {
     for (int b = 0; b < blocks; ++b) fn(context, b);
     return !busy.owns_lock();  // busy pool is not a failure
   }
-  std::vector<uint64_t> generation(blocks - 1);
+  ++generation_;
   for (int b = 1; b < blocks; ++b) {
     Worker& w = *workers_[b - 1];
     {
@@ -99,15 +112,25 @@ bool ThreadPool::Run(int blocks, BlockFn fn, void* context) {
       w.fn = fn;
       w.context = context;
       w.block = b;
-      generation[b - 1] = w.posted.load(std::memory_order_relaxed) + 1;
-      w.posted.store(generation[b - 1], std::memory_order_release);
+      w.slot.store(Worker::Posted(generation_), std::memory_order_release);
     }
     w.wake.notify_one();
   }
   fn(context, 0);
+  // Take over every block no worker has started, then wait for the rest.
   for (int b = 1; b < blocks; ++b) {
     Worker& w = *workers_[b - 1];
-    while (w.finished.load(std::memory_order_acquire) != generation[b - 1]) RG_CPU_RELAX();
+    if (w.Claim(generation_)) {
+      fn(context, b);
+      continue;
+    }
+    for (int spins = 0; w.finished.load(std::memory_order_acquire) != generation_; ++spins) {
+      if (spins < 2000) {
+        RG_CPU_RELAX();
+      } else {
+        std::this_thread::yield();  // the worker may share our core
+      }
+    }
   }
   return true;
 }

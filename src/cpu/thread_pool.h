@@ -27,8 +27,12 @@ class ThreadPool {
   static ThreadPool& Global();
 
   // Runs fn(context, b) for b in [0, blocks): block 0 on the caller, block b
-  // on worker b-1. If another caller holds the pool, every block runs on
-  // this caller instead (same results, no waiting on a stranger's job).
+  // offered to worker b-1. Each block runs exactly once, on one thread: a
+  // worker claims its block with a compare-and-swap, and the caller, once
+  // its own block is done, claims every block whose worker has not started
+  // (a descheduled worker on an oversubscribed machine then costs nothing
+  // instead of the caller spinning through its time slice). If another
+  // caller holds the pool, every block runs on this caller (same results).
   // Returns false only if worker threads could not be created (then all
   // blocks have run on the caller).
   bool Run(int blocks, BlockFn fn, void* context);
@@ -40,6 +44,7 @@ class ThreadPool {
   bool EnsureWorkers(int count);
 
   std::mutex busy_;
+  uint64_t generation_ = 0;  // jobs posted; guarded by busy_
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 
