@@ -8,10 +8,11 @@ read in place. ``relugrad.torch`` has a torch.library custom op and a
 drop-in ``nn.ReLU`` replacement; ``relugrad.info()`` reports the build.
 """
 from ._api import (COMBINES, DENORMALS, GATES, PRESETS, THRESHOLD_ROUNDINGS, format_info, info,
-                   preset_settings, relu_grad, relu_grad_reference, set_max_isa)
+                   mask_bytes, preset_settings, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference,
+                   set_max_isa)
 from ._relugrad import version as _version
 
 __version__ = _version()
 
-__all__ = ["relu_grad", "relu_grad_reference", "info", "format_info", "preset_settings",
+__all__ = ["relu_grad", "relu_grad_reference", "relu_forward", "relu_grad_mask", "mask_bytes", "info", "format_info", "preset_settings",
            "set_max_isa", "PRESETS", "GATES", "COMBINES", "DENORMALS", "THRESHOLD_ROUNDINGS"]

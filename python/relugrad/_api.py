@@ -1,7 +1,9 @@
 """relugrad.relu_grad and relugrad.info: the Python face of the C ABI.
 
 Arrays are handed to the C library without a copy (NumPy directly, PyTorch
-and JAX through DLPack). This module decides what kind of array a call gets
+and JAX through DLPack). CPU arrays run on the CPU backend; CUDA tensors and
+CUDA DLPack arrays run on the CUDA backend, on torch's current stream for
+torch tensors and on the default stream otherwise. This module decides what kind of array a call gets
 back and checks arguments so that every error names the argument at fault.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ try:  # ml_dtypes is a dependency, but keep a clear message if it is missing
 except ImportError:  # pragma: no cover
     _BF16 = None
 
-PRESETS = ("torch", "tensorflow", "jax", "onednn")
+PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore")
 GATES = {"zero_if_le": 0, "pass_if_gt": 1}
 COMBINES = {"select": 0, "multiply": 1}
 DENORMALS = {"ieee": 0, "ftz_daz": 1}
@@ -47,48 +49,117 @@ def _kind(x: Any) -> str:
     return ""
 
 
+# DLPack device types (dlpack.h) relugrad has a backend for.
+_KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def _require_cuda(name: str, where: str) -> None:
+    """A clear error before any device pointer reaches the library."""
+    if not _C.backend_available(_C.BACKEND_CUDA):
+        raise RuntimeError(f"{name}: {where} needs relugrad's CUDA backend, which is not available here "
+                           "(this build has no CUDA, or no CUDA device is present); pass CPU arrays")
+
+
 def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
-    """(object the bindings can import without a copy, declared dtype or 0)."""
+    """(object the bindings can import without a copy, declared dtype or 0).
+    CUDA arrays are accepted only when the CUDA backend is available."""
     kind = _kind(x)
     if kind == "numpy":
         if _BF16 is not None and x.dtype == _BF16:
             # NumPy cannot export ml_dtypes.bfloat16 through DLPack or the
             # buffer protocol: pass the same memory as uint16 and say it is bf16.
             return x.view(np.uint16), _C.BF16
-        if x.dtype not in _NUMPY_DTYPES:
+        if x.dtype not in _NUMPY_DTYPES and x.dtype != np.uint8:  # uint8: masks (checked by the caller)
             raise TypeError(f"{name}: dtype {x.dtype} is not supported "
                             "(float16, bfloat16, float32, float64)")
         return x, 0
     if kind == "torch":
-        if x.device.type != "cpu":
-            raise ValueError(f"{name}: tensor is on {x.device}; relugrad.relu_grad takes CPU tensors")
+        if x.device.type == "cuda":
+            _require_cuda(name, f"a tensor on {x.device}")
+        elif x.device.type != "cpu":
+            raise ValueError(f"{name}: tensor is on {x.device}; relugrad takes CPU or CUDA tensors")
         # DLPack refuses tensors that require grad; detach() shares the memory.
         return x.detach(), 0
     if kind == "jax":
         platforms = {d.platform for d in x.devices()}
         if platforms != {"cpu"}:
-            raise ValueError(f"{name}: JAX array lives on {sorted(platforms)}; relugrad.relu_grad takes CPU arrays")
+            raise ValueError(f"{name}: JAX array lives on {sorted(platforms)}; relugrad takes CPU JAX arrays "
+                             "(JAX arrays are immutable and relugrad has no JAX GPU allocator)")
         return x, 0
     if kind == "dlpack":
-        device_type, _ = x.__dlpack_device__()
-        if int(device_type) != 1:  # kDLCPU
-            raise ValueError(f"{name}: DLPack device type {int(device_type)} is not the CPU (1)")
+        device_type, device_id = x.__dlpack_device__()
+        device_type = int(device_type)
+        if device_type in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+            _require_cuda(name, f"a DLPack array on CUDA device {int(device_id)} (device type {device_type})")
+        elif device_type not in (_KDL_CPU, _KDL_CUDA_HOST):
+            raise ValueError(f"{name}: DLPack device type {device_type} is neither the CPU (1) nor CUDA (2, 13)")
         return x, 0
-    raise TypeError(f"{name}: expected a NumPy array, a torch.Tensor, a jax.Array or a CPU DLPack "
+    raise TypeError(f"{name}: expected a NumPy array, a torch.Tensor, a jax.Array or a CPU/CUDA DLPack "
                     f"array, got {type(x).__module__}.{type(x).__qualname__}")
 
 
-def _new_like(dy: Any) -> Any:
-    """An uninitialised C-ordered result of dy's kind, shape and dtype."""
+def _on_cuda(x: Any) -> bool:
+    kind = _kind(x)
+    if kind == "torch":
+        return x.device.type == "cuda"
+    if kind == "dlpack":
+        return int(x.__dlpack_device__()[0]) in (_KDL_CUDA, _KDL_CUDA_MANAGED)
+    return False
+
+
+class _DeviceScope:
+    """The CUDA device and stream a call runs on: for a torch tensor on
+    cuda:k, device k made current (relugrad launches on the current device)
+    and torch's current stream of that device; for other CUDA DLPack arrays
+    the current device and the default stream (0); for CPU arrays nothing."""
+
+    def __init__(self, x: Any) -> None:
+        self.stream = 0
+        self._ctx = None
+        if _kind(x) == "torch" and x.device.type == "cuda":
+            import torch
+            self._ctx = torch.cuda.device(x.device)
+            self.stream = int(torch.cuda.current_stream(x.device).cuda_stream)
+
+    def __enter__(self) -> "_DeviceScope":
+        if self._ctx is not None:
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+
+
+def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = None) -> Any:
+    """An uninitialised C-ordered result of dy's kind and device (dy's shape
+    and dtype unless given; dtype "uint8" asks for a mask)."""
     kind = _kind(dy)
-    if kind == "numpy":
-        return np.empty(dy.shape, dtype=dy.dtype)
+    shape = tuple(dy.shape) if shape is None else shape
     if kind == "torch":
         import torch
-        return torch.empty(dy.shape, dtype=dy.dtype, device="cpu")
+        return torch.empty(shape, dtype=dy.dtype if dtype is None else torch.uint8, device=dy.device)
+    if _on_cuda(dy):
+        # A generic CUDA DLPack producer has no allocator relugrad can call.
+        raise ValueError("out: relugrad cannot allocate memory on this CUDA array's device "
+                         f"({type(dy).__module__}.{type(dy).__qualname__}); pass out= (and mask_out=)")
     # JAX arrays are immutable, and other DLPack producers have no common
     # allocator: compute into NumPy memory (converted back for JAX below).
-    return np.empty(tuple(dy.shape), dtype=np.dtype(dy.dtype))
+    return np.empty(shape, dtype=np.dtype(dy.dtype) if dtype is None else np.uint8)
+
+
+def _writable_out(name: str, out: Any) -> Any:
+    if _kind(out) == "jax":
+        raise TypeError(f"{name}: JAX arrays are immutable; leave {name}=None")
+    if _kind(out) == "numpy" and not out.flags.writeable:
+        raise ValueError(f"{name}: array is read-only")
+    return out
+
+
+def _check_mask_dtype(name: str, mask: Any) -> None:
+    dtype = getattr(mask, "dtype", None)
+    if str(dtype) not in ("uint8", "torch.uint8"):
+        raise TypeError(f"{name}: a packed mask must have dtype uint8, got {dtype}")
 
 
 def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> int:
@@ -105,10 +176,12 @@ def _real(name: str, value: Any) -> float:
     return float(value)
 
 
-def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
-         clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
-         gate: Optional[str], combine: Optional[str], denormals: Optional[str],
-         threshold_rounding: Optional[str], reference: bool) -> ArrayLike:
+def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
+             threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+             threshold_rounding: Optional[str]) -> Tuple:
+    """The checked option arguments of the bindings, in their order:
+    (preset, gate, combine, denormals, threshold_rounding, threshold, alpha,
+    clip, clip_lo, clip_hi, threads)."""
     if not isinstance(semantics, str) or semantics not in PRESETS:
         raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(PRESETS)}")
     preset = _C.preset_from_name(semantics)
@@ -134,26 +207,33 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     c = _enum("combine", combine, COMBINES)
     d = _enum("denormals", denormals, DENORMALS)
     r = _enum("threshold_rounding", threshold_rounding, THRESHOLD_ROUNDINGS)
+    return (preset, g, c, d, r, t, a, use_clip, lo, hi, n_threads)
 
-    dy_v, dy_decl = _binding_view("dy", dy)
-    s_v, s_decl = _binding_view("s", s)
-    kind = _kind(dy)
-    if out is None:
-        result = _new_like(dy)
-    else:
-        if _kind(out) == "jax":
-            raise TypeError("out: JAX arrays are immutable; leave out=None")
-        if _kind(out) == "numpy" and not out.flags.writeable:
-            raise ValueError("out: array is read-only")
-        result = out
-    out_v, out_decl = _binding_view("out", result)
-    # The bindings resolve each array's dtype and reject mismatches by name.
-    _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, preset, g, c, d, r, t, a, use_clip, lo, hi,
-                      n_threads, reference)
-    if out is None and kind == "jax":
+
+def _as_kind_of(x: Any, result: Any) -> Any:
+    """JAX in, JAX out (computed into NumPy memory); everything else as is."""
+    if _kind(x) == "jax":
         import jax.numpy as jnp
         return jnp.asarray(result)
     return result
+
+
+def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
+         clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
+         gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+         threshold_rounding: Optional[str], reference: bool) -> ArrayLike:
+    opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding)
+    dy_v, dy_decl = _binding_view("dy", dy)
+    s_v, s_decl = _binding_view("s", s)
+    if reference and (_on_cuda(dy) or _on_cuda(s)):
+        raise ValueError("relu_grad_reference: the scalar reference reads CPU memory only; pass CPU arrays")
+    result = _new_like(dy) if out is None else _writable_out("out", out)
+    out_v, out_decl = _binding_view("out", result)
+    # The bindings resolve each array's dtype and device and reject
+    # mismatches by name.
+    with _DeviceScope(dy) as scope:
+        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream)
+    return _as_kind_of(dy, result) if out is None else result
 
 
 def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshold: float = 0.0,
@@ -166,13 +246,17 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
 
     Args:
       dy: upstream gradient. A NumPy array (float16, float32, float64 or
-        ml_dtypes.bfloat16), a CPU torch.Tensor, a CPU jax.Array, or any CPU
-        array that speaks DLPack. Read in place, never copied; must be
-        C-contiguous.
+        ml_dtypes.bfloat16), a CPU or CUDA torch.Tensor, a CPU jax.Array, or
+        any CPU or CUDA array that speaks DLPack. Read in place, never copied;
+        must be C-contiguous. CUDA arrays run on relugrad's CUDA backend
+        (torch: on the tensor's device and torch's current stream,
+        asynchronously like a torch op; other DLPack producers: the current
+        device, the default stream, and out= is required).
       s: the gate: the forward input x or the forward output relu(x) (same
         result); same dtype and shape as dy.
       semantics: framework preset: "torch" (zero_if_le + select, as
-        aten::threshold_backward), "tensorflow", "jax" or "onednn".
+        aten::threshold_backward), "tensorflow", "jax", "onednn" or
+        "mindspore" (pass_if_gt + select, IEEE: MindSpore CPU ReluGrad).
       threshold: t; the gate compares s with t.
       alpha: closed-gate factor (dx = dy * alpha), as oneDNN's relu backward.
       clip: optional (lo, hi): passed gradients are clamped; NaN stays NaN.
@@ -192,8 +276,10 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
     Raises:
       TypeError: unsupported array kind or dtype, mismatched dtypes (the
         message names the argument).
-      ValueError: non-CPU device, non-contiguous array, mismatched shapes,
-        partial overlap of out with an input, bad option values.
+      ValueError: unsupported device or arrays on different devices,
+        non-contiguous array, mismatched shapes, partial overlap of out with
+        an input, bad option values.
+      RuntimeError: a CUDA array without an available CUDA backend.
 
     The GIL is released while the C library runs.
     """
@@ -211,6 +297,70 @@ def relu_grad_reference(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch"
     (relugrad_relu_grad_reference: the oracle of the C++ tests), one thread."""
     return _run(dy, s, semantics, threshold, alpha, clip, out, 1, gate, combine, denormals,
                 threshold_rounding, reference=True)
+
+
+def mask_bytes(n: int) -> int:
+    """Bytes of a packed mask for n elements: ceil(n/8)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n: expected an int >= 0, got {n!r}")
+    return int(_C.mask_bytes(int(n)))
+
+
+def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0.0, alpha: float = 0.0,
+                 out: Optional[ArrayLike] = None, mask_out: Optional[ArrayLike] = None,
+                 threads: Optional[int] = None, gate: Optional[str] = None, combine: Optional[str] = None,
+                 denormals: Optional[str] = None,
+                 threshold_rounding: Optional[str] = None) -> Tuple[ArrayLike, ArrayLike]:
+    """ReLU forward with the 1-bit mask: ``(y, mask)`` (docs/mask.md).
+
+    y = relu(x) under the preset (closed elements are +0, or x*alpha; a NaN x
+    passes its bits); mask is a flat uint8 array of ceil(n/8) bytes, bit i
+    (LSB first) = the gate of the preset is open for x[i], padding bits 0.
+    relu_grad_mask(dy, mask) then equals relu_grad(dy, x) bit for bit.
+
+    Same array kinds, devices, errors and GIL release as relu_grad. out may
+    be x itself (in place); mask_out, if given, must be a writable uint8
+    array of ceil(n/8) elements of x's kind and device. Note: torch.relu(-0.)
+    is -0; relugrad (like torch.threshold) writes +0.
+    """
+    opts = _options(semantics, threshold, alpha, None, threads, gate, combine, denormals, threshold_rounding)
+    x_v, x_decl = _binding_view("x", x)
+    y = _new_like(x) if out is None else _writable_out("out", out)
+    y_v, y_decl = _binding_view("out", y)
+    n_bytes = int(_C.mask_bytes(int(np.prod(tuple(x.shape), dtype=np.int64))))
+    mask = _new_like(x, (n_bytes,), "uint8") if mask_out is None else _writable_out("mask_out", mask_out)
+    _check_mask_dtype("mask_out", mask)
+    m_v, _ = _binding_view("mask_out", mask)
+    with _DeviceScope(x) as scope:
+        _C.relu_forward_into(x_v, y_v, m_v, x_decl, y_decl, *opts, scope.stream)
+    y = _as_kind_of(x, y) if out is None else y
+    mask = _as_kind_of(x, mask) if mask_out is None else mask
+    return y, mask
+
+
+def relu_grad_mask(dy: ArrayLike, mask: ArrayLike, *, semantics: str = "torch", threshold: float = 0.0,
+                   alpha: float = 0.0, clip: Optional[Tuple[float, float]] = None,
+                   out: Optional[ArrayLike] = None, threads: Optional[int] = None,
+                   gate: Optional[str] = None, combine: Optional[str] = None,
+                   denormals: Optional[str] = None,
+                   threshold_rounding: Optional[str] = None) -> ArrayLike:
+    """ReLU backward from the packed mask of relu_forward:
+    ``dx[i] = bit(mask, i) ? pass(dy[i]) : closed(dy[i])``.
+
+    mask: uint8, ceil(n/8) bytes, same kind/device as dy. The options must be
+    the forward's for the pass/closed rules (alpha, clip, combine, denormals);
+    the gate itself is the mask. out may be dy (in place). Same array kinds,
+    devices, errors and GIL release as relu_grad.
+    """
+    opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding)
+    dy_v, dy_decl = _binding_view("dy", dy)
+    _check_mask_dtype("mask", mask)
+    m_v, _ = _binding_view("mask", mask)
+    result = _new_like(dy) if out is None else _writable_out("out", out)
+    out_v, out_decl = _binding_view("out", result)
+    with _DeviceScope(dy) as scope:
+        _C.relu_grad_mask_into(dy_v, m_v, out_v, dy_decl, out_decl, *opts, scope.stream)
+    return _as_kind_of(dy, result) if out is None else result
 
 
 def preset_settings(semantics: str) -> Dict[str, str]:

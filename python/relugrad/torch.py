@@ -1,16 +1,23 @@
 """PyTorch integration: torch.library custom ops and a drop-in ReLU module.
 
-Ops (registered the torch.library way: schema, CPU kernel, fake kernel for
-torch.compile, autograd formula):
+Ops (registered the torch.library way: schema, CPU and CUDA kernels, fake
+kernel for torch.compile, autograd formula):
 
     torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
     torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                               # backward = relugrad.relu_grad
+    torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0) -> (y, mask)   # 1-bit mask path:
+    torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0) -> Tensor  # keeps only mask
 
 Modules:
 
-    relugrad.torch.ReLU(semantics="torch")      # an nn.ReLU whose backward runs relugrad
-    relugrad.torch.replace_relu(model)          # swaps every nn.ReLU (in-place ones too)
+    relugrad.torch.ReLU(semantics="torch", mask=False)   # an nn.ReLU whose backward runs relugrad
+    relugrad.torch.replace_relu(model, mask=False)       # swaps every nn.ReLU (in-place ones too)
+
+CUDA tensors run on relugrad's CUDA backend (same C ABI, device pointers,
+torch's current stream) when the library was built with CUDA and a device is
+present; otherwise the ops raise a clear RuntimeError and ReLU falls back to
+torch.relu's own autograd for CUDA tensors.
 
 In the torch preset the gradients equal PyTorch's own bit for bit: autograd of
 torch.relu calls threshold_backward(grad, result, 0), which is the gate
@@ -27,8 +34,19 @@ from . import _api
 from . import _relugrad as _C
 
 _PRESET_CODES = {name: _C.preset_from_name(name) for name in _api.PRESETS}
+# The kernels below run on both devices: the bindings pick the backend from
+# the tensors' DLPack device (CPU -> CPU backend, CUDA -> CUDA backend).
+_DEVICES = ("cpu", "cuda")
 
-__all__ = ["relu_grad", "relu", "ReLU", "replace_relu"]
+__all__ = ["relu_grad", "relu", "relu_mask", "relu_grad_mask", "ReLU", "replace_relu"]
+
+
+def _check_device(op: str, *tensors: Tensor) -> None:
+    for t in tensors:
+        if t.device.type == "cuda":
+            _api._require_cuda(op, f"a tensor on {t.device}")
+        elif t.device.type != "cpu":
+            raise ValueError(f"{op}: tensors must be on the CPU or a CUDA device, got {t.device}")
 
 
 def _check_semantics(semantics: str) -> None:
@@ -36,24 +54,28 @@ def _check_semantics(semantics: str) -> None:
         raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(_api.PRESETS)}")
 
 
-@torch.library.custom_op("relugrad::relu_grad", mutates_args=(), device_types="cpu")
+def _check_threads(threads: int) -> None:
+    if threads < 0:
+        raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
+
+
+@torch.library.custom_op("relugrad::relu_grad", mutates_args=(), device_types=_DEVICES)
 def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float = 0.0,
               alpha: float = 0.0, threads: int = 0) -> Tensor:
-    """ReluGrad of CPU tensors (a fresh contiguous result); threads 0 = all cores."""
+    """ReluGrad of CPU or CUDA tensors (a fresh contiguous result); threads 0 = all cores."""
     _check_semantics(semantics)
+    _check_threads(threads)
+    _check_device("relugrad::relu_grad", dy, s)
     # relugrad reads C-ordered memory; contiguous() is a no-op when it already is.
     dy = dy.contiguous()
     s = s.contiguous()
-    if dy.device.type != "cpu" or s.device.type != "cpu":
-        raise ValueError(f"relugrad::relu_grad: tensors must be on the CPU (dy on {dy.device}, s on {s.device})")
-    out = torch.empty(dy.shape, dtype=dy.dtype)
-    # Straight to the bindings (they check dtypes and shapes by argument
-    # name): this op runs once per ReLU per backward, so skip relu_grad()'s
-    # generic array-kind dispatch.
-    if threads < 0:
-        raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
-    _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1,
-                      float(threshold), float(alpha), False, 0.0, 0.0, int(threads), False)
+    out = torch.empty(dy.shape, dtype=dy.dtype, device=dy.device)
+    # Straight to the bindings (they check dtypes, shapes and devices by
+    # argument name): this op runs once per ReLU per backward, so skip
+    # relu_grad()'s generic array-kind dispatch.
+    with _api._DeviceScope(dy) as scope:
+        _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1,
+                          float(threshold), float(alpha), False, 0.0, 0.0, int(threads), False, scope.stream)
     return out
 
 
@@ -113,49 +135,144 @@ def _relu_backward(ctx, grad: Tensor):
 relu.register_autograd(_relu_backward, setup_context=_relu_setup)
 
 
+# ---- The 1-bit mask path (docs/mask.md) -------------------------------------
+# relu_mask's forward writes y and a packed uint8 mask of ceil(n/8) bytes;
+# autograd saves only the mask (not x, not y), and the backward reads only
+# dy and the mask. In the torch preset dx equals torch.relu's autograd bit for
+# bit; y equals torch.threshold(x, 0, 0), i.e. torch.relu except that
+# torch.relu(-0.) is -0. while relugrad writes +0. (values compare equal).
+
+
+def _mask_len(x: Tensor):
+    return (x.numel() + 7) // 8  # relugrad_mask_bytes; SymInt-friendly for the fake kernel
+
+
+@torch.library.custom_op("relugrad::relu_mask", mutates_args=(), device_types=_DEVICES)
+def relu_mask(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
+    """(y, mask): y = relu(x) under the preset, mask = the packed gate bits."""
+    _check_semantics(semantics)
+    _check_threads(threads)
+    _check_device("relugrad::relu_mask", x)
+    x = x.contiguous()
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    mask = torch.empty((_mask_len(x),), dtype=torch.uint8, device=x.device)
+    with _api._DeviceScope(x) as scope:
+        _C.relu_forward_into(x.detach(), y, mask, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
+                             False, 0.0, 0.0, int(threads), scope.stream)
+    return y, mask
+
+
+@relu_mask.register_fake
+def _relu_mask_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
+    return x.new_empty(x.shape), x.new_empty((_mask_len(x),), dtype=torch.uint8)
+
+
+@torch.library.custom_op("relugrad::relu_grad_mask", mutates_args=(), device_types=_DEVICES)
+def relu_grad_mask(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
+    """dx = bit ? pass(dy) : closed(dy), from relu_mask's mask."""
+    _check_semantics(semantics)
+    _check_threads(threads)
+    _check_device("relugrad::relu_grad_mask", dy, mask)
+    torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
+    dy = dy.contiguous()
+    mask = mask.contiguous()
+    out = torch.empty(dy.shape, dtype=dy.dtype, device=dy.device)
+    with _api._DeviceScope(dy) as scope:
+        _C.relu_grad_mask_into(dy.detach(), mask, out, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
+                               False, 0.0, 0.0, int(threads), scope.stream)
+    return out
+
+
+@relu_grad_mask.register_fake
+def _relu_grad_mask_fake(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
+    torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
+    torch._check(mask.numel() == _mask_len(dy),
+                 lambda: f"mask: has {mask.numel()} bytes, dy has {dy.numel()} elements (needs ceil(n/8))")
+    return dy.new_empty(dy.shape)
+
+
+def _relu_grad_mask_setup(ctx, inputs: Tuple, output: Tensor) -> None:
+    _, mask, semantics, threads = inputs
+    ctx.save_for_backward(mask)
+    ctx.semantics, ctx.threads = semantics, threads
+
+
+def _relu_grad_mask_backward(ctx, grad: Tensor):
+    # Linear in dy with a fixed gate: the gradient is the same op (double backward).
+    (mask,) = ctx.saved_tensors
+    return torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads), None, None, None
+
+
+relu_grad_mask.register_autograd(_relu_grad_mask_backward, setup_context=_relu_grad_mask_setup)
+
+
+def _relu_mask_setup(ctx, inputs: Tuple, output: Tuple[Tensor, Tensor]) -> None:
+    # The whole point: only the 1-bit mask stays alive for backward.
+    _, mask = output
+    ctx.mark_non_differentiable(mask)
+    ctx.save_for_backward(mask)
+    ctx.semantics, ctx.threads = inputs[1], inputs[2]
+
+
+def _relu_mask_backward(ctx, grad_y: Tensor, grad_mask):
+    (mask,) = ctx.saved_tensors
+    return torch.ops.relugrad.relu_grad_mask(grad_y, mask, ctx.semantics, ctx.threads), None, None
+
+
+relu_mask.register_autograd(_relu_mask_backward, setup_context=_relu_mask_setup)
+
+
 class ReLU(nn.Module):
     """Drop-in nn.ReLU whose backward is relugrad's ReluGrad.
 
     Args:
       semantics: "torch" (bit-equal to nn.ReLU's gradients), "tensorflow",
-        "jax" or "onednn".
+        "jax", "onednn" or "mindspore".
       inplace: accepted for nn.ReLU compatibility; the forward is always
         out of place (the backward needs y, and the op must not alias).
       threads: relugrad worker threads for the backward; 0 = all cores. Inside
         a framework that keeps its own threads busy, 1 avoids two pools
         competing for the same cores.
+      mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
+        ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
+        (for the torch preset: torch.relu except +0 instead of -0 for x = -0);
+        gradients are the same bits as mask=False.
     """
 
-    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0) -> None:
+    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0,
+                 mask: bool = False) -> None:
         super().__init__()
         _check_semantics(semantics)
-        if threads < 0:
-            raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
+        _check_threads(threads)
         self.semantics = semantics
         self.inplace = inplace
         self.threads = threads
+        self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.device.type != "cpu":
-            # The C library here is CPU-only: keep such models usable.
+        if x.device.type == "cuda" and not _C.backend_available(_C.BACKEND_CUDA):
+            # No CUDA backend in this build (or no device): keep such models usable.
             return torch.relu(x)
+        if self.mask:
+            return torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
         return torch.ops.relugrad.relu(x, self.semantics, self.threads)
 
     def extra_repr(self) -> str:
-        return f"semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else "")
+        return (f"semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else "")
+                + (", mask=True" if self.mask else ""))
 
 
-def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0) -> nn.Module:
+def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, mask: bool = False) -> nn.Module:
     """Replaces every nn.ReLU submodule of model (in place or not) by
-    relugrad.torch.ReLU(semantics); returns model. Functional calls
-    (torch.relu, F.relu) inside forward() are not modules and stay as they are.
-    A model that is itself an nn.ReLU is returned replaced."""
+    relugrad.torch.ReLU(semantics, threads=threads, mask=mask); returns model.
+    Functional calls (torch.relu, F.relu) inside forward() are not modules and
+    stay as they are. A model that is itself an nn.ReLU is returned replaced."""
     _check_semantics(semantics)
     if isinstance(model, nn.ReLU):
-        return ReLU(semantics, inplace=model.inplace, threads=threads)
+        return ReLU(semantics, inplace=model.inplace, threads=threads, mask=mask)
     for name, child in list(model.named_children()):
         if isinstance(child, nn.ReLU):
-            setattr(model, name, ReLU(semantics, inplace=child.inplace, threads=threads))
+            setattr(model, name, ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask))
         else:
-            replace_relu(child, semantics, threads)
+            replace_relu(child, semantics, threads, mask)
     return model

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@ namespace nb = nanobind;
 
 namespace {
 
-using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
-using OutArray = nb::ndarray<nb::device::cpu>;
+// Any device: CPU arrays go to the CPU backend, CUDA (and CUDA managed)
+// arrays to the CUDA backend with the caller's stream (Backend() below).
+using InArray = nb::ndarray<nb::ro>;
+using OutArray = nb::ndarray<>;
 
 // DLPack's dtype -> relugrad dtype; 0 when unsupported. A 16-bit unsigned
 // integer view is accepted only when the caller names the dtype explicitly
@@ -116,7 +119,52 @@ struct CallOptions {
   bool clip = false;
   double clip_lo = 0.0, clip_hi = 0.0;
   int threads = 0;
+  uintptr_t stream = 0;  // a cudaStream_t for the CUDA backend (0 = default stream)
 };
+
+// DLPack device types (dlpack.h): the ones relugrad has a backend for.
+constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+
+template <typename A>
+std::string DeviceString(const A& a) {
+  return "device type " + std::to_string(a.device_type()) + " id " + std::to_string(a.device_id());
+}
+
+// The backend every array of one call must share. Pinned host memory
+// (kDLCUDAHost) is ordinary CPU-addressable memory. All arrays must be on the
+// same device: relugrad does not copy between devices.
+template <typename First, typename... Rest>
+relugrad_backend Backend(const char* first_name, const First& first, const Rest&... rest) {
+  const int type = first.device_type();
+  relugrad_backend backend;
+  if (type == kDLCPU || type == kDLCUDAHost) {
+    backend = RELUGRAD_BACKEND_CPU;
+  } else if (type == kDLCUDA || type == kDLCUDAManaged) {
+    backend = RELUGRAD_BACKEND_CUDA;
+  } else {
+    throw nb::value_error((std::string(first_name) + ": " + DeviceString(first) +
+                           " is neither the CPU (1) nor CUDA (2, 13)").c_str());
+  }
+  auto same = [&](const char* name, const auto& a) {
+    const bool cpu_like = a.device_type() == kDLCPU || a.device_type() == kDLCUDAHost;
+    const bool ok = backend == RELUGRAD_BACKEND_CPU ? cpu_like
+                                                    : (a.device_type() == type && a.device_id() == first.device_id());
+    if (!ok) {
+      throw nb::value_error((std::string(name) + ": " + DeviceString(a) + " differs from " + first_name + "'s " +
+                             DeviceString(first) + "; all arrays of a call must be on one device").c_str());
+    }
+  };
+  (same(rest.first, rest.second), ...);
+  if (backend == RELUGRAD_BACKEND_CUDA && !relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
+    throw nb::builtin_exception(nb::exception_type::runtime_error,
+        (std::string(first_name) + ": a CUDA array needs relugrad's CUDA backend, which is not available "
+         "(built without CUDA, or no CUDA device present)").c_str());
+  }
+  return backend;
+}
+
+template <typename A>
+std::pair<const char*, const A&> Named(const char* name, const A& a) { return {name, a}; }
 
 relugrad_options MakeOptions(const CallOptions& c) {
   relugrad_options o;
@@ -132,6 +180,7 @@ relugrad_options MakeOptions(const CallOptions& c) {
   o.clip_lo = c.clip_lo;
   o.clip_hi = c.clip_hi;
   o.threads = c.threads;
+  o.stream = reinterpret_cast<void*>(c.stream);
   return o;
 }
 
@@ -159,7 +208,11 @@ void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, const int 
   if (ShapeOf(out) != shape) {
     throw nb::value_error(("out: shape " + ShapeString(ShapeOf(out)) + " does not match dy's " + ShapeString(shape)).c_str());
   }
-  const relugrad_options options = MakeOptions(call);
+  relugrad_options options = MakeOptions(call);
+  options.backend = Backend("dy", dy, Named("s", s), Named("out", out));
+  if (reference && options.backend != RELUGRAD_BACKEND_CPU) {
+    throw nb::value_error("the scalar reference reads CPU memory only; pass CPU arrays");
+  }
   const auto dtype = static_cast<relugrad_dtype>(dt);
   const int64_t n = static_cast<int64_t>(dy.size());
   const void* dy_p = dy.data();
@@ -173,6 +226,91 @@ void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, const int 
                        : relugrad_relu_grad(dtype, n, dy_p, s_p, out_p, &options);
   }
   Check(status);
+}
+
+using MaskIn = nb::ndarray<uint8_t, nb::ro>;
+using MaskOut = nb::ndarray<uint8_t>;
+
+// A packed mask: uint8 (enforced by the ndarray type), C order, exactly
+// ceil(n/8) bytes (any shape: a flat (ceil(n/8),) array is what we allocate).
+template <typename M>
+void CheckMask(const M& mask, int64_t n, const char* data_name) {
+  if (!IsCContiguous(mask)) throw nb::value_error("mask: array is not C-contiguous");
+  const int64_t want = relugrad_mask_bytes(n);
+  if (static_cast<int64_t>(mask.size()) != want) {
+    throw nb::value_error(("mask: has " + std::to_string(mask.size()) + " bytes, " + data_name + " has " +
+                           std::to_string(n) + " elements (needs ceil(n/8) = " + std::to_string(want) + ")").c_str());
+  }
+}
+
+template <typename A, typename B>
+int CheckPair(const char* a_name, const A& a, int a_decl, const char* b_name, const B& b, int b_decl) {
+  const int at = CheckArray(a_name, a, a_decl);
+  const int bt = CheckArray(b_name, b, b_decl);
+  if (bt != at) {
+    throw nb::type_error((std::string(b_name) + ": dtype " + relugrad_dtype_name(static_cast<relugrad_dtype>(bt)) +
+                          " does not match " + a_name + "'s " + relugrad_dtype_name(static_cast<relugrad_dtype>(at))).c_str());
+  }
+  if (ShapeOf(b) != ShapeOf(a)) {
+    throw nb::value_error((std::string(b_name) + ": shape " + ShapeString(ShapeOf(b)) + " does not match " + a_name +
+                           "'s " + ShapeString(ShapeOf(a))).c_str());
+  }
+  return at;
+}
+
+// y = relu(x) and the packed gate mask (relugrad_relu_forward); y may be x.
+void ReluForwardInto(const InArray& x, OutArray& y, MaskOut& mask, const int declared[2], const CallOptions& call) {
+  const auto dtype = static_cast<relugrad_dtype>(CheckPair("x", x, declared[0], "y", y, declared[1]));
+  const int64_t n = static_cast<int64_t>(x.size());
+  CheckMask(mask, n, "x");
+  relugrad_options options = MakeOptions(call);
+  options.backend = Backend("x", x, Named("y", y), Named("mask", mask));
+  const void* x_p = x.data();
+  void* y_p = y.data();
+  auto* m_p = static_cast<uint8_t*>(mask.data());
+  relugrad_status status;
+  {
+    nb::gil_scoped_release release;
+    status = relugrad_relu_forward(dtype, n, x_p, y_p, m_p, &options);
+  }
+  Check(status);
+}
+
+// dx = bit ? pass(dy) : closed(dy) (relugrad_relu_grad_mask); out may be dy.
+void ReluGradMaskInto(const InArray& dy, const MaskIn& mask, OutArray& out, const int declared[2],
+                      const CallOptions& call) {
+  const auto dtype = static_cast<relugrad_dtype>(CheckPair("dy", dy, declared[0], "out", out, declared[1]));
+  const int64_t n = static_cast<int64_t>(dy.size());
+  CheckMask(mask, n, "dy");
+  relugrad_options options = MakeOptions(call);
+  options.backend = Backend("dy", dy, Named("mask", mask), Named("out", out));
+  const void* dy_p = dy.data();
+  const auto* m_p = static_cast<const uint8_t*>(mask.data());
+  void* out_p = out.data();
+  relugrad_status status;
+  {
+    nb::gil_scoped_release release;
+    status = relugrad_relu_grad_mask(dtype, n, dy_p, m_p, out_p, &options);
+  }
+  Check(status);
+}
+
+CallOptions MakeCall(int preset, int gate, int combine, int denormals, int threshold_rounding, double threshold,
+                     double alpha, bool clip, double clip_lo, double clip_hi, int threads, uintptr_t stream) {
+  CallOptions c;
+  c.preset = preset;
+  c.gate = gate;
+  c.combine = combine;
+  c.denormals = denormals;
+  c.threshold_rounding = threshold_rounding;
+  c.threshold = threshold;
+  c.alpha = alpha;
+  c.clip = clip;
+  c.clip_lo = clip_lo;
+  c.clip_hi = clip_hi;
+  c.threads = threads;
+  c.stream = stream;
+  return c;
 }
 
 std::vector<std::string> IsaNames() {
@@ -190,19 +328,9 @@ NB_MODULE(_relugrad, m) {
       "relu_grad_into",
       [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype, int out_dtype, int preset, int gate,
          int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
-         double clip_lo, double clip_hi, int threads, bool reference) {
-        CallOptions c;
-        c.preset = preset;
-        c.gate = gate;
-        c.combine = combine;
-        c.denormals = denormals;
-        c.threshold_rounding = threshold_rounding;
-        c.threshold = threshold;
-        c.alpha = alpha;
-        c.clip = clip;
-        c.clip_lo = clip_lo;
-        c.clip_hi = clip_hi;
-        c.threads = threads;
+         double clip_lo, double clip_hi, int threads, bool reference, uintptr_t stream) {
+        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                                       clip_lo, clip_hi, threads, stream);
         const int declared[3] = {dy_dtype, s_dtype, out_dtype};
         ReluGradInto(dy, s, out, declared, c, reference);
       },
@@ -210,7 +338,42 @@ NB_MODULE(_relugrad, m) {
       nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"),
       nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"),
       nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("reference"),
+      nb::arg("stream") = 0,
       "Computes into out; every argument already checked by relugrad._api.");
+
+  m.def(
+      "relu_forward_into",
+      [](const InArray& x, OutArray y, MaskOut mask, int x_dtype, int y_dtype, int preset, int gate, int combine,
+         int denormals, int threshold_rounding, double threshold, double alpha, bool clip, double clip_lo,
+         double clip_hi, int threads, uintptr_t stream) {
+        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                                       clip_lo, clip_hi, threads, stream);
+        const int declared[2] = {x_dtype, y_dtype};
+        ReluForwardInto(x, y, mask, declared, c);
+      },
+      nb::arg("x").noconvert(), nb::arg("y").noconvert(), nb::arg("mask").noconvert(), nb::arg("x_dtype"),
+      nb::arg("y_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
+      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
+      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stream") = 0,
+      "y = relu(x) and the packed uint8 gate mask (ceil(n/8) bytes) into y and mask.");
+
+  m.def(
+      "relu_grad_mask_into",
+      [](const InArray& dy, const MaskIn& mask, OutArray out, int dy_dtype, int out_dtype, int preset, int gate,
+         int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
+         double clip_lo, double clip_hi, int threads, uintptr_t stream) {
+        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                                       clip_lo, clip_hi, threads, stream);
+        const int declared[2] = {dy_dtype, out_dtype};
+        ReluGradMaskInto(dy, mask, out, declared, c);
+      },
+      nb::arg("dy").noconvert(), nb::arg("mask").noconvert(), nb::arg("out").noconvert(), nb::arg("dy_dtype"),
+      nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
+      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
+      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stream") = 0,
+      "dx = ReluGrad(dy, mask) into out (which may be dy).");
+
+  m.def("mask_bytes", &relugrad_mask_bytes, nb::arg("n"), "ceil(n/8), or -1 for n < 0.");
 
   m.def("version", &relugrad_version);
   m.def("build_info", &relugrad_build_info);
