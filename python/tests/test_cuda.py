@@ -1,0 +1,165 @@
+"""CUDA arrays in Python (issue 7): CUDA tensors and CUDA DLPack arrays go to
+relugrad's CUDA backend (torch: the tensor's device, torch's current stream).
+
+Runs here without a GPU: a CUDA request fails with a clear error (checked
+through a DLPack object that reports device type kDLCUDA, since torch cannot
+create a CUDA tensor without a device). The tests that need a GPU and a CUDA
+build of relugrad skip with the reason (counted as skipped, never passed)."""
+import numpy as np
+import pytest
+
+import relugrad
+from cases import DTYPES, random_case, special_case, to_bits
+
+CUDA_BACKEND = relugrad.info()["backends"]["cuda"]
+
+
+class FakeDeviceArray:
+    """Speaks just enough DLPack to say where it lives; its memory must
+    never be imported (relugrad has to refuse before that)."""
+
+    def __init__(self, device_type, device_id=0, shape=(16,), dtype="float32"):
+        self._device = (device_type, device_id)
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+
+    def __dlpack_device__(self):
+        return self._device
+
+    def __dlpack__(self, *args, **kwargs):  # pragma: no cover - reaching it is the failure
+        raise AssertionError("relugrad imported a device array it should have refused")
+
+
+def _no_cuda_backend():
+    if CUDA_BACKEND:
+        pytest.skip("relugrad's CUDA backend is available here: the no-device error path does not apply")
+
+
+@pytest.mark.parametrize("device_type", [2, 13], ids=["kDLCUDA", "kDLCUDAManaged"])
+def test_cuda_request_without_device_fails_clearly(device_type):
+    _no_cuda_backend()
+    x = np.ones(16, np.float32)
+    fake = FakeDeviceArray(device_type)
+    msg = r"needs relugrad's CUDA backend, which is not available here"
+    with pytest.raises(RuntimeError, match=r"dy: a DLPack array on CUDA device 0 \(device type %d\) " % device_type + msg):
+        relugrad.relu_grad(fake, x)
+    with pytest.raises(RuntimeError, match="s: .*" + msg):
+        relugrad.relu_grad(x, fake)
+    with pytest.raises(RuntimeError, match="x: .*" + msg):
+        relugrad.relu_forward(fake)
+    with pytest.raises(RuntimeError, match="dy: .*" + msg):
+        relugrad.relu_grad_mask(fake, np.zeros(2, np.uint8))
+
+
+def test_unknown_device_type_is_refused():
+    with pytest.raises(ValueError, match=r"dy: DLPack device type 4 is neither the CPU \(1\) nor CUDA \(2, 13\)"):
+        relugrad.relu_grad(FakeDeviceArray(4), np.ones(16, np.float32))
+
+
+def test_reference_refuses_device_arrays():
+    if not CUDA_BACKEND:
+        # Without the backend the device check fires first, which is also an error.
+        with pytest.raises(RuntimeError, match="CUDA backend"):
+            relugrad.relu_grad_reference(FakeDeviceArray(2), np.ones(16, np.float32))
+        return
+    with pytest.raises(ValueError, match="scalar reference reads CPU memory only"):
+        relugrad.relu_grad_reference(FakeDeviceArray(2), np.ones(16, np.float32))
+
+
+def test_info_reports_the_cuda_backend():
+    assert isinstance(CUDA_BACKEND, bool)
+
+
+# ---- With a GPU (skipped here) -----------------------------------------------
+torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
+import relugrad.torch as rt  # noqa: E402
+
+TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def test_torch_cuda_tensor_without_backend_fails_clearly():
+    if not torch.cuda.is_available():
+        pytest.skip("torch reports no CUDA device: a CUDA tensor cannot be created here "
+                    "(the same check is exercised above through a kDLCUDA DLPack object)")
+    if CUDA_BACKEND:
+        pytest.skip("relugrad's CUDA backend is available: see the device tests below")
+    t = torch.ones(8, device="cuda")
+    with pytest.raises(RuntimeError, match="a tensor on cuda:0 needs relugrad's CUDA backend"):
+        relugrad.relu_grad(t, t)
+    # The module keeps models usable: torch.relu's own autograd.
+    assert torch.equal(rt.ReLU()(t), torch.relu(t))
+
+
+def need_gpu():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device (torch.cuda.is_available() is False here)")
+    if not CUDA_BACKEND:
+        pytest.skip("needs relugrad built with CUDA (pip install . -C cmake.define.RELUGRAD_CUDA=ON) "
+                    "and a device: relugrad.info()['backends']['cuda'] is False")
+
+
+def as_torch(a, device):
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(to_bits(a).astype(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(np.ascontiguousarray(a)).to(device)
+
+
+def tbits(t):
+    t = t.detach().contiguous().cpu()
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("semantics", relugrad.PRESETS)
+def test_cuda_equals_cpu_bit_for_bit(dtype, semantics):
+    need_gpu()
+    for dy, s in (special_case(dtype), random_case(dtype, n=100_003)):
+        want = relugrad.relu_grad(dy, s, semantics=semantics)
+        got = relugrad.relu_grad(as_torch(dy, "cuda"), as_torch(s, "cuda"), semantics=semantics)
+        assert got.device.type == "cuda"
+        assert torch.equal(tbits(got), tbits(as_torch(want, "cpu")))
+        y, m = relugrad.relu_forward(as_torch(s, "cuda"), semantics=semantics)
+        want_y, want_m = relugrad.relu_forward(s, semantics=semantics)
+        assert torch.equal(tbits(y), tbits(as_torch(want_y, "cpu"))) and np.array_equal(m.cpu().numpy(), want_m)
+        dx = relugrad.relu_grad_mask(as_torch(dy, "cuda"), m, semantics=semantics)
+        assert torch.equal(tbits(dx), tbits(as_torch(want, "cpu")))
+
+
+def test_cuda_runs_on_the_current_stream_and_in_place():
+    need_gpu()
+    dy = torch.randn(1 << 22, device="cuda")
+    x = torch.randn(1 << 22, device="cuda")
+    want = torch.ops.aten.threshold_backward(dy, x, 0.0)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        out = relugrad.relu_grad(dy, x, out=dy)
+    stream.synchronize()
+    assert out is dy and torch.equal(tbits(dy), tbits(want))
+
+
+def test_cuda_mixed_devices_are_refused():
+    need_gpu()
+    with pytest.raises(ValueError, match="all arrays of a call must be on one device"):
+        relugrad.relu_grad(torch.ones(8, device="cuda"), torch.ones(8))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("mask", [False, True])
+def test_cuda_autograd_bit_equal_to_pytorch_cuda(dtype, mask):
+    need_gpu()
+    dy, x = random_case(dtype, n=100_000)
+    xt, gt = as_torch(x, "cuda"), as_torch(dy, "cuda")
+    a = xt.clone().requires_grad_(True)
+    torch.relu(a).backward(gt)
+    b = xt.clone().requires_grad_(True)
+    rt.ReLU("torch", mask=mask)(b).backward(gt)
+    assert torch.equal(tbits(a.grad), tbits(b.grad))
+
+
+def test_cuda_opcheck():
+    need_gpu()
+    dy = torch.randn(3, 5, device="cuda", dtype=torch.float64)
+    x = torch.randn(3, 5, device="cuda", dtype=torch.float64)
+    torch.library.opcheck(torch.ops.relugrad.relu_grad.default, (dy, x, "torch", 0.0, 0.0, 0))
+    torch.library.opcheck(torch.ops.relugrad.relu_mask.default, (x.requires_grad_(True), "torch", 0))
