@@ -5,6 +5,10 @@
 #   make compat        + TensorFlow (CPU), JAX (CPU), MindSpore (own venv), oneDNN (Debian):
 #                      regenerates tests/golden, runs every live check, one framework per process
 #   make demo-train    the digits CNN demo: torch ReLU vs relugrad ReLU (CPU)
+#   make python-test-cuda  a second wheel with the CUDA backend (build/wheel-cuda, when nvcc
+#                      exists), its CUDA tests: device paths skip without a GPU, the no-device
+#                      errors are checked                                          [in make test]
+#   make mask-memory   saved-for-backward bytes: nn.ReLU vs relugrad ReLU(mask=True)
 #
 # Framework versions are not pinned: the goldens' manifest records what made them.
 VENV := .venv
@@ -17,7 +21,7 @@ PY_TEST_DEPS := numpy ml_dtypes pytest scikit-build-core nanobind torch
 PY_COMPAT_DEPS := tensorflow-cpu "jax[cpu]"
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
-.PHONY: python-venv python-install python-test compat compat-deps compat-mindspore compat-run demo-train onednn-deps
+.PHONY: python-venv python-install python-test python-test-cuda mask-memory compat compat-deps compat-mindspore compat-run demo-train onednn-deps
 
 # oneDNN (Debian libdnnl-dev) must be present when the C++ build is configured
 # for tests/onednn to compare against it (without it the test reports SKIPPED).
@@ -43,6 +47,26 @@ python-test: python-install
 	RELUGRAD_LIVE=torch $(PYTEST) -q python/tests/test_live_frameworks.py
 
 TEST_STEPS += python-test
+
+# The CUDA-enabled package, built beside (not into) .venv: the default wheel
+# stays CPU-only so it needs no CUDA runtime. Installed with --target into
+# build/wheel-cuda/site and tested through PYTHONPATH with .venv's torch.
+NVCC := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+PY_CUDA_SITE := build/wheel-cuda/site
+python-test-cuda: python-venv
+	@if [ -z "$(NVCC)" ]; then echo "python-test-cuda: no nvcc here: CUDA wheel not built (SKIPPED)"; exit 0; fi; \
+	set -e; rm -rf build/wheel-cuda/dist $(PY_CUDA_SITE); \
+	PATH="$$(dirname $(NVCC)):$$PATH" $(PIP) wheel -q --no-build-isolation --no-deps -C build-dir=build/wheel-cuda \
+	  -C cmake.define.RELUGRAD_CUDA=ON -w build/wheel-cuda/dist . ; \
+	$(PIP) install -q --no-deps --target $(PY_CUDA_SITE) build/wheel-cuda/dist/*.whl; \
+	PYTHONPATH=$(PY_CUDA_SITE) $(PYTEST) -q python/tests/test_cuda.py python/tests/test_mask.py python/tests/test_api.py
+
+ifneq ($(NVCC),)
+TEST_STEPS += python-test-cuda
+endif
+
+mask-memory: python-install
+	$(PY) python/examples/mask_memory.py
 
 compat-deps: python-install onednn-deps
 	$(PIP) install -q $(PY_COMPAT_DEPS)

@@ -55,9 +55,11 @@ _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
 def _require_cuda(name: str, where: str) -> None:
     """A clear error before any device pointer reaches the library."""
+    # backend_available says "compiled in"; with CUDA compiled in but no
+    # device, the library itself answers RELUGRAD_UNSUPPORTED ("no CUDA device").
     if not _C.backend_available(_C.BACKEND_CUDA):
-        raise RuntimeError(f"{name}: {where} needs relugrad's CUDA backend, which is not available here "
-                           "(this build has no CUDA, or no CUDA device is present); pass CPU arrays")
+        raise RuntimeError(f"{name}: {where} needs relugrad's CUDA backend, which this build lacks "
+                           "(rebuild with: pip install . -C cmake.define.RELUGRAD_CUDA=ON); pass CPU arrays")
 
 
 def _binding_view(name: str, x: Any) -> Tuple[Any, int]:

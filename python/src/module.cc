@@ -157,8 +157,7 @@ relugrad_backend Backend(const char* first_name, const First& first, const Rest&
   (same(rest.first, rest.second), ...);
   if (backend == RELUGRAD_BACKEND_CUDA && !relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
     throw nb::builtin_exception(nb::exception_type::runtime_error,
-        (std::string(first_name) + ": a CUDA array needs relugrad's CUDA backend, which is not available "
-         "(built without CUDA, or no CUDA device present)").c_str());
+        (std::string(first_name) + ": a CUDA array needs relugrad's CUDA backend, which this build lacks").c_str());
   }
   return backend;
 }

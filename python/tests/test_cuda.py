@@ -5,6 +5,8 @@ Runs here without a GPU: a CUDA request fails with a clear error (checked
 through a DLPack object that reports device type kDLCUDA, since torch cannot
 create a CUDA tensor without a device). The tests that need a GPU and a CUDA
 build of relugrad skip with the reason (counted as skipped, never passed)."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -14,41 +16,104 @@ from cases import DTYPES, random_case, special_case, to_bits
 CUDA_BACKEND = relugrad.info()["backends"]["cuda"]
 
 
-class FakeDeviceArray:
-    """Speaks just enough DLPack to say where it lives; its memory must
-    never be imported (relugrad has to refuse before that)."""
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 
-    def __init__(self, device_type, device_id=0, shape=(16,), dtype="float32"):
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class FakeDeviceArray:
+    """A DLPack producer of a device array that does not exist: a real
+    "dltensor" capsule (ctypes) whose data pointer is a made-up device
+    address. relugrad must refuse it before anything dereferences the
+    pointer: in Python when the CUDA backend is not compiled in, in the
+    library ("no CUDA device") when it is but no GPU is present."""
+
+    _next = 0
+
+    def __init__(self, device_type, device_id=0, n=16, code=2, bits=32):
         self._device = (device_type, device_id)
-        self.shape = shape
-        self.dtype = np.dtype(dtype)
+        self.shape = (n,)
+        self.dtype = np.dtype({(2, 32): np.float32, (1, 8): np.uint8}[(code, bits)])
+        self._shape = (ctypes.c_int64 * 1)(n)
+        self._managed = _DLManagedTensor()
+        t = self._managed.dl_tensor
+        FakeDeviceArray._next += 1 << 20  # distinct, non-overlapping, never dereferenced
+        t.data = 0x7F0000000000 + FakeDeviceArray._next
+        t.device = _DLDevice(device_type, device_id)
+        t.ndim = 1
+        t.dtype = _DLDataType(code, bits, 1)
+        t.shape = self._shape
+        t.strides = None
+        t.byte_offset = 0
 
     def __dlpack_device__(self):
         return self._device
 
-    def __dlpack__(self, *args, **kwargs):  # pragma: no cover - reaching it is the failure
-        raise AssertionError("relugrad imported a device array it should have refused")
+    def __dlpack__(self, *args, **kwargs):
+        return _PyCapsule_New(ctypes.addressof(self._managed), b"dltensor", None)
 
 
-def _no_cuda_backend():
+def _cuda_failure():
+    """What a CUDA request must raise here: the Python check without the
+    backend, the library's UNSUPPORTED answer with it but without a device."""
+    if torch_cuda_available():
+        pytest.skip("a CUDA device is present: the no-device error path does not apply")
     if CUDA_BACKEND:
-        pytest.skip("relugrad's CUDA backend is available here: the no-device error path does not apply")
+        return r"unsupported: no CUDA device"
+    return r"needs relugrad's CUDA backend, which this build lacks"
+
+
+def torch_cuda_available():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
 
 
 @pytest.mark.parametrize("device_type", [2, 13], ids=["kDLCUDA", "kDLCUDAManaged"])
 def test_cuda_request_without_device_fails_clearly(device_type):
-    _no_cuda_backend()
+    msg = _cuda_failure()
     x = np.ones(16, np.float32)
-    fake = FakeDeviceArray(device_type)
-    msg = r"needs relugrad's CUDA backend, which is not available here"
-    with pytest.raises(RuntimeError, match=r"dy: a DLPack array on CUDA device 0 \(device type %d\) " % device_type + msg):
-        relugrad.relu_grad(fake, x)
-    with pytest.raises(RuntimeError, match="s: .*" + msg):
-        relugrad.relu_grad(x, fake)
-    with pytest.raises(RuntimeError, match="x: .*" + msg):
-        relugrad.relu_forward(fake)
-    with pytest.raises(RuntimeError, match="dy: .*" + msg):
-        relugrad.relu_grad_mask(fake, np.zeros(2, np.uint8))
+    dev = lambda: FakeDeviceArray(device_type)  # noqa: E731
+    mask = FakeDeviceArray(device_type, n=2, code=1, bits=8)
+    with pytest.raises(RuntimeError, match=msg):
+        relugrad.relu_grad(dev(), dev(), out=dev())
+    with pytest.raises(RuntimeError, match=msg):
+        relugrad.relu_forward(dev(), out=dev(), mask_out=FakeDeviceArray(device_type, n=2, code=1, bits=8))
+    with pytest.raises(RuntimeError, match=msg):
+        relugrad.relu_grad_mask(dev(), mask, out=dev())
+    if not CUDA_BACKEND:  # the Python check names the argument
+        with pytest.raises(RuntimeError, match=r"s: a DLPack array on CUDA device 0 \(device type %d\)" % device_type):
+            relugrad.relu_grad(x, dev())
+    else:  # the bindings refuse a CPU/CUDA mix before the library
+        with pytest.raises(ValueError, match="all arrays of a call must be on one device"):
+            relugrad.relu_grad(x, dev(), out=np.empty(16, np.float32))
+
+
+def test_cuda_dlpack_without_out_asks_for_out():
+    if not CUDA_BACKEND:
+        pytest.skip("this build has no CUDA backend: the device check fires first (tested above)")
+    with pytest.raises(ValueError, match="pass out="):
+        relugrad.relu_grad(FakeDeviceArray(2), FakeDeviceArray(2))
 
 
 def test_unknown_device_type_is_refused():
@@ -60,10 +125,10 @@ def test_reference_refuses_device_arrays():
     if not CUDA_BACKEND:
         # Without the backend the device check fires first, which is also an error.
         with pytest.raises(RuntimeError, match="CUDA backend"):
-            relugrad.relu_grad_reference(FakeDeviceArray(2), np.ones(16, np.float32))
+            relugrad.relu_grad_reference(FakeDeviceArray(2), FakeDeviceArray(2))
         return
     with pytest.raises(ValueError, match="scalar reference reads CPU memory only"):
-        relugrad.relu_grad_reference(FakeDeviceArray(2), np.ones(16, np.float32))
+        relugrad.relu_grad_reference(FakeDeviceArray(2), FakeDeviceArray(2))
 
 
 def test_info_reports_the_cuda_backend():
@@ -84,7 +149,7 @@ def test_torch_cuda_tensor_without_backend_fails_clearly():
     if CUDA_BACKEND:
         pytest.skip("relugrad's CUDA backend is available: see the device tests below")
     t = torch.ones(8, device="cuda")
-    with pytest.raises(RuntimeError, match="a tensor on cuda:0 needs relugrad's CUDA backend"):
+    with pytest.raises(RuntimeError, match="a tensor on cuda:0 needs relugrad's CUDA backend, which this build lacks"):
         relugrad.relu_grad(t, t)
     # The module keeps models usable: torch.relu's own autograd.
     assert torch.equal(rt.ReLU()(t), torch.relu(t))
