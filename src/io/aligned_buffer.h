@@ -1,12 +1,16 @@
 // A move-only byte buffer for large operands: 64-byte aligned, and for
-// sizes of 2 MiB and more 2 MiB aligned with MADV_HUGEPAGE (this machine's
-// THP mode is `madvise`), which cuts first-touch page faults 512-fold for
-// fresh outputs. Allocation failure is reported, never thrown.
+// sizes of 2 MiB and more 2 MiB aligned. Transparent huge pages are opt-in
+// (RELUGRAD_HUGEPAGES=1 -> MADV_HUGEPAGE): on this VM (THP defrag =
+// madvise) the first touch of a madvised 256 MiB buffer took 0.05 s when
+// huge pages were free but 0.9-3.2 s when the kernel had to compact memory
+// for them, against a steady 0.2 s with 4 KiB pages (measured 2026-11-29,
+// docs/performance.md). Allocation failure is reported, never thrown.
 #ifndef RELUGRAD_IO_ALIGNED_BUFFER_H_
 #define RELUGRAD_IO_ALIGNED_BUFFER_H_
 
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #if defined(__linux__)
@@ -40,7 +44,7 @@ class AlignedBuffer {
     void* p = nullptr;
     if (posix_memalign(&p, align, rounded) != 0) return false;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (align == kHuge) madvise(p, rounded, MADV_HUGEPAGE);
+    if (align == kHuge && HugePagesRequested()) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
     data_ = static_cast<unsigned char*>(p);
     size_ = bytes;
@@ -52,6 +56,14 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  static bool HugePagesRequested() {
+    static const bool requested = [] {
+      const char* env = std::getenv("RELUGRAD_HUGEPAGES");
+      return env != nullptr && std::strcmp(env, "1") == 0;
+    }();
+    return requested;
+  }
+
   unsigned char* data_ = nullptr;
   size_t size_ = 0;
 };
