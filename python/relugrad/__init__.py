@@ -3,9 +3,14 @@
     import relugrad
     dx = relugrad.relu_grad(dy, x, semantics="torch")
 
+    y, mask = relugrad.relu_forward(x)        # 1-bit mask path (ceil(n/8) bytes)
+    dx = relugrad.relu_grad_mask(dy, mask)
+
 NumPy (float16/32/64, ml_dtypes.bfloat16), PyTorch and JAX CPU arrays are
-read in place. ``relugrad.torch`` has a torch.library custom op and a
-drop-in ``nn.ReLU`` replacement; ``relugrad.info()`` reports the build.
+read in place; CUDA tensors and CUDA DLPack arrays run on the CUDA backend
+(CUDA builds). ``relugrad.torch`` has torch.library custom ops and a drop-in
+``nn.ReLU`` replacement (``mask=True`` keeps only the bitmask for backward);
+``relugrad.info()`` reports the build.
 """
 from ._api import (COMBINES, DENORMALS, GATES, PRESETS, THRESHOLD_ROUNDINGS, format_info, info,
                    mask_bytes, preset_settings, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference,
