@@ -422,7 +422,7 @@ int SoakCommand(int argc, char** argv, int first) {
     }
     if (now >= next_curve) {
       curve.push_back({now, last_rss});
-      next_curve += std::max(1.0, duration / 20);
+      next_curve = now + std::max(1.0, duration / 20);  // about 20 samples, never a burst
     }
     if (progress == "bar" && now >= next_bar) {
       const int width = 24, filled = static_cast<int>(width * std::min(1.0, now / duration));
