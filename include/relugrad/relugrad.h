@@ -19,8 +19,9 @@
  * - Results are bit-identical for every thread count and SIMD target.
  *
  * Thread safety
- * - The compute entry points may be called from any number of threads at
- *   once, with different options. Concurrent callers share one worker pool:
+ * - The compute entry points (relugrad_relu_grad, relugrad_relu_grad_reference,
+ *   relugrad_relu_forward, relugrad_relu_grad_mask) may be called from any
+ *   number of threads at once, with different options. Concurrent callers share one worker pool:
  *   a caller that finds the pool busy runs its work on its own thread (same
  *   bits, less parallelism).
  * - relugrad_set_max_isa() changes process-wide dispatch: call it before
@@ -125,7 +126,8 @@ typedef struct relugrad_options {
   int32_t clip;     /* nonzero: clamp passed gradients to [clip_lo, clip_hi] */
   double clip_lo;   /* bounds are rounded to the data type; NaN dy stays NaN */
   double clip_hi;
-  int32_t threads;  /* 0: all cores; 1: the calling thread only; <0 invalid */
+  int32_t threads;  /* 0: all cores; 1: the calling thread only; <0 invalid;
+                       more than 256 is served with 256 */
   relugrad_backend backend;
   void* stream;     /* CUDA: a cudaStream_t (NULL = default stream) */
 } relugrad_options;
