@@ -8,12 +8,9 @@
 #include "core/work_plan.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/scalar_alpha16.h"
+#include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
 #include "profile/profile.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 namespace relugrad {
 namespace {
@@ -25,30 +22,6 @@ struct Job {
   const void* s;
   void* dx;
   WorkPlan plan;
-};
-
-// dy*alpha is the one float operation: pin MXCSR to IEEE (no FTZ/DAZ, round
-// to nearest) so a host process that set FTZ (TensorFlow does) cannot change
-// our bits; FTZ/DAZ, when asked for, is applied by the kernel itself.
-class ScopedIeeeFloat {
- public:
-  explicit ScopedIeeeFloat(bool active) : active_(active) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (active_) {
-      saved_ = _mm_getcsr();
-      _mm_setcsr(0x1f80);  // all exceptions masked, RNE, FTZ=DAZ=0
-    }
-#endif
-  }
-  ~ScopedIeeeFloat() {
-#if defined(__x86_64__) || defined(__i386__)
-    if (active_) _mm_setcsr(saved_);
-#endif
-  }
-
- private:
-  bool active_;
-  unsigned saved_ = 0;
 };
 
 void RunOneBlock(void* context, int block) {

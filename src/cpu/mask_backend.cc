@@ -6,38 +6,11 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/mask_kernels.h"
+#include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 namespace relugrad {
 namespace {
-
-// x*alpha / dy*alpha are the only float operations: pin MXCSR to IEEE for
-// the block (as cpu_backend.cc does) so a host that set FTZ/DAZ cannot
-// change our bits; FTZ/DAZ, when asked for, is applied by the kernel.
-class ScopedIeeeFloat {
- public:
-  explicit ScopedIeeeFloat(bool active) : active_(active) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (active_) {
-      saved_ = _mm_getcsr();
-      _mm_setcsr(0x1f80);  // all exceptions masked, RNE, FTZ=DAZ=0
-    }
-#endif
-  }
-  ~ScopedIeeeFloat() {
-#if defined(__x86_64__) || defined(__i386__)
-    if (active_) _mm_setcsr(saved_);
-#endif
-  }
-
- private:
-  bool active_;
-  unsigned saved_ = 0;
-};
 
 struct ForwardJob {
   ForwardKernel kernel;
