@@ -17,62 +17,25 @@
 
 #include "io/npy.h"
 #include "relugrad/relugrad.h"
+#include "cli_harness.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string Dir() {
-  static const std::string dir = [] {
-    char tmpl[] = "/tmp/relugrad-cli-test-XXXXXX";
-    return std::string(mkdtemp(tmpl));
-  }();
-  return dir;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Result Cli(const std::string& args) {
-  const std::string out = Dir() + "/stdout.txt", err = Dir() + "/stderr.txt";
-  const std::string cmd = std::string(RELUGRAD_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(out), Slurp(err)};
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::string Save(const std::string& name, const std::string& descr, const std::vector<int64_t>& shape,
                  const std::vector<unsigned char>& bytes) {
-  const std::string path = Dir() + "/" + name;
+  const std::string path = ScratchDir() + "/" + name;
   std::string error;
   EXPECT_TRUE(npy::Write(path, descr, shape, bytes.data(), bytes.size(), &error)) << error;
-  return path;
-}
-
-std::string SaveRaw(const std::string& name, const std::string& content) {
-  const std::string path = Dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << content;
   return path;
 }
 
 // Expect a clean failure: status 1, one stderr line containing `needle`, no output.
 void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::string& output) {
   ::unlink(output.c_str());
-  const Result r = Cli(args);
+  const CliResult r = RunCli(args);
   EXPECT_EQ(r.status, 1) << args;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be one line: " << r.err;
@@ -94,9 +57,9 @@ TEST(Cli, RunMatchesTheReferenceForEveryDtypeAndPreset) {
     for (const Case& c : {Case{"", RELUGRAD_PRESET_TORCH, 0}, Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0},
                           Case{"--semantics jax", RELUGRAD_PRESET_JAX, 0}, Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75},
                           Case{"--threshold -1.5 --threads 2", RELUGRAD_PRESET_TORCH, -1.5}}) {
-      const std::string out = Dir() + "/dx.npy";
+      const std::string out = ScratchDir() + "/dx.npy";
       const std::string dtype_flag = d == RELUGRAD_BF16 ? " --dtype bf16" : "";
-      const Result r = Cli("run --dy " + pdy + " --x " + ps + " -o " + out + " " + c.flags + dtype_flag);
+      const CliResult r = RunCli("run --dy " + pdy + " --x " + ps + " -o " + out + " " + c.flags + dtype_flag);
       ASSERT_EQ(r.status, 0) << r.err;
       npy::Array got;
       std::string error;
@@ -112,7 +75,7 @@ TEST(Cli, RunMatchesTheReferenceForEveryDtypeAndPreset) {
 }
 
 TEST(Cli, BadInputsFailCleanly) {
-  const std::string out = Dir() + "/never.npy";
+  const std::string out = ScratchDir() + "/never.npy";
   const std::vector<unsigned char> four_floats(16, 0x3f);
   const std::string good = Save("good.npy", "<f4", {4}, four_floats);
   const std::string good2 = Save("good2.npy", "<f4", {2, 2}, four_floats);
@@ -130,7 +93,7 @@ TEST(Cli, BadInputsFailCleanly) {
                                                    "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,), }" +
                                                    std::string(2, ' ') + "\n");
   const std::string base = " -o " + out;
-  ExpectCleanFailure("run --dy " + Dir() + "/missing.npy --x " + good + base, "missing.npy", out);
+  ExpectCleanFailure("run --dy " + ScratchDir() + "/missing.npy --x " + good + base, "missing.npy", out);
   ExpectCleanFailure("run --dy " + truncated + " --x " + good + base, "truncated", out);
   ExpectCleanFailure("run --dy " + magic + " --x " + good + base, "wrong magic", out);
   ExpectCleanFailure("run --dy " + header + " --x " + good + base, "header", out);
@@ -150,11 +113,11 @@ TEST(Cli, BadInputsFailCleanly) {
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --dtype f99", "--dtype", out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --bogus", "unknown flag", out);
   ExpectCleanFailure("run --dy " + good + base, "--x", out);
-  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + Dir() + "/no/such/dir/dx.npy", "dx.npy",
-                     Dir() + "/no/such/dir/dx.npy");
+  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + ScratchDir() + "/no/such/dir/dx.npy", "dx.npy",
+                     ScratchDir() + "/no/such/dir/dx.npy");
   ExpectCleanFailure("frobnicate", "unknown command", out);
   // No temporary file survives a failed or successful write.
-  const Result leftovers = Cli("info >/dev/null; ls -a " + Dir() + " | grep -c relugrad-tmp");
+  const CliResult leftovers = RunCli("info >/dev/null; ls -a " + ScratchDir() + " | grep -c relugrad-tmp");
   EXPECT_EQ(leftovers.out, "0\n");
 }
 
@@ -166,9 +129,9 @@ TEST(Cli, CudaBackendEitherMatchesOrFailsCleanly) {
   const auto dy = Pack(d, RandomBits(d, n, 3)), s = Pack(d, RandomBits(d, n, 4));
   const std::string pdy = Save("cuda_dy.npy", "<f4", {static_cast<int64_t>(n)}, dy);
   const std::string ps = Save("cuda_s.npy", "<f4", {static_cast<int64_t>(n)}, s);
-  const std::string out = Dir() + "/cuda_dx.npy";
+  const std::string out = ScratchDir() + "/cuda_dx.npy";
   ::unlink(out.c_str());
-  const Result r = Cli("run --backend cuda --dy " + pdy + " --x " + ps + " -o " + out);
+  const CliResult r = RunCli("run --backend cuda --dy " + pdy + " --x " + ps + " -o " + out);
   if (r.status == 0) {
     npy::Array got;
     std::string error;
@@ -185,17 +148,17 @@ TEST(Cli, CudaBackendEitherMatchesOrFailsCleanly) {
 }
 
 TEST(Cli, VerifyAndInfo) {
-  const Result v = Cli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) + " --threads 1,2 --size 5000");
+  const CliResult v = RunCli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) + " --threads 1,2 --size 5000");
   EXPECT_EQ(v.status, 0) << v.out << v.err;
   EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
-  const Result i = Cli("info");
+  const CliResult i = RunCli("info");
   EXPECT_EQ(i.status, 0);
   EXPECT_NE(i.out.find("simd_selected:"), std::string::npos);
   // RELUGRAD_MAX_ISA caps dispatch like --isa does.
   const std::string weakest = relugrad_isa_name(relugrad_isa_count() - 1);
-  const Result capped = Cli("info >/dev/null; RELUGRAD_MAX_ISA=" + weakest + " " + std::string(RELUGRAD_CLI_PATH) + " info");
+  const CliResult capped = RunCli("info >/dev/null; RELUGRAD_MAX_ISA=" + weakest + " " + std::string(RELUGRAD_CLI_PATH) + " info");
   EXPECT_NE(capped.out.find("simd_selected: " + weakest), std::string::npos) << capped.out;
-  const Result help = Cli("run --help");
+  const CliResult help = RunCli("run --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("--semantics"), std::string::npos);
 }

@@ -23,49 +23,12 @@
 
 #include "io/npy.h"
 #include "relugrad/relugrad.h"
+#include "cli_harness.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string Dir() {
-  static const std::string dir = [] {
-    char tmpl[] = "/tmp/relugrad-hostile-cli-XXXXXX";
-    return std::string(mkdtemp(tmpl));
-  }();
-  return dir;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Result Cli(const std::string& args) {
-  const std::string out = Dir() + "/.stdout", err = Dir() + "/.stderr";
-  const std::string cmd = std::string(RELUGRAD_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(out), Slurp(err)};
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string SaveRaw(const std::string& name, const std::string& content) {
-  const std::string path = Dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
 
 // A .npy file with a hand-written header dict (padded, any version).
 std::string Npy(const std::string& name, const std::string& dict, const std::string& payload, int version = 1) {
@@ -100,18 +63,18 @@ int TempFilesIn(const std::string& dir) {
 
 void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::string& output) {
   ::unlink(output.c_str());
-  const Result r = Cli(args);
+  const CliResult r = RunCli(args);
   EXPECT_EQ(r.status, 1) << args << "\nstderr: " << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\nstderr must be one line: " << r.err;
   EXPECT_FALSE(Exists(output)) << args << " left an output file";
-  EXPECT_EQ(TempFilesIn(Dir()), 0) << args << " left a temporary file";
+  EXPECT_EQ(TempFilesIn(ScratchDir()), 0) << args << " left a temporary file";
 }
 
 const std::string kF4x4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
 
 TEST(HostileCli, MalformedAndHostileFilesFailCleanly) {
-  const std::string out = Dir() + "/never.npy";
+  const std::string out = ScratchDir() + "/never.npy";
   const std::string good = Npy("good.npy", kF4x4, std::string(16, '\x3f'));
   const std::string empty = SaveRaw("empty.npy", "");
   const std::string magic_only = SaveRaw("magic_only.npy", std::string("\x93NUMPY", 6));
@@ -148,7 +111,7 @@ TEST(HostileCli, MalformedAndHostileFilesFailCleanly) {
   ExpectCleanFailure("run --dy " + hugedescr + " --x " + good + base, "hugedescr.npy", out);
   ExpectCleanFailure("run --dy " + complexd + " --x " + complexd + base, "complex.npy", out);
   ExpectCleanFailure("run --dy " + dupkey + " --x " + good + base, "dupkey.npy", out);
-  ExpectCleanFailure("run --dy " + Dir() + " --x " + good + base, "not a regular file", out);
+  ExpectCleanFailure("run --dy " + ScratchDir() + " --x " + good + base, "not a regular file", out);
   ExpectCleanFailure("run --dy /dev/zero --x " + good + base, "not a regular file", out);
   ExpectCleanFailure("run --dy " + good + " --x /dev/null" + base, "not a regular file", out);
 }
@@ -156,21 +119,21 @@ TEST(HostileCli, MalformedAndHostileFilesFailCleanly) {
 TEST(HostileCli, UnwritableOutputsFailCleanly) {
   const std::string good = Npy("good.npy", kF4x4, std::string(16, '\x3f'));
   // Output is an existing directory: the rename must fail and the temp go.
-  const std::string dir_out = Dir() + "/an_output_dir";
+  const std::string dir_out = ScratchDir() + "/an_output_dir";
   ::mkdir(dir_out.c_str(), 0755);
-  const Result r = Cli("run --dy " + good + " --x " + good + " -o " + dir_out);
+  const CliResult r = RunCli("run --dy " + good + " --x " + good + " -o " + dir_out);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("an_output_dir"), std::string::npos) << r.err;
-  EXPECT_EQ(TempFilesIn(Dir()), 0);
+  EXPECT_EQ(TempFilesIn(ScratchDir()), 0);
   // A file name longer than NAME_MAX.
-  const std::string long_name = Dir() + "/" + std::string(300, 'x') + ".npy";
+  const std::string long_name = ScratchDir() + "/" + std::string(300, 'x') + ".npy";
   ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + long_name, "xxxx", long_name);
   // A path through a regular file.
   ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + good + "/dx.npy", "dx.npy", good + "/dx.npy");
 }
 
 TEST(HostileCli, FlagAbuseFailsCleanly) {
-  const std::string out = Dir() + "/never.npy";
+  const std::string out = ScratchDir() + "/never.npy";
   const std::string good = Npy("good.npy", kF4x4, std::string(16, '\x3f'));
   const std::string base = "run --dy " + good + " --x " + good + " -o " + out;
   ExpectCleanFailure(base + " --threads 1 --threads 2", "twice", out);
@@ -194,7 +157,7 @@ TEST(HostileCli, FlagAbuseFailsCleanly) {
 }
 
 TEST(HostileCli, SoakFlagsAreStrict) {
-  const std::string none = Dir() + "/never.npy";
+  const std::string none = ScratchDir() + "/never.npy";
   ExpectCleanFailure("soak --duration 10", "needs a unit", none);
   ExpectCleanFailure("soak --duration 5x", "unknown unit", none);
   ExpectCleanFailure("soak --duration -1m", "not a duration", none);
@@ -216,9 +179,9 @@ TEST(HostileCli, ValidEdgeFilesWork) {
   const std::string zero = Npy("zero.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", "");
   const std::string v2 = Npy("v2.npy", kF4x4, std::string(16, '\x3f'), 2);
   const std::string v3 = Npy("v3.npy", kF4x4, std::string(16, '\x3f'), 3);
-  const std::string out = Dir() + "/dx.npy";
+  const std::string out = ScratchDir() + "/dx.npy";
   for (const std::string& in : {scalar, zero, v2, v3}) {
-    const Result r = Cli("run --dy " + in + " --x " + in + " -o " + out);
+    const CliResult r = RunCli("run --dy " + in + " --x " + in + " -o " + out);
     ASSERT_EQ(r.status, 0) << in << ": " << r.err;
     npy::Array a, b;
     std::string error;
@@ -234,7 +197,7 @@ TEST(HostileCli, ValidEdgeFilesWork) {
     }
   }
   const std::string inplace = Npy("inplace.npy", kF4x4, std::string("\x00\x00\x80\xbf", 4) + std::string(12, '\x3f'));
-  const Result r = Cli("run --dy " + inplace + " --x " + inplace + " -o " + inplace);
+  const CliResult r = RunCli("run --dy " + inplace + " --x " + inplace + " -o " + inplace);
   ASSERT_EQ(r.status, 0) << r.err;
   npy::Array a;
   std::string error;
@@ -242,11 +205,11 @@ TEST(HostileCli, ValidEdgeFilesWork) {
   uint32_t first;
   std::memcpy(&first, a.data.data(), 4);
   EXPECT_EQ(first, 0u) << "s = -1 closes the gate: dx = +0";
-  EXPECT_EQ(TempFilesIn(Dir()), 0);
+  EXPECT_EQ(TempFilesIn(ScratchDir()), 0);
 }
 
 TEST(HostileCli, ShortSoakPasses) {
-  const Result r = Cli("soak --duration 3s --max-bytes 8M --seed 7 --progress lines");
+  const CliResult r = RunCli("soak --duration 3s --max-bytes 8M --seed 7 --progress lines");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("RSS curve:"), std::string::npos) << r.out;
