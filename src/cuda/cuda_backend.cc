@@ -16,15 +16,8 @@ bool CudaBackendBuilt() { return true; }
 relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                              const KernelParams& params, const Semantics& semantics) {
   cuda::LaunchTarget target;
-  RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckLaunch(n, semantics.stream, {{"dy", dy}, {"s", s}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
-  bool capturing = false;
-  RELUGRAD_RETURN_IF_ERROR(cuda::StreamCapturing(semantics.stream, &capturing));
-  if (!capturing) {
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dy", dy, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("s", s, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dx", dx, target.device));
-  }
 
   const cuda::Mode mode = cuda::ModeFor(params);
   const cuda::VectorPlan plan = cuda::PlanVectors(dtype, n, dy, s, dx);

@@ -13,15 +13,8 @@ namespace relugrad {
 relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
                                     const KernelParams& params, const Semantics& semantics) {
   cuda::LaunchTarget target;
-  RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckLaunch(n, semantics.stream, {{"x", x}, {"y", y}, {"mask", mask}}, &target));
   if (n == 0) return RELUGRAD_OK;
-  bool capturing = false;
-  RELUGRAD_RETURN_IF_ERROR(cuda::StreamCapturing(semantics.stream, &capturing));
-  if (!capturing) {
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("x", x, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("y", y, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("mask", mask, target.device));
-  }
   const bool vector = cuda::Aligned16(x) && cuda::Aligned16(y);
   const cudaError_t e = cuda::LaunchForwardMask(dtype, n, x, y, mask, vector, cuda::ToDeviceParams(params),
                                                 static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
@@ -35,15 +28,8 @@ relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void*
 relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
                                  const KernelParams& params, const Semantics& semantics) {
   cuda::LaunchTarget target;
-  RELUGRAD_RETURN_IF_ERROR(cuda::CurrentDevice(&target));
+  RELUGRAD_RETURN_IF_ERROR(cuda::CheckLaunch(n, semantics.stream, {{"dy", dy}, {"mask", mask}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
-  bool capturing = false;
-  RELUGRAD_RETURN_IF_ERROR(cuda::StreamCapturing(semantics.stream, &capturing));
-  if (!capturing) {
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dy", dy, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("mask", mask, target.device));
-    RELUGRAD_RETURN_IF_ERROR(cuda::CheckDevicePointer("dx", dx, target.device));
-  }
   const bool vector = cuda::Aligned16(dy) && cuda::Aligned16(dx);
   const cudaError_t e = cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector, cuda::ToDeviceParams(params),
                                              static_cast<cudaStream_t>(semantics.stream), target.max_blocks);

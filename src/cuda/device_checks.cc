@@ -90,6 +90,17 @@ relugrad_status StreamCapturing(void* stream, bool* capturing) {
   return RELUGRAD_OK;
 }
 
+relugrad_status CheckLaunch(int64_t n, void* stream, std::initializer_list<NamedPointer> operands,
+                            LaunchTarget* target) {
+  RELUGRAD_RETURN_IF_ERROR(CurrentDevice(target));
+  if (n == 0) return RELUGRAD_OK;
+  bool capturing = false;
+  RELUGRAD_RETURN_IF_ERROR(StreamCapturing(stream, &capturing));
+  if (capturing) return RELUGRAD_OK;
+  for (const NamedPointer& op : operands) RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer(op.name, op.ptr, target->device));
+  return RELUGRAD_OK;
+}
+
 relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e) {
   return Fail(RELUGRAD_INTERNAL_ERROR, "CUDA launch of %s (n = %lld, stream %p, device %d) failed: %s (%s)",
               kernel, n, stream, device, cudaGetErrorString(e), cudaGetErrorName(e));

@@ -6,6 +6,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <initializer_list>
+
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
@@ -34,6 +37,17 @@ relugrad_status CheckDevicePointer(const char* name, const void* ptr, int device
 // when the runtime rejects the stream (e.g. the legacy default stream while
 // another stream captures).
 relugrad_status StreamCapturing(void* stream, bool* capturing);
+
+struct NamedPointer {
+  const char* name;
+  const void* ptr;
+};
+
+// The checks every entry point runs before a launch, in this order: a device
+// (UNSUPPORTED without one, even for n == 0), then for n > 0 and unless the
+// stream is being captured, each operand on that device.
+relugrad_status CheckLaunch(int64_t n, void* stream, std::initializer_list<NamedPointer> operands,
+                            LaunchTarget* target);
 
 // INTERNAL_ERROR naming the kernel when a launch failed.
 relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e);
