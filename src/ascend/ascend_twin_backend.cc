@@ -1,6 +1,7 @@
 // relugrad's RELUGRAD_BACKEND_ASCEND_TWIN: the AscendC kernel executed by the
 // CPU twin on host memory. A twin violation is a bug in the kernel or the
 // tiling, reported as RELUGRAD_INTERNAL_ERROR with the twin's message.
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <system_error>
@@ -28,6 +29,14 @@ bool AscendTwinBuilt() { return true; }
 
 relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                                    const KernelParams& params, const Semantics& /*semantics*/) {
+  // |alpha| beyond the f32 range rounds to inf, and 0 * inf must give the
+  // default (negative) NaN; Muls on the NPU would produce its own NaN, which
+  // the kernel cannot tell from a dy NaN lane. Refuse rather than differ
+  // (found by api_fuzz).
+  if (params.closed == ClosedRule::kMulAlpha && std::isinf(params.alpha_f32)) {
+    return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: |alpha| = %g exceeds the f32 range (the kernel multiplies in f32)",
+                params.alpha);
+  }
   if (dtype == Dtype::kF64) {
     return Fail(RELUGRAD_UNSUPPORTED,
                 "ascend-twin: f64 is not supported (910B vector units have no f64); use f32/f16/bf16");
