@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Peer drivers for `make bench`: PyTorch, NumPy, TensorFlow and JAX ReLU
-backward, timed like `relugrad bench` (warm-up, batches >= 50 us, samples
+backward (and relugrad's own Python entry point, framework "relugrad"),
+timed like `relugrad bench` (warm-up, batches >= 50 us, samples
 until --min-time and at least 5, median; cold mode rotates operand sets
 whose footprint exceeds the caches) and printed as JSON lines in its schema.
 
@@ -136,8 +137,34 @@ def jax_impls(dtype, n, sets, threads):
     return {"jax_vjp_jit": lambda k: bwd(s[k], dy[k]).block_until_ready()}, f"jax-{jax.__version__}"
 
 
-FRAMEWORKS = {"torch": torch_impls, "numpy": numpy_impls, "tensorflow": tensorflow_impls, "jax": jax_impls}
-MODULES = {"torch": "torch", "numpy": "numpy", "tensorflow": "tensorflow", "jax": "jax"}
+def relugrad_impls(dtype, n, sets, threads):
+    """relugrad's own Python entry point on NumPy arrays, timed like the
+    peers: with out= and allocating (large results come from its buffer
+    cache)."""
+    import numpy as np
+    import relugrad
+    if dtype == "bf16":
+        import ml_dtypes
+        nd = np.dtype(ml_dtypes.bfloat16)
+    else:
+        nd = np.dtype({"f32": np.float32, "f16": np.float16}[dtype])
+    rng = np.random.default_rng(1)
+    base_dy = (rng.random(min(n, 1 << 16)) * 4 - 2).astype(np.float32).astype(nd)
+    base_s = (rng.random(min(n, 1 << 16)) * 4 - 2).astype(np.float32).astype(nd)
+    reps = (n + base_dy.size - 1) // base_dy.size
+    dy = [np.tile(base_dy, reps)[:n].copy() for _ in range(sets)]
+    s = [np.tile(base_s, reps)[:n].copy() for _ in range(sets)]
+    dx = [np.empty(n, nd) for _ in range(sets)]
+    rg = relugrad.relu_grad
+    return {
+        "relugrad_py_out": lambda k: rg(dy[k], s[k], out=dx[k], threads=threads),
+        "relugrad_py_alloc": lambda k: rg(dy[k], s[k], threads=threads),
+    }, f"relugrad-{relugrad.__version__}"
+
+
+FRAMEWORKS = {"torch": torch_impls, "numpy": numpy_impls, "tensorflow": tensorflow_impls, "jax": jax_impls,
+              "relugrad": relugrad_impls}
+MODULES = {"torch": "torch", "numpy": "numpy", "tensorflow": "tensorflow", "jax": "jax", "relugrad": "relugrad"}
 
 
 def child(args):

@@ -161,6 +161,25 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
                                                      const void* dy, const uint8_t* mask,
                                                      void* dx, const relugrad_options* options);
 
+/* ---- Output memory that keeps its pages ------------------------------------
+ * For callers that allocate an output per call (the Python package without
+ * out= uses it). Writing fresh memory costs a page fault per 4 KiB, which at
+ * n >= 16M makes an allocating call 5-7x slower than one into reused memory
+ * (docs/performance.md). relugrad_buffer_free parks blocks of 256 KiB and
+ * more in a process-wide cache, pages mapped, and relugrad_buffer_alloc
+ * hands one back for a request of its size (up to 1/4 smaller). Cached bytes
+ * are capped by RELUGRAD_BUFFER_CACHE_MIB (default 1024; 0 = no caching).
+ * Memory is 64-byte aligned and uninitialised. Thread-safe. */
+RELUGRAD_API void* relugrad_buffer_alloc(size_t bytes); /* NULL: bytes == 0 or out of memory */
+/* NULL is a no-op (RELUGRAD_OK); a pointer not from relugrad_buffer_alloc, or
+ * already freed, is RELUGRAD_INVALID_ARGUMENT and left alone. */
+RELUGRAD_API relugrad_status relugrad_buffer_free(void* block);
+/* Frees every cached block; returns the bytes given back. */
+RELUGRAD_API size_t relugrad_buffer_cache_trim(void);
+/* Any pointer may be NULL. */
+RELUGRAD_API void relugrad_buffer_cache_stats(size_t* cached_bytes, size_t* live_bytes,
+                                              uint64_t* hits, uint64_t* misses);
+
 /* The message of the last failure on this thread ("" if none). */
 RELUGRAD_API const char* relugrad_last_error(void);
 RELUGRAD_API const char* relugrad_status_name(relugrad_status status);

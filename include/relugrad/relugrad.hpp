@@ -144,6 +144,56 @@ void relu_grad(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& opt
   relu_grad(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), s.data(), dx.data(), options);
 }
 
+// Output memory from relugrad_buffer_alloc (pages kept for reuse after the
+// Buffer dies; relugrad.h). Move-only; uninitialised; n == 0 holds nothing.
+template <class T>
+class Buffer {
+ public:
+  explicit Buffer(size_t n = 0) : size_(n) {
+    if (n == 0) return;
+    if (n > SIZE_MAX / sizeof(T)) throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "Buffer: size overflows");
+    data_ = static_cast<T*>(relugrad_buffer_alloc(n * sizeof(T)));
+    if (data_ == nullptr) throw Error(RELUGRAD_INTERNAL_ERROR, relugrad_last_error());
+  }
+  Buffer(Buffer&& other) noexcept : data_(other.data_), size_(other.size_) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      relugrad_buffer_free(data_);
+      data_ = other.data_;
+      size_ = other.size_;
+      other.data_ = nullptr;
+      other.size_ = 0;
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { relugrad_buffer_free(data_); }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  operator Span<T>() { return Span<T>(data_, size_); }
+  operator Span<const T>() const { return Span<const T>(data_, size_); }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Allocating call: the result lives in a Buffer (cached pages, see above).
+template <class T>
+Buffer<T> relu_grad(Span<const T> dy, Span<const T> s, const Options& options = Options()) {
+  Buffer<T> dx(dy.size());
+  relu_grad<T>(dy, s, Span<T>(dx.data(), dx.size()), options);
+  return dx;
+}
+
 // The scalar reference, same contract (host memory only).
 template <class T>
 void relu_grad_reference(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& options = Options()) {

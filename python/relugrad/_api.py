@@ -23,6 +23,10 @@ try:  # ml_dtypes is a dependency, but keep a clear message if it is missing
 except ImportError:  # pragma: no cover
     _BF16 = None
 
+# Results of at least this many bytes come from relugrad's buffer cache
+# (BufferCache::kMinCachedBytes; NumPy's own allocator recycles smaller ones).
+_CACHED_MIN_BYTES = 256 * 1024
+
 PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore")
 GATES = {"zero_if_le": 0, "pass_if_gt": 1}
 COMBINES = {"select": 0, "multiply": 1}
@@ -147,7 +151,15 @@ def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = Non
                          f"({type(dy).__module__}.{type(dy).__qualname__}); pass out= (and mask_out=)")
     # JAX arrays are immutable, and other DLPack producers have no common
     # allocator: compute into NumPy memory (converted back for JAX below).
-    return np.empty(shape, dtype=np.dtype(dy.dtype) if dtype is None else np.uint8)
+    np_dtype = np.dtype(dy.dtype) if dtype is None else np.dtype(np.uint8)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    if nbytes < _CACHED_MIN_BYTES:
+        return np.empty(shape, dtype=np_dtype)
+    # Large results come from relugrad's buffer cache: memory whose pages
+    # are still mapped from an earlier result of this size, so a training
+    # loop's allocating calls do not page-fault on every 4 KiB
+    # (docs/performance.md: 5-9 GB/s into fresh memory at n >= 16M).
+    return _C.cached_bytes(nbytes).view(np_dtype).reshape(shape)
 
 
 def _writable_out(name: str, out: Any) -> Any:
@@ -411,3 +423,17 @@ def format_info(facts: Optional[Dict[str, Any]] = None) -> str:
             value = " ".join(f"{k}={'yes' if v else 'no'}" for k, v in value.items())
         lines.append(f"{key}: {value}")
     return "\n".join(lines)
+
+
+def buffer_cache_stats() -> Dict[str, int]:
+    """relugrad's output buffer cache: ``cached_bytes`` (freed results kept
+    with their pages for reuse), ``live_bytes`` (results alive now),
+    ``hits`` and ``misses`` (allocating calls served from the cache or not).
+    The cap is ``RELUGRAD_BUFFER_CACHE_MIB`` (default 1024, 0 = off)."""
+    return dict(_C.buffer_cache_stats())
+
+
+def buffer_cache_trim() -> int:
+    """Frees every cached block (results still alive are untouched); returns
+    the bytes given back."""
+    return int(_C.buffer_cache_trim())

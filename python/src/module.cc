@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <utility>
 #include <string>
@@ -371,6 +372,33 @@ NB_MODULE(_relugrad, m) {
       nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
       nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stream") = 0,
       "dx = ReluGrad(dy, mask) into out (which may be dy).");
+
+  m.def(
+      "cached_bytes",
+      [](size_t nbytes) {
+        // A flat uint8 NumPy array over relugrad_buffer_alloc memory; the
+        // capsule hands the block back to relugrad's cache when the last
+        // view of it dies, so the next allocating call of that size finds
+        // its pages mapped (relugrad.h: "Output memory that keeps its pages").
+        void* block = relugrad_buffer_alloc(nbytes);
+        if (block == nullptr) throw std::bad_alloc();
+        nb::capsule owner(block, [](void* p) noexcept { relugrad_buffer_free(p); });
+        const size_t shape[1] = {nbytes};
+        return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(block, 1, shape, owner);
+      },
+      nb::arg("nbytes"), "Uninitialised bytes (nbytes > 0) from relugrad's output buffer cache.");
+  m.def("buffer_cache_stats", [] {
+    size_t cached = 0, live = 0;
+    uint64_t hits = 0, misses = 0;
+    relugrad_buffer_cache_stats(&cached, &live, &hits, &misses);
+    nb::dict d;
+    d["cached_bytes"] = cached;
+    d["live_bytes"] = live;
+    d["hits"] = hits;
+    d["misses"] = misses;
+    return d;
+  });
+  m.def("buffer_cache_trim", &relugrad_buffer_cache_trim, "Frees every cached block; returns the bytes freed.");
 
   m.def("mask_bytes", &relugrad_mask_bytes, nb::arg("n"), "ceil(n/8), or -1 for n < 0.");
 

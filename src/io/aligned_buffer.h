@@ -38,17 +38,27 @@ class AlignedBuffer {
     data_ = nullptr;
     size_ = 0;
     if (bytes == 0) return true;
+    data_ = static_cast<unsigned char*>(AllocateLargeAligned(bytes));
+    if (data_ == nullptr) return false;
+    size_ = bytes;
+    return true;
+  }
+
+  // The allocation policy above as a function, for owners of raw blocks
+  // (core/buffer_cache.cc): release with std::free. nullptr when memory is
+  // not available or bytes == 0.
+  static void* AllocateLargeAligned(size_t bytes) {
+    if (bytes == 0) return nullptr;
     constexpr size_t kHuge = size_t{2} << 20;
     const size_t align = bytes >= kHuge ? kHuge : 64;
     const size_t rounded = (bytes + align - 1) / align * align;
+    if (rounded < bytes) return nullptr;  // size_t overflow
     void* p = nullptr;
-    if (posix_memalign(&p, align, rounded) != 0) return false;
+    if (posix_memalign(&p, align, rounded) != 0) return nullptr;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (align == kHuge && HugePagesRequested()) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-    data_ = static_cast<unsigned char*>(p);
-    size_ = bytes;
-    return true;
+    return p;
   }
 
   unsigned char* data() { return data_; }

@@ -106,13 +106,23 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
                      }});
     }
     if (c.alloc) {
-      // The CLI-style allocating path: a fresh output per call, 2 MiB pages
-      // (AlignedBuffer) vs plain malloc (4 KiB pages: a fault every 4 KiB).
+      // The CLI-style allocating path: a fresh output per call, 2 MiB-aligned
+      // (AlignedBuffer; huge pages only with RELUGRAD_HUGEPAGES=1) vs plain
+      // malloc. Fresh memory costs a page fault per page on first write.
       const size_t bytes = ops.bytes();
       out.push_back({"relugrad_alloc", name, moved, [&ops, d, n, o, bytes](int k) {
                        AlignedBuffer fresh;
                        if (!fresh.Allocate(bytes)) throw UsageError("out of memory");
                        Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh.data(), &o), "relu_grad");
+                     }});
+      // The library's allocating path (relugrad_buffer_alloc, what Python
+      // without out= uses): after the first call the cache hands back a
+      // block whose pages are mapped.
+      out.push_back({"relugrad_pool", name, moved, [&ops, d, n, o, bytes](int k) {
+                       void* block = relugrad_buffer_alloc(bytes);
+                       if (block == nullptr) throw UsageError(relugrad_last_error());
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), block, &o), "relu_grad");
+                       Check(relugrad_buffer_free(block), "buffer_free");
                      }});
       if (bytes <= (size_t{256} << 20)) {  // beyond: seconds per call, nothing new to learn
         out.push_back({"relugrad_alloc4k", name, moved, [&ops, d, n, o, bytes](int k) {
