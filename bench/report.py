@@ -10,6 +10,10 @@ import argparse
 import collections
 import json
 import sys
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_rounds  # noqa: E402  (bench/peer_rounds.py)
 
 ORDER = ["triad", "triad_nt", "relugrad", "relugrad_stream", "relugrad_nostream", "relugrad_mask",
          "relugrad_alloc", "relugrad_alloc4k", "onednn", "torch_out", "torch_alloc", "numpy_mul",
@@ -157,17 +161,8 @@ def targets(by, roof, warm_rows, key_rows=None, peer_rows=None):
             fails.append((speedup, f"{dtype}/{size_label(n)}/{t}T"))
         return worst, where, count, sorted(fails)
 
-    if peer_rows:
-        pby = index(peer_rows)
-        for peer, need in (("onednn", 1.5), ("torch_out", 1.2)):
-            best = worst_speedup(peer, "relugrad", "best_s", table=pby)
-            if best[0] is None:
-                continue
-            cells = ", ".join(f"{w} {x:.2f}" for x, w in best[3])
-            below = [w for x, w in best[3] if x < need]
-            out.append(f"- relugrad >= {need}x {peer} (interleaved point by point, best of 2 rounds), {best[2]} points: "
-                       f"worst {best[0]:.2f}x at {best[1]}, {len(below)} below -> {verdict(best[0] >= need)}  \n"
-                       f"  ({cells})")
+    if peer_rows:  # interleaved rounds (bench/interleave_peers.sh): the reliable comparison
+        out += peer_rounds.markdown(peer_rows)
     for peer, need in (("onednn", 1.5), ("torch_out", 1.2)):
         best = worst_speedup(peer, "relugrad", "best_s")
         med = worst_speedup(peer, "relugrad", "median_s")

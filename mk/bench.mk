@@ -19,8 +19,8 @@ bench-deps: deps
 
 bench-build: bench-deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DRELUGRAD_BUILD_BENCH=ON \
-	  -DRELUGRAD_BUILD_TESTS=OFF -DRELUGRAD_CUDA=OFF >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target relugrad_cli onednn_relu_bwd relugrad_micro
+	  -DRELUGRAD_BUILD_TESTS=OFF -DRELUGRAD_CUDA=OFF -DRELUGRAD_BENCH_PYTHON=$(if $(wildcard .venv/bin/python),$(CURDIR)/.venv/bin/python,python3) >/dev/null
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target relugrad_cli bench_peers relugrad_micro
 
 bench: bench-build
 	bench/run_all.sh $(BENCH_OUT) $(BENCH_BUILD) $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)

@@ -43,10 +43,24 @@ TEST(CppApi, ErrorsAreTypedExceptions) {
   }
 }
 
-TEST(CppApi, IsaListing) {
+TEST(CppApi, IsaListingAndDefaultSelection) {
   const auto isas = relugrad::isa_available();
   ASSERT_FALSE(isas.empty());
-  EXPECT_EQ(relugrad::isa_selected(), isas.front());
+  // The default is the best target unless build info names a default cap
+  // (AVX2 on AMD Zen 4), which must then be what is selected.
+  const std::string info = relugrad_build_info();
+  const bool capped = info.find("simd_default_cap: none") == std::string::npos;
+  ASSERT_NE(info.find("simd_default_cap: "), std::string::npos) << info;
+  relugrad::set_max_isa("best");
+  if (!capped) {
+    EXPECT_EQ(relugrad::isa_selected(), isas.front());
+  } else {
+    EXPECT_NE(info.find("simd_default_cap: " + relugrad::isa_selected() + " "), std::string::npos) << info;
+    // An explicit cap at the best target still selects it.
+    relugrad::set_max_isa(isas.front());
+    EXPECT_EQ(relugrad::isa_selected(), isas.front());
+    relugrad::set_max_isa("best");
+  }
 }
 
 }  // namespace

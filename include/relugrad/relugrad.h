@@ -102,6 +102,22 @@ typedef enum relugrad_backend {
   RELUGRAD_BACKEND_ASCEND_TWIN = 2, /* AscendC kernel run by the CPU twin */
 } relugrad_backend;
 
+/* How outputs are stored (CPU backend; a performance hint only: results are
+ * bit-identical under every setting). Streaming (non-temporal) stores skip
+ * the read-for-ownership of the output and leave it out of the caches:
+ * right when the output will not be read again soon, wrong when the next
+ * operation reads it from cache. AUTO streams outputs of at least 1 MiB
+ * (8 MiB for the mask path), where streaming measured faster whether or not
+ * the output was re-read; below that, pass STREAMING if you know the output
+ * goes cold (measured up to 1.4x for cold 4K-256K outputs,
+ * docs/performance.md). Outputs that alias an input are never streamed. The
+ * CUDA and Ascend backends ignore it. */
+typedef enum relugrad_stores {
+  RELUGRAD_STORES_AUTO = 0,
+  RELUGRAD_STORES_CACHED = 1,    /* ordinary stores always */
+  RELUGRAD_STORES_STREAMING = 2, /* non-temporal stores for every size */
+} relugrad_stores;
+
 /* Named framework presets (see README: semantics table; each was settled by
  * running the framework, docs/python.md). */
 typedef enum relugrad_preset {
@@ -130,6 +146,8 @@ typedef struct relugrad_options {
                        more than 256 is served with 256 */
   relugrad_backend backend;
   void* stream;     /* CUDA: a cudaStream_t (NULL = default stream) */
+  relugrad_stores stores; /* CPU store hint; AUTO by default (added in 0.2:
+                             older, shorter structs get AUTO) */
 } relugrad_options;
 
 /* Fills *options with the preset's settings and defaults for the rest. */
@@ -201,9 +219,13 @@ RELUGRAD_API int relugrad_isa_count(void); /* compiled and attainable here */
 RELUGRAD_API const char* relugrad_isa_name(int index); /* best first */
 RELUGRAD_API const char* relugrad_isa_selected(void);
 /* Caps dispatch at the named target (it and weaker ones stay allowed). NULL
- * or "" or "best" lifts the cap. The RELUGRAD_MAX_ISA environment variable
- * is applied the same way on first use. Unknown or unattainable names are
- * RELUGRAD_INVALID_ARGUMENT / RELUGRAD_UNSUPPORTED. */
+ * or "" or "best" restore the default selection: the best target, except on
+ * AMD Zen 4, where AVX2 is the default because it measured faster than
+ * AVX-512 for these memory-bound kernels ("avx3" still selects AVX-512;
+ * relugrad_build_info's simd_default_cap says which applies). The
+ * RELUGRAD_MAX_ISA environment variable is applied the same way on first
+ * use. Unknown or unattainable names are RELUGRAD_INVALID_ARGUMENT /
+ * RELUGRAD_UNSUPPORTED. */
 RELUGRAD_API relugrad_status relugrad_set_max_isa(const char* name);
 
 /* Threads: the default count (all cores) and whether a backend is built. */

@@ -120,6 +120,7 @@ class Options {
   Options& threads(int n) { raw_.threads = n; return *this; }
   Options& backend(relugrad_backend b) { raw_.backend = b; return *this; }
   Options& stream(void* s) { raw_.stream = s; return *this; }
+  Options& stores(relugrad_stores s) { raw_.stores = s; return *this; }
   const relugrad_options& raw() const { return raw_; }
   relugrad_options& raw() { return raw_; }
 

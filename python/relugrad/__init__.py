@@ -14,7 +14,7 @@ read in place; CUDA tensors and CUDA DLPack arrays run on the CUDA backend
 come from a cache that keeps freed results' pages mapped
 (``buffer_cache_stats()``, ``buffer_cache_trim()``, RELUGRAD_BUFFER_CACHE_MIB).
 """
-from ._api import (COMBINES, DENORMALS, GATES, PRESETS, THRESHOLD_ROUNDINGS, buffer_cache_stats,
+from ._api import (COMBINES, DENORMALS, GATES, PRESETS, STORES, THRESHOLD_ROUNDINGS, buffer_cache_stats,
                    buffer_cache_trim, format_info, info,
                    mask_bytes, preset_settings, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference,
                    set_max_isa)
@@ -23,4 +23,4 @@ from ._relugrad import version as _version
 __version__ = _version()
 
 __all__ = ["relu_grad", "relu_grad_reference", "relu_forward", "relu_grad_mask", "mask_bytes", "info", "format_info", "preset_settings",
-           "set_max_isa", "buffer_cache_stats", "buffer_cache_trim", "PRESETS", "GATES", "COMBINES", "DENORMALS", "THRESHOLD_ROUNDINGS"]
+           "set_max_isa", "buffer_cache_stats", "buffer_cache_trim", "PRESETS", "GATES", "COMBINES", "DENORMALS", "THRESHOLD_ROUNDINGS", "STORES"]

@@ -75,7 +75,7 @@ def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float 
     # relu_grad()'s generic array-kind dispatch.
     with _api._DeviceScope(dy) as scope:
         _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1,
-                          float(threshold), float(alpha), False, 0.0, 0.0, int(threads), False, scope.stream)
+                          float(threshold), float(alpha), False, 0.0, 0.0, int(threads), 0, False, scope.stream)
     return out
 
 
@@ -158,7 +158,7 @@ def relu_mask(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Te
     mask = torch.empty((_mask_len(x),), dtype=torch.uint8, device=x.device)
     with _api._DeviceScope(x) as scope:
         _C.relu_forward_into(x.detach(), y, mask, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
-                             False, 0.0, 0.0, int(threads), scope.stream)
+                             False, 0.0, 0.0, int(threads), 0, scope.stream)
     return y, mask
 
 
@@ -179,7 +179,7 @@ def relu_grad_mask(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: 
     out = torch.empty(dy.shape, dtype=dy.dtype, device=dy.device)
     with _api._DeviceScope(dy) as scope:
         _C.relu_grad_mask_into(dy.detach(), mask, out, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
-                               False, 0.0, 0.0, int(threads), scope.stream)
+                               False, 0.0, 0.0, int(threads), 0, scope.stream)
     return out
 
 

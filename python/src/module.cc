@@ -120,6 +120,7 @@ struct CallOptions {
   bool clip = false;
   double clip_lo = 0.0, clip_hi = 0.0;
   int threads = 0;
+  int stores = RELUGRAD_STORES_AUTO;
   uintptr_t stream = 0;  // a cudaStream_t for the CUDA backend (0 = default stream)
 };
 
@@ -180,6 +181,7 @@ relugrad_options MakeOptions(const CallOptions& c) {
   o.clip_lo = c.clip_lo;
   o.clip_hi = c.clip_hi;
   o.threads = c.threads;
+  o.stores = static_cast<relugrad_stores>(c.stores);
   o.stream = reinterpret_cast<void*>(c.stream);
   return o;
 }
@@ -296,7 +298,7 @@ void ReluGradMaskInto(const InArray& dy, const MaskIn& mask, OutArray& out, cons
 }
 
 CallOptions MakeCall(int preset, int gate, int combine, int denormals, int threshold_rounding, double threshold,
-                     double alpha, bool clip, double clip_lo, double clip_hi, int threads, uintptr_t stream) {
+                     double alpha, bool clip, double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
   CallOptions c;
   c.preset = preset;
   c.gate = gate;
@@ -309,6 +311,7 @@ CallOptions MakeCall(int preset, int gate, int combine, int denormals, int thres
   c.clip_lo = clip_lo;
   c.clip_hi = clip_hi;
   c.threads = threads;
+  c.stores = stores;
   c.stream = stream;
   return c;
 }
@@ -328,16 +331,16 @@ NB_MODULE(_relugrad, m) {
       "relu_grad_into",
       [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype, int out_dtype, int preset, int gate,
          int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
-         double clip_lo, double clip_hi, int threads, bool reference, uintptr_t stream) {
+         double clip_lo, double clip_hi, int threads, int stores, bool reference, uintptr_t stream) {
         const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stream);
+                                       clip_lo, clip_hi, threads, stores, stream);
         const int declared[3] = {dy_dtype, s_dtype, out_dtype};
         ReluGradInto(dy, s, out, declared, c, reference);
       },
       nb::arg("dy").noconvert(), nb::arg("s").noconvert(), nb::arg("out").noconvert(),
       nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"),
       nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"),
-      nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("reference"),
+      nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("reference"),
       nb::arg("stream") = 0,
       "Computes into out; every argument already checked by relugrad._api.");
 
@@ -345,32 +348,32 @@ NB_MODULE(_relugrad, m) {
       "relu_forward_into",
       [](const InArray& x, OutArray y, MaskOut mask, int x_dtype, int y_dtype, int preset, int gate, int combine,
          int denormals, int threshold_rounding, double threshold, double alpha, bool clip, double clip_lo,
-         double clip_hi, int threads, uintptr_t stream) {
+         double clip_hi, int threads, int stores, uintptr_t stream) {
         const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stream);
+                                       clip_lo, clip_hi, threads, stores, stream);
         const int declared[2] = {x_dtype, y_dtype};
         ReluForwardInto(x, y, mask, declared, c);
       },
       nb::arg("x").noconvert(), nb::arg("y").noconvert(), nb::arg("mask").noconvert(), nb::arg("x_dtype"),
       nb::arg("y_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
       nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
-      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stream") = 0,
+      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("stream") = 0,
       "y = relu(x) and the packed uint8 gate mask (ceil(n/8) bytes) into y and mask.");
 
   m.def(
       "relu_grad_mask_into",
       [](const InArray& dy, const MaskIn& mask, OutArray out, int dy_dtype, int out_dtype, int preset, int gate,
          int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
-         double clip_lo, double clip_hi, int threads, uintptr_t stream) {
+         double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
         const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stream);
+                                       clip_lo, clip_hi, threads, stores, stream);
         const int declared[2] = {dy_dtype, out_dtype};
         ReluGradMaskInto(dy, mask, out, declared, c);
       },
       nb::arg("dy").noconvert(), nb::arg("mask").noconvert(), nb::arg("out").noconvert(), nb::arg("dy_dtype"),
       nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
       nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
-      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stream") = 0,
+      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("stream") = 0,
       "dx = ReluGrad(dy, mask) into out (which may be dy).");
 
   m.def(

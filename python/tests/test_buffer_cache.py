@@ -1,7 +1,7 @@
 """Large NumPy results come from relugrad's buffer cache: bits equal to a
 call into caller memory, the block reused once the result dies, shapes,
 dtypes (bf16 included) and the mask result kept, and results that outlive
-views of them stay valid."""
+views of them stay valid. The stores= hint never changes a bit."""
 import gc
 
 import numpy as np
@@ -62,3 +62,26 @@ def test_mask_result_comes_from_the_cache_with_its_own_shape():
     assert mask.dtype == np.uint8 and mask.shape == (N,)
     assert np.array_equal(np.unpackbits(mask, bitorder="little").astype(bool), x > 0)
     assert np.array_equal(y, np.where(x > 0, x, np.float32(0)))
+
+
+@pytest.mark.parametrize("stores", ["auto", "cached", "streaming"])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_stores_hint_never_changes_a_bit(dtype, stores):
+    for n in (5, 4099, N):
+        dy, s = random_case(dtype, n=n)
+        want = relugrad.relu_grad_reference(dy, s, semantics="onednn", alpha=0.25)
+        got = relugrad.relu_grad(dy, s, semantics="onednn", alpha=0.25, stores=stores)
+        assert np.array_equal(to_bits(got), to_bits(want)), (n, stores)
+        y, mask = relugrad.relu_forward(s, stores=stores)
+        y0, mask0 = relugrad.relu_forward(s)
+        assert np.array_equal(to_bits(y), to_bits(y0)) and np.array_equal(mask, mask0)
+        dx = relugrad.relu_grad_mask(dy, mask, stores=stores)
+        assert np.array_equal(to_bits(dx), to_bits(relugrad.relu_grad(dy, s)))
+
+
+def test_stores_hint_rejects_unknown_values():
+    dy, s = random_case("f32", n=8)
+    with pytest.raises(ValueError, match="stores: 'fast' is not one of auto, cached, streaming"):
+        relugrad.relu_grad(dy, s, stores="fast")
+    with pytest.raises(ValueError, match="stores"):
+        relugrad.relu_forward(s, stores=None)

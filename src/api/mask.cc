@@ -61,7 +61,7 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   const Dtype d = ToDtype(dtype);
   const KernelParams params = MakeKernelParams(d, sem);
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
-  return CpuReluForward(d, n, x, y, mask, params, sem.threads);
+  return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores);
 }
 
 relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const void* dy,
@@ -81,7 +81,7 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   const Dtype d = ToDtype(dtype);
   const KernelParams params = MakeKernelParams(d, sem);
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
-  return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads);
+  return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads, sem.stores);
 }
 
 }  // extern "C"

@@ -56,6 +56,7 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
   o.alpha = 0.0;
   o.threads = 0;
   o.backend = RELUGRAD_BACKEND_CPU;
+  o.stores = RELUGRAD_STORES_AUTO;
   o.denormals = RELUGRAD_DENORMALS_IEEE;
   o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
   switch (preset) {

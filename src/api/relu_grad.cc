@@ -46,7 +46,7 @@ relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* 
                                    kRules[sem.gate == RELUGRAD_GATE_PASS_IF_GT][sem.combine == RELUGRAD_COMBINE_MULTIPLY]);
   switch (sem.backend) {
     case RELUGRAD_BACKEND_CPU:
-      return CpuReluGrad(d, n, dy, s, dx, params, sem.threads);
+      return CpuReluGrad(d, n, dy, s, dx, params, sem.threads, sem.stores);
     case RELUGRAD_BACKEND_CUDA:
       return CudaReluGrad(d, n, dy, s, dx, params, sem);
     case RELUGRAD_BACKEND_ASCEND_TWIN:

@@ -100,6 +100,7 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   if (!ValidEnum(RawEnum(full.combine), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine", RawEnum(full.combine));
   if (!ValidEnum(RawEnum(full.denormals), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals", RawEnum(full.denormals));
   if (!ValidEnum(RawEnum(full.threshold_rounding), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.threshold_rounding %d is not a relugrad_threshold_rounding", RawEnum(full.threshold_rounding));
+  if (!ValidEnum(RawEnum(full.stores), 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stores %d is not a relugrad_stores", RawEnum(full.stores));
   if (!ValidEnum(RawEnum(full.backend), 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend", RawEnum(full.backend));
   if (std::isnan(full.threshold)) return Fail(RELUGRAD_INVALID_ARGUMENT, "threshold is NaN");
   if (!std::isfinite(full.alpha)) return Fail(RELUGRAD_INVALID_ARGUMENT, "alpha must be finite (got %g)", full.alpha);
@@ -126,6 +127,7 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   out->threads = full.threads > kMaxThreadsPerCall ? kMaxThreadsPerCall : full.threads;
   out->backend = full.backend;
   out->stream = full.stream;
+  out->stores = full.stores;
   return RELUGRAD_OK;
 }
 

@@ -28,6 +28,7 @@ struct Semantics {
   int threads = 0;
   relugrad_backend backend = RELUGRAD_BACKEND_CPU;
   void* stream = nullptr;
+  relugrad_stores stores = RELUGRAD_STORES_AUTO;  // performance only
 };
 
 // Copies the fields that fit in options->struct_size (defaults for the

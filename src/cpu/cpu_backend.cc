@@ -57,13 +57,12 @@ int DefaultThreads() {
 }
 
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads) {
+                            const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   Job job;
   const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
-  const int64_t stream_bytes = CpuStreamBytes();
-  const bool stream = stream_bytes > 0 && n * DtypeSize(dtype) >= stream_bytes && dx != dy && dx != s;
+  const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype), CpuStreamBytes(), dx == dy || dx == s);
   job.kernel = alpha16 ? &RunBlockAlpha16
                        : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
   job.params = &params;

@@ -30,9 +30,21 @@ constexpr int64_t kCpuStreamBytes = 1 << 20;
 void SetCpuStreamBytesForBenchmark(int64_t bytes);
 int64_t CpuStreamBytes();
 
+// Whether an output of out_bytes is written with streaming stores, given
+// the caller's hint and the AUTO threshold (<= 0: AUTO never streams). An
+// output that aliases an input never is (the kernels read and write it as
+// one restrict-free stream).
+inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
+                               bool aliases_input) {
+  if (aliases_input || stores == RELUGRAD_STORES_CACHED) return false;
+  if (stores == RELUGRAD_STORES_STREAMING) return true;
+  return auto_threshold > 0 && out_bytes >= auto_threshold;
+}
+
 // threads: 0 = all cores. Arguments already validated.
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads);
+                            const KernelParams& params, int threads,
+                            relugrad_stores stores = RELUGRAD_STORES_AUTO);
 
 // Worker count for threads == 0.
 int DefaultThreads();

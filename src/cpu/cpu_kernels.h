@@ -26,10 +26,13 @@ BlockKernel DispatchStreamingBlockKernel(Dtype dtype);
 std::vector<std::string> AttainableIsas();
 std::string SelectedIsa();
 
-// Caps dispatch at `name` ("" or "best" lifts the cap). Applies
-// RELUGRAD_MAX_ISA on first use of the library.
+// Caps dispatch at `name`; nullptr, "" or "best" restore the default
+// selection (Highway's best target, except AVX2 on AMD Zen 4: isa.cc).
+// Applies RELUGRAD_MAX_ISA, or the default, on first use of the library.
 relugrad_status SetMaxIsa(const char* name);
 void ApplyIsaEnvironmentOnce();
+// What the default selection ("best", no RELUGRAD_MAX_ISA) stops at, and why.
+std::string DefaultIsaCapDescription();
 
 }  // namespace relugrad
 

@@ -7,6 +7,10 @@
 #include "cpu/cpu_kernels.h"
 #include "hwy/targets.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace relugrad {
 namespace {
 
@@ -24,7 +28,48 @@ int64_t UncappedTargets() {
 
 std::mutex g_isa_mutex;
 
+// AMD family 19h with AVX-512 is Zen 4 (Zen 3, the same family, has none),
+// which executes 512-bit operations as two 256-bit halves. Measured there
+// (AMD EPYC, 2 vCPUs, 2026-11-29; bench/NOTES.md section 11), the AVX2
+// kernels beat the AVX-512 ones at every cold point (relugrad 1.03-1.25x,
+// triad_nt 1.03-1.12x, three alternating runs) and in cache for f32
+// (1.08-1.16x); bf16 at n <= 1K was the only loss (0.95x). So on Zen 4 the
+// default is AVX2; set_max_isa("avx3") or RELUGRAD_MAX_ISA=avx3 still
+// selects AVX-512. Other CPUs keep Highway's best target (not measured).
+bool IsAmdZen4() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned base_family = (a >> 8) & 0xf;
+  const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
+  return family == 0x19;
+#else
+  return false;
+#endif
+}
+
+// The target the default selection stops at (0: Highway's best). Computed
+// once (CPUID traps to the hypervisor in a VM: microseconds).
+int64_t DefaultCap() {
+  static const int64_t cap = [] {
+#if HWY_ARCH_X86
+    // No Highway query here: it could be called while a cap is in force.
+    if ((HWY_TARGETS & HWY_AVX2) != 0 && IsAmdZen4() && __builtin_cpu_supports("avx2")) {
+      return static_cast<int64_t>(HWY_AVX2);
+    }
+#endif
+    return int64_t{0};
+  }();
+  return cap;
+}
+
 }  // namespace
+
+std::string DefaultIsaCapDescription() {
+  return DefaultCap() == 0 ? "none (best attainable)" : "avx2 (AMD Zen 4: AVX2 measured faster than AVX-512)";
+}
 
 std::vector<std::string> AttainableIsas() {
   std::vector<std::string> names;
@@ -40,7 +85,9 @@ std::string SelectedIsa() {
 relugrad_status SetMaxIsa(const char* name) {
   std::lock_guard<std::mutex> lock(g_isa_mutex);
   const int64_t all = UncappedTargets();
-  if (name == nullptr || name[0] == '\0' || Lower(name) == "best") {
+  if (name == nullptr || name[0] == '\0' || Lower(name) == "best") {  // the default selection
+    const int64_t cap = DefaultCap();
+    if (cap != 0) hwy::SetSupportedTargetsForTest(all & ~(cap - 1));
     hwy::GetChosenTarget().Update(hwy::SupportedTargets());
     return RELUGRAD_OK;
   }
@@ -72,11 +119,13 @@ void ApplyIsaEnvironmentOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     const char* env = std::getenv("RELUGRAD_MAX_ISA");
-    if (env != nullptr && env[0] != '\0' && SetMaxIsa(env) != RELUGRAD_OK) {
+    if (env != nullptr && env[0] != '\0') {
+      if (SetMaxIsa(env) == RELUGRAD_OK) return;
       // A bad cap must not silently run something else: report once.
       std::fprintf(stderr, "relugrad: ignoring RELUGRAD_MAX_ISA: %s\n", LastError());
       ClearLastError();
     }
+    SetMaxIsa(nullptr);  // the default selection (DefaultCap)
   });
 }
 

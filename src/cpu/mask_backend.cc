@@ -71,24 +71,26 @@ WorkPlan MakeMaskWorkPlan(int64_t n, int elem_bytes, uintptr_t out_address, int 
 }
 
 relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                               const KernelParams& params, int threads) {
+                               const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
                  MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
-                 y != x && n * DtypeSize(dtype) >= g_mask_stream_bytes.load(std::memory_order_relaxed)};
+                 UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
+                                    y == x)};
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, &RunForwardBlock, &job);
   return RELUGRAD_OK;
 }
 
 relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
-                                void* dx, const KernelParams& params, int threads) {
+                                void* dx, const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
               MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
-              dx != dy && n * DtypeSize(dtype) >= g_mask_stream_bytes.load(std::memory_order_relaxed)};
+              UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
+                                 dx == dy)};
   ThreadPool::Global().Run(job.plan.blocks, &RunGradBlock, &job);
   return RELUGRAD_OK;
 }

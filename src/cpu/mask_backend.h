@@ -31,10 +31,13 @@ constexpr int64_t kMaskStreamBytes = 8 << 20;
 void SetMaskStreamBytesForBenchmark(int64_t bytes);
 
 // threads: 0 = all cores. Arguments already validated.
+// stores: the caller's hint (relugrad.h), AUTO at kMaskStreamBytes.
 relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                               const KernelParams& params, int threads);
+                               const KernelParams& params, int threads,
+                               relugrad_stores stores = RELUGRAD_STORES_AUTO);
 relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
-                                void* dx, const KernelParams& params, int threads);
+                                void* dx, const KernelParams& params, int threads,
+                                relugrad_stores stores = RELUGRAD_STORES_AUTO);
 
 }  // namespace relugrad
 

@@ -33,6 +33,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include "core/work_plan.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/cpu_kernels.h"
 #include "cpu/thread_pool.h"
 #include "cpu/triad.h"
 
@@ -55,6 +56,7 @@ void RunTriadBlock(void* ctx, int block) {
 }  // namespace
 
 void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming, int threads) {
+  ApplyIsaEnvironmentOnce();  // the same SIMD target as relugrad's kernels
   TriadJob job{a, b, c, q, streaming, {}};
   WorkPlanRequest r;
   r.n = n;

@@ -93,16 +93,16 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
                            "relu_grad");
                    }});
     if (c.stream_ab && !inplace) {
-      // Same call with the streaming threshold forced: 1 byte = always, -1 = never.
-      out.push_back({"relugrad_stream", name, moved, [&ops, d, n, o](int k) {
-                       SetCpuStreamBytesForBenchmark(1);
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &o), "relu_grad");
-                       SetCpuStreamBytesForBenchmark(0);
+      // Same call with the public store hint forced (options.stores):
+      // streaming stores at every size, and never.
+      relugrad_options streaming = o, cached = o;
+      streaming.stores = RELUGRAD_STORES_STREAMING;
+      cached.stores = RELUGRAD_STORES_CACHED;
+      out.push_back({"relugrad_stream", name, moved, [&ops, d, n, streaming](int k) {
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &streaming), "relu_grad");
                      }});
-      out.push_back({"relugrad_nostream", name, moved, [&ops, d, n, o](int k) {
-                       SetCpuStreamBytesForBenchmark(-1);
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &o), "relu_grad");
-                       SetCpuStreamBytesForBenchmark(0);
+      out.push_back({"relugrad_nostream", name, moved, [&ops, d, n, cached](int k) {
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &cached), "relu_grad");
                      }});
     }
     if (c.alloc) {
@@ -164,7 +164,7 @@ int BenchCommand(int argc, char** argv, int first) {
       {"rotate-mib", true, "cold mode: footprint of the rotated operand sets in MiB (default 64 = 2x L3)"},
       {"alloc", false, "also the allocating path: a fresh output per call (huge pages and malloc)"},
       {"mask", false, "also backward from a 1-bit mask (relugrad_relu_grad_mask)"},
-      {"stream-ab", false, "also streaming stores forced on (relugrad_stream) and off (relugrad_nostream)"},
+      {"stream-ab", false, "also --stores streaming (relugrad_stream) and cached (relugrad_nostream)"},
       {"json", false, "one JSON object per line"},
       {"csv", false, "CSV output"},
       {"isa", true, "cap SIMD dispatch at this target"},

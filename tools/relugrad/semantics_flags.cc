@@ -14,6 +14,7 @@ std::vector<FlagSpec> SemanticsFlagSpecs() {
       {"denormals", true, "override: ieee | ftz"},
       {"threshold-rounding", true, "override: compute | dtype"},
       {"threads", true, "worker threads (0 = all cores)"},
+      {"stores", true, "store hint, same bits: auto (default) | cached | streaming"},
       {"isa", true, "cap SIMD dispatch at this target (see relugrad info)"},
       {"backend", true, "cpu (default), cuda, ascend-twin"},
   };
@@ -35,6 +36,13 @@ relugrad_backend ParseBackend(const std::string& name) {
   if (name == "cuda") return RELUGRAD_BACKEND_CUDA;
   if (name == "ascend-twin") return RELUGRAD_BACKEND_ASCEND_TWIN;
   throw UsageError("unknown backend '" + name + "' (cpu, cuda, ascend-twin)");
+}
+
+relugrad_stores ParseStores(const std::string& name) {
+  if (name == "auto") return RELUGRAD_STORES_AUTO;
+  if (name == "cached") return RELUGRAD_STORES_CACHED;
+  if (name == "streaming") return RELUGRAD_STORES_STREAMING;
+  throw UsageError("--stores must be auto, cached or streaming, got '" + name + "'");
 }
 
 relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_name) {
@@ -73,6 +81,7 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
     else throw UsageError("--threshold-rounding must be compute or dtype, got '" + r + "'");
   }
   o.threads = static_cast<int32_t>(args.GetInt("threads", 0, 0, 4096));
+  if (args.Has("stores")) o.stores = ParseStores(args.Get("stores"));
   if (args.Has("backend")) o.backend = ParseBackend(args.Get("backend"));
   return o;
 }

@@ -29,6 +29,7 @@ void ParseClip(const std::string& text, double* lo, double* hi);
 void CheckStatus(relugrad_status status, const std::string& context);
 
 relugrad_backend ParseBackend(const std::string& name);
+relugrad_stores ParseStores(const std::string& name);  // auto, cached, streaming
 
 }  // namespace cli
 }  // namespace relugrad

@@ -1,0 +1,75 @@
+// Peer driver: PyTorch's CPU ReLU backward from C++ (libtorch, from the
+// .venv's torch wheel), `at::threshold_backward_out` with threshold 0 into
+// a preallocated grad_input: the "PyTorch threshold_backward out=, C++"
+// row of issue 3, without Python's per-call cost. Timed and printed like
+// onednn_relu_bwd (peer_driver.h), so bench/report.py lines them up.
+//
+//   torch_relu_bwd --dtype f32,bf16,f16 --sizes 4K,1M --threads 1,2 [--min-time 0.2] [--warm]
+//
+// Also `torch_alloc_cpp`: at::threshold_backward allocating its result
+// (PyTorch's allocating entry point, minus Python). Threads: at::set_num_threads.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "peer_driver.h"
+
+int main(int argc, char** argv) {
+  const peer::Args args = peer::ParseArgs(argc, argv, "torch_relu_bwd");
+  const std::string version = std::string("torch-") + TORCH_VERSION;
+  for (const std::string& dt : peer::Split(args.dtypes)) {
+    at::ScalarType type;
+    if (dt == "f32") type = at::kFloat;
+    else if (dt == "bf16") type = at::kBFloat16;
+    else if (dt == "f16") type = at::kHalf;
+    else if (dt == "f64") type = at::kDouble;
+    else {
+      std::fprintf(stderr, "torch_relu_bwd: unknown dtype %s\n", dt.c_str());
+      return 1;
+    }
+    const size_t es = peer::ElementSize(dt);
+    for (const std::string& size : peer::Split(args.sizes)) {
+      const long long n = peer::ParseSize(size);
+      const size_t bytes = static_cast<size_t>(n) * es, stride = (bytes + 63) / 64 * 64;
+      const int sets = peer::SetsFor(stride, args);
+      peer::Buffer dy(stride * sets), s(stride * sets), dx(stride * sets);
+      if (!dy.p || !s.p || !dx.p) {
+        std::fprintf(stderr, "torch_relu_bwd: out of memory at n=%lld\n", n);
+        return 1;
+      }
+      peer::Fill(dy.p, stride * sets / es, dt, 8);
+      peer::Fill(s.p, stride * sets / es, dt, 7);
+      std::memset(dx.p, 0, stride * sets);
+      // Tensors over our buffers (no copy): the same memory layout as
+      // relugrad bench and onednn_relu_bwd use.
+      std::vector<at::Tensor> t_dy, t_s, t_dx;
+      const auto options = at::TensorOptions().dtype(type);
+      for (int k = 0; k < sets; ++k) {
+        t_dy.push_back(at::from_blob(dy.p + k * stride, {n}, options));
+        t_s.push_back(at::from_blob(s.p + k * stride, {n}, options));
+        t_dx.push_back(at::from_blob(dx.p + k * stride, {n}, options));
+      }
+      for (const std::string& ts : peer::Split(args.threads)) {
+        const int t = std::atoi(ts.c_str());
+        at::set_num_threads(t);
+        int k = 0;
+        peer::TimeAndPrint("torch_out_cpp", "torch", version.c_str(), dt, n, t, sets, args, "torch_relu_bwd", [&] {
+          at::threshold_backward_out(t_dx[k], t_dy[k], t_s[k], 0.0);
+          k = k + 1 == sets ? 0 : k + 1;
+        });
+        if (n >= (1LL << 20)) {  // the allocating call matters where page faults do
+          k = 0;
+          peer::TimeAndPrint("torch_alloc_cpp", "torch", version.c_str(), dt, n, t, sets, args, "torch_relu_bwd", [&] {
+            at::Tensor r = at::threshold_backward(t_dy[k], t_s[k], 0.0);
+            k = k + 1 == sets ? 0 : k + 1;
+          });
+        }
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,156 @@
+// options.stores (relugrad.h): a performance hint that must never change a
+// bit. Every configuration, dtype, length and misalignment gives the
+// reference's bits under AUTO, CACHED and STREAMING, in place too; the mask
+// path likewise; bad values are rejected and older structs get AUTO.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "profile/profile.h"
+#include "relugrad/relugrad.h"
+#include "test_support.h"
+
+namespace relugrad {
+namespace testing {
+namespace {
+
+constexpr relugrad_stores kAllStores[] = {RELUGRAD_STORES_AUTO, RELUGRAD_STORES_CACHED,
+                                          RELUGRAD_STORES_STREAMING};
+// Lengths around vector and 64-byte-line edges, and past the 1 MiB AUTO
+// threshold for f32 (300001 * 4 bytes).
+constexpr size_t kLengths[] = {1, 7, 33, 64 + 5, 1000, 4096 + 3, 300001};
+
+TEST(StoresHint, EveryHintGivesTheReferenceBits) {
+  for (const Config& config : AllConfigs()) {
+    for (relugrad_dtype dtype : kAllDtypes) {
+      const size_t es = relugrad_dtype_size(dtype);
+      for (size_t n : kLengths) {
+        // The output starts `shift` elements past a 64-byte boundary, so
+        // the streaming kernel's ragged head and tail are both exercised.
+        const auto dy = Pack(dtype, RandomBits(dtype, n, 11 + n));
+        const auto s = Pack(dtype, RandomBits(dtype, n, 29 + n));
+        const auto want = Reference(dtype, dy, s, config.options);
+        for (size_t shift : {size_t{0}, size_t{3}}) {
+          for (relugrad_stores stores : kAllStores) {
+            relugrad_options o = config.options;
+            o.stores = stores;
+            o.threads = 2;
+            std::vector<unsigned char> storage((n + shift) * es + 64);
+            unsigned char* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+            unsigned char* dx = base + shift * es;
+            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o), RELUGRAD_OK)
+                << relugrad_last_error();
+            const std::string diff = CompareBits(dtype, want.data(), dx, n, dy.data(), s.data());
+            ASSERT_EQ(diff, "") << config.name << " " << relugrad_dtype_name(dtype) << " n=" << n << " shift=" << shift
+                                << " stores=" << stores;
+            auto inplace = dy;  // dx = dy: never streamed, still exact
+            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), inplace.data(), s.data(), inplace.data(), &o),
+                      RELUGRAD_OK);
+            ASSERT_EQ(CompareBits(dtype, want.data(), inplace.data(), n), "")
+                << config.name << " in place, " << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(StoresHint, MaskPathGivesTheSameBitsUnderEveryHint) {
+  for (relugrad_dtype dtype : kAllDtypes) {
+    const size_t es = relugrad_dtype_size(dtype);
+    for (size_t n : kLengths) {
+      const auto x = Pack(dtype, RandomBits(dtype, n, 5 + n));
+      const auto dy = Pack(dtype, RandomBits(dtype, n, 6 + n));
+      const size_t mask_bytes = static_cast<size_t>(relugrad_mask_bytes(static_cast<int64_t>(n)));
+      std::vector<unsigned char> y0(n * es), dx0(n * es);
+      std::vector<uint8_t> mask0(mask_bytes);
+      relugrad_options o;
+      relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
+      o.stores = RELUGRAD_STORES_CACHED;
+      ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y0.data(), mask0.data(), &o), RELUGRAD_OK);
+      ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask0.data(), dx0.data(), &o),
+                RELUGRAD_OK);
+      // The mask path itself is checked against its reference in tests/mask;
+      // here: the hint changes nothing.
+      for (relugrad_stores stores : {RELUGRAD_STORES_AUTO, RELUGRAD_STORES_STREAMING}) {
+        o.stores = stores;
+        std::vector<unsigned char> y(n * es), dx(n * es);
+        std::vector<uint8_t> mask(mask_bytes);
+        ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y.data(), mask.data(), &o), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask.data(), dx.data(), &o),
+                  RELUGRAD_OK);
+        EXPECT_EQ(y, y0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+        EXPECT_EQ(mask, mask0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+        EXPECT_EQ(dx, dx0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+      }
+    }
+  }
+}
+
+TEST(StoresHint, InvalidValueIsRejectedAndOlderStructsGetAuto) {
+  float a[4] = {1, -1, 2, -2}, b[4] = {1, 1, -1, -1}, c[4];
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  EXPECT_EQ(o.stores, RELUGRAD_STORES_AUTO);
+  const int bad = 3;
+  std::memcpy(&o.stores, &bad, sizeof(bad));
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(relugrad_last_error()).find("options.stores 3"), std::string::npos) << relugrad_last_error();
+  // A caller compiled before the field existed: its struct ends at `stream`;
+  // the garbage after it must not be read.
+  o.struct_size = offsetof(relugrad_options, stores);
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, a, b, c, &o), RELUGRAD_OK) << relugrad_last_error();
+  EXPECT_EQ(c[0], 1.0f);
+  EXPECT_EQ(c[1], -1.0f);
+  EXPECT_EQ(c[2], 0.0f);
+  EXPECT_EQ(c[3], 0.0f);
+}
+
+// The hint reaches the CPU backend: the profiler counts the calls that
+// actually used streaming stores.
+TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
+  struct Case {
+    relugrad_stores stores;
+    size_t n;
+    bool inplace;
+    int streamed;
+  };
+  const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, false, 0},      {RELUGRAD_STORES_AUTO, 1 << 18, false, 1},
+                        {RELUGRAD_STORES_STREAMING, 1000, false, 1}, {RELUGRAD_STORES_CACHED, 1 << 18, false, 0},
+                        {RELUGRAD_STORES_STREAMING, 1000, true, 0}};
+  for (const Case& c : cases) {
+    profile::ResetForTest();
+    profile::SetModeForTest(profile::Mode::kSummary);
+    std::vector<float> dy(c.n, 1.0f), s(c.n, 1.0f), dx(c.n);
+    relugrad_options o;
+    relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+    o.stores = c.stores;
+    ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, static_cast<int64_t>(c.n), dy.data(), s.data(),
+                                 c.inplace ? dy.data() : dx.data(), &o),
+              RELUGRAD_OK);
+    const auto stats = profile::Snapshot();
+    profile::SetModeForTest(profile::Mode::kOff);
+    profile::ResetForTest();
+    ASSERT_EQ(stats.size(), 1u);
+    EXPECT_EQ(stats[0].streaming_calls, c.streamed) << "stores=" << c.stores << " n=" << c.n << " inplace=" << c.inplace;
+  }
+}
+
+TEST(StoresHint, DecisionTable) {
+  constexpr int64_t kAuto = 1 << 20;
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto - 1, kAuto, false));
+  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, kAuto, false));
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, -1, false));  // benchmark "never"
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false));
+  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false));
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true));  // aliasing wins
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace relugrad
