@@ -5,7 +5,7 @@ of that round: a neighbour's load only slows a sample down), then the
 median over rounds. Rounds put each implementation next to the others in
 time, so the ratio is a measurement of the code, not of the neighbours.
 
-  bench/peer_rounds.py PEERS.jsonl [--markdown]   (also imported by report.py)
+  bench/peer_rounds.py PEERS.jsonl... [--table]   (also imported by report.py)
 """
 import argparse
 import json
@@ -82,13 +82,52 @@ def markdown(rows):
     return out
 
 
+TABLE_IMPLS = ("triad", "triad_nt", "relugrad", "onednn", "torch_out_cpp", "torch_out")
+RATIO_PEERS = ("onednn", "torch_out_cpp", "torch_out")
+
+
+def table(rows):
+    """Markdown: per point, each implementation's best GB/s (median over
+    rounds) and ours over each peer (median of per-round ratios)."""
+    by = best_by_round(rows)
+    points = sorted({(k[4], k[1], k[3], k[2]) for k in by if k[0] == "relugrad"},
+                    key=lambda p: (p[0], ("f32", "bf16", "f16", "f64").index(p[1]) if p[1] in ("f32", "bf16", "f16", "f64") else 9, p[2], p[3]))
+    impls = [i for i in TABLE_IMPLS if any(k[0] == i for k in by)]
+    peers = [i for i in RATIO_PEERS if i in impls]
+    es = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
+    head = ["cache", "dtype", "threads", "n"] + impls + [f"relugrad / {p}" for p in peers] + ["relugrad / better triad"]
+    out = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for cache, dtype, t, n in points:
+        moved = 3.0 * n * es[dtype]
+        cells = [cache, dtype, str(t), size_label(n)]
+        for impl in impls:
+            rounds = by.get((impl, dtype, n, t, cache))
+            cell = f"{moved / statistics.median(rounds.values()) / 1e9:.1f}" if rounds else "-"
+            cells.append(f"**{cell}**" if impl == "relugrad" else cell)
+        mine = by[("relugrad", dtype, n, t, cache)]
+        for peer in peers + ["triad*"]:
+            if peer == "triad*":
+                tr = [by.get((x, dtype, n, t, cache), {}) for x in ("triad", "triad_nt")]
+                ratios = [min(x[k] for x in tr if k in x) / mine[k] for k in mine if any(k in x for x in tr)]
+            else:
+                other = by.get((peer, dtype, n, t, cache))
+                ratios = [other[k] / mine[k] for k in mine if other and k in other]
+            cells.append(f"{statistics.median(ratios):.2f}{'x' if peer != 'triad*' else ''}" if ratios else "-")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("peers", nargs="+")
+    p.add_argument("--table", action="store_true", help="also the per-point GB/s table")
     args = p.parse_args()
     rows = [r for path in args.peers for r in load(path)]
     lines = markdown(rows)
     print("\n".join(lines) if lines else "no comparable rows", file=sys.stdout)
+    if args.table:
+        print()
+        print("\n".join(table(rows)))
 
 
 if __name__ == "__main__":

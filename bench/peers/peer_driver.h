@@ -75,12 +75,14 @@ inline Args ParseArgs(int argc, char** argv, const char* program) {
 
 inline size_t ElementSize(const std::string& dtype) { return dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2; }
 
-// Operand sets whose footprint is at least rotate_mib (1 set when warm).
+// Operand sets whose footprint is at least rotate_mib (1 set when warm; at
+// least 2 below 256 MiB, as relugrad bench).
 inline int SetsFor(size_t stride, const Args& a) {
   if (a.warm) return 1;
   const long long footprint = 3LL * static_cast<long long>(stride);
-  return static_cast<int>(std::clamp<long long>(
+  const int sets = static_cast<int>(std::clamp<long long>(
       (static_cast<long long>(a.rotate_mib * (1 << 20)) + footprint - 1) / footprint, 1, 1 << 16));
+  return sets == 1 && footprint < (256LL << 20) ? 2 : sets;  // as relugrad bench (bench_operands.cc)
 }
 
 inline uint16_t ToBits16(float f, bool bf16) {

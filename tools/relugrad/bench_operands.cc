@@ -13,24 +13,37 @@ namespace relugrad {
 namespace cli {
 namespace {
 
-// A random block of 64K elements tiled over the buffer: fresh bits without
-// paying for a random draw per element of a 3 GiB footprint.
-void FillRandom(relugrad_dtype d, unsigned char* p, size_t bytes, uint64_t seed) {
-  const auto block = check::Pack(d, check::RandomBits(d, 1 << 16, seed));
-  for (size_t off = 0; off < bytes; off += block.size()) {
-    std::memcpy(p + off, block.data(), std::min(block.size(), bytes - off));
-  }
+// A 64K-element block of random bits for relugrad's inputs: fresh bits
+// without paying for a random draw per element of a 3 GiB footprint.
+std::vector<unsigned char> RandomBlock(relugrad_dtype d, uint64_t seed) {
+  return check::Pack(d, check::RandomBits(d, 1 << 16, seed));
 }
 
 // The triad's inputs: ordinary finite floats (no NaN or subnormal
 // arithmetic, which could be slower than the memory system).
-void FillFloats(float* p, size_t n, uint64_t seed) {
+std::vector<unsigned char> FloatBlock(uint64_t seed) {
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  const size_t period = std::min<size_t>(n, 1 << 16);
-  for (size_t i = 0; i < period; ++i) p[i] = dist(rng);
-  for (size_t off = period; off < n; off += period) {
-    std::memcpy(p + off, p, std::min(period, n - off) * sizeof(float));
+  std::vector<unsigned char> block((size_t{1} << 16) * sizeof(float));
+  for (size_t i = 0; i < block.size(); i += sizeof(float)) {
+    const float v = dist(rng);
+    std::memcpy(block.data() + i, &v, sizeof(v));
+  }
+  return block;
+}
+
+// Writes bytes [begin, end) of p with `block` tiled from offset 0 (or zeros
+// when block is empty).
+void FillRange(unsigned char* p, size_t begin, size_t end, const std::vector<unsigned char>& block) {
+  if (block.empty()) {
+    std::memset(p + begin, 0, end - begin);
+    return;
+  }
+  for (size_t off = begin; off < end;) {
+    const size_t in_block = off % block.size();
+    const size_t len = std::min(block.size() - in_block, end - off);
+    std::memcpy(p + off, block.data() + in_block, len);
+    off += len;
   }
 }
 
@@ -43,6 +56,11 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
   stride_ = std::max<size_t>(64, (bytes_ + 63) / 64 * 64);
   const long long footprint = 3LL * static_cast<long long>(stride_);
   sets_ = warm ? 1 : static_cast<int>(std::clamp<long long>((rotate_bytes + footprint - 1) / footprint, 1, 1 << 16));
+  // One set of a footprint a few times the L3 is not cold: the L3 still
+  // holds part of it on the next call (bf16 16M, 96 MiB: the streaming triad
+  // read 63-91 GB/s with one set, 45-70 with two; bench/NOTES.md section
+  // 14). Two sets up to 256 MiB (8x the L3); beyond, what stays is < 4%.
+  if (!warm && sets_ == 1 && footprint < (256LL << 20)) sets_ = 2;
   triad_n_ = static_cast<long long>((bytes_ + 3) / 4);
   const size_t total = stride_ * static_cast<size_t>(sets_);
   mask_stride_ = (static_cast<size_t>(n) + 7) / 8 + 64;
@@ -51,12 +69,24 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
       (mask && !mask_.Allocate(mask_stride_ * static_cast<size_t>(sets_)))) {
     throw UsageError("out of memory for n = " + std::to_string(n) + " (" + std::to_string(sets_) + " sets)");
   }
-  FillRandom(dtype, dy_.data(), total, seed);
-  FillRandom(dtype, s_.data(), total, seed + 1);
-  std::memset(dx_.data(), 0, total);  // fault the output in before timing
-  FillFloats(reinterpret_cast<float*>(tb_.data()), total / 4, seed + 2);
-  FillFloats(reinterpret_cast<float*>(tc_.data()), total / 4, seed + 3);
-  std::memset(ta_.data(), 0, total);
+  // First touch places the pages, and on this VM where they land matters:
+  // arrays touched first read ~10% slower at n = 16M than arrays touched
+  // later (bench/NOTES.md section 14: relugrad on the triad's buffers
+  // matched the streaming triad, and swapping the fill order swapped the
+  // gap). So relugrad's arrays and the triad's are touched interleaved,
+  // 2 MiB at a time, and the comparison does not depend on allocation order.
+  const std::vector<unsigned char> dy_block = RandomBlock(dtype, seed), s_block = RandomBlock(dtype, seed + 1);
+  const std::vector<unsigned char> tb_block = FloatBlock(seed + 2), tc_block = FloatBlock(seed + 3), zeros;
+  constexpr size_t kChunk = size_t{2} << 20;
+  for (size_t off = 0; off < total; off += kChunk) {
+    const size_t end = std::min(total, off + kChunk);
+    FillRange(dy_.data(), off, end, dy_block);
+    FillRange(tb_.data(), off, end, tb_block);
+    FillRange(s_.data(), off, end, s_block);
+    FillRange(tc_.data(), off, end, tc_block);
+    FillRange(dx_.data(), off, end, zeros);  // fault the outputs in before timing
+    FillRange(ta_.data(), off, end, zeros);
+  }
   if (mask) std::memset(mask_.data(), 0, mask_stride_ * static_cast<size_t>(sets_));
 }
 
