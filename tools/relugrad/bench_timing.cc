@@ -38,6 +38,11 @@ std::vector<std::vector<double>> TimeInterleaved(const std::vector<Candidate>& c
   for (int round = 0; round < 100000; ++round) {
     double slowest = 0;
     for (size_t c = 0; c < k; ++c) {
+      // Warm mode: the other candidates' calls since this one's last sample
+      // touched their own arrays and evicted these; one untimed call puts
+      // them back, or calls of 50 us and more (batches of one call: 1M f32)
+      // would be timed cold (bench/NOTES.md section 14).
+      if (sets == 1) runner(c)();
       samples[c].push_back(timing::sample(runner(c), batch[c]));
       slowest = std::max(slowest, samples[c].back() * batch[c]);
     }
