@@ -116,12 +116,15 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
   struct Case {
     relugrad_stores stores;
     size_t n;
+    int threads;
     bool inplace;
     int streamed;
   };
-  const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, false, 0},      {RELUGRAD_STORES_AUTO, 1 << 18, false, 1},
-                        {RELUGRAD_STORES_STREAMING, 1000, false, 1}, {RELUGRAD_STORES_CACHED, 1 << 18, false, 0},
-                        {RELUGRAD_STORES_STREAMING, 1000, true, 0}};
+  // AUTO: 1 MiB of dx on one thread, 8 MiB when split (cpu_backend.h).
+  const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, 1, false, 0},      {RELUGRAD_STORES_AUTO, 1 << 18, 1, false, 1},
+                        {RELUGRAD_STORES_AUTO, 1 << 18, 2, false, 0},   {RELUGRAD_STORES_AUTO, 1 << 21, 2, false, 1},
+                        {RELUGRAD_STORES_STREAMING, 1000, 2, false, 1}, {RELUGRAD_STORES_CACHED, 1 << 21, 1, false, 0},
+                        {RELUGRAD_STORES_STREAMING, 1000, 1, true, 0}};
   for (const Case& c : cases) {
     profile::ResetForTest();
     profile::SetModeForTest(profile::Mode::kSummary);
@@ -129,6 +132,7 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     relugrad_options o;
     relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
     o.stores = c.stores;
+    o.threads = c.threads;
     ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, static_cast<int64_t>(c.n), dy.data(), s.data(),
                                  c.inplace ? dy.data() : dx.data(), &o),
               RELUGRAD_OK);
@@ -136,7 +140,8 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     profile::SetModeForTest(profile::Mode::kOff);
     profile::ResetForTest();
     ASSERT_EQ(stats.size(), 1u);
-    EXPECT_EQ(stats[0].streaming_calls, c.streamed) << "stores=" << c.stores << " n=" << c.n << " inplace=" << c.inplace;
+    EXPECT_EQ(stats[0].streaming_calls, c.streamed)
+        << "stores=" << c.stores << " n=" << c.n << " threads=" << c.threads << " inplace=" << c.inplace;
   }
 }
 

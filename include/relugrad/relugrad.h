@@ -107,10 +107,11 @@ typedef enum relugrad_backend {
  * the read-for-ownership of the output and leave it out of the caches:
  * right when the output will not be read again soon, wrong when the next
  * operation reads it from cache. AUTO streams outputs of at least 1 MiB
- * (8 MiB for the mask path), where streaming measured faster whether or not
- * the output was re-read; below that, pass STREAMING if you know the output
- * goes cold (measured up to 1.4x for cold 4K-256K outputs,
- * docs/performance.md). Outputs that alias an input are never streamed. The
+ * when the call runs on one thread and 8 MiB when it is split over threads
+ * (and the mask path), the sizes from which streaming measured faster
+ * whether or not the output was re-read; below that, pass STREAMING if you
+ * know the output goes cold (up to 1.4x for cold 4K-4M outputs), CACHED if
+ * the next operation reads it (docs/performance.md). Outputs that alias an input are never streamed. The
  * CUDA and Ascend backends ignore it. */
 typedef enum relugrad_stores {
   RELUGRAD_STORES_AUTO = 0,

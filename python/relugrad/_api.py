@@ -285,9 +285,10 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
         the preset: gate "zero_if_le"|"pass_if_gt", combine "select"|"multiply",
         denormals "ieee"|"ftz_daz", threshold_rounding "compute"|"dtype".
       stores: CPU store hint, never changes a bit: "auto" (streaming,
-        non-temporal stores from 1 MiB of output), "cached" (never stream:
+        non-temporal stores from 1 MiB of output on one thread, 8 MiB when
+        split over threads), "cached" (never stream:
         the next op reads dx from cache) or "streaming" (always stream: dx
-        goes cold; up to 1.4x faster for cold mid-size outputs).
+        goes cold; up to 1.4x faster for cold 4K-4M outputs).
 
     Returns:
       dx, of dy's kind: NumPy in -> NumPy out, torch in -> torch out, JAX in ->

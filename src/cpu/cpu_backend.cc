@@ -37,15 +37,15 @@ void RunOneBlock(void* context, int block) {
   job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
 }
 
-std::atomic<int64_t> g_stream_bytes{kCpuStreamBytes};
+std::atomic<int64_t> g_stream_bytes_override{0};
 
 }  // namespace
 
 void SetCpuStreamBytesForBenchmark(int64_t bytes) {
-  g_stream_bytes.store(bytes == 0 ? kCpuStreamBytes : bytes, std::memory_order_relaxed);
+  g_stream_bytes_override.store(bytes, std::memory_order_relaxed);
 }
 
-int64_t CpuStreamBytes() { return g_stream_bytes.load(std::memory_order_relaxed); }
+int64_t CpuStreamBytesOverride() { return g_stream_bytes_override.load(std::memory_order_relaxed); }
 
 int DefaultThreads() {
   // hardware_concurrency() is a system call in glibc: ask once per process.
@@ -62,15 +62,19 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   ApplyIsaEnvironmentOnce();
   Job job;
   const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
-  const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype), CpuStreamBytes(), dx == dy || dx == s);
+  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
+  const bool one_block = max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes;
+  const int64_t override_bytes = CpuStreamBytesOverride();
+  const int64_t auto_bytes =
+      override_bytes != 0 ? override_bytes : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
+  const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype), auto_bytes, dx == dy || dx == s);
   job.kernel = alpha16 ? &RunBlockAlpha16
                        : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
   job.params = &params;
   job.dy = dy;
   job.s = s;
   job.dx = dx;
-  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
-  if (max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes) {
+  if (one_block) {
     // One block whatever the plan: skip the plan's divisions and the pool
     // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
     ScopedIeeeFloat ieee(params.closed == ClosedRule::kMulAlpha);

@@ -17,18 +17,25 @@ constexpr int64_t kCpuGrainBytes = 64 * 1024;
 constexpr int64_t kCpuUnitBytes = 64;
 
 // Outputs of at least this many bytes that alias no input are written with
-// non-temporal stores (whole aligned lines). Predicted: 8 MiB (the inputs
-// and output then overflow the 32 MiB L3). Measured: streaming already wins
-// from 1 MiB of dx, even with warm inputs (no read-for-ownership of dx, and
-// dx cannot stay in a 1 MiB L2 anyway); equal at 1 MiB on one thread, 18%
-// faster on two. bench/NOTES.md "Streaming stores".
+// non-temporal stores (whole aligned lines) under stores = AUTO. Predicted:
+// 8 MiB (the inputs and output then overflow the 32 MiB L3). Measured on one
+// thread: streaming already wins from 1 MiB of dx, cold or warm (no
+// read-for-ownership of dx, which cannot stay in a 1 MiB L2 anyway).
+// bench/NOTES.md "Streaming stores".
 constexpr int64_t kCpuStreamBytes = 1 << 20;
+// The same for calls split over two or more blocks: there the cores' L2s
+// and the L3 hold a warm 1-4 MiB output, and cached stores reach 163-194
+// GB/s (1M f32, 2 threads) where streaming stays at the 86 GB/s the memory
+// takes writes at; from 8 MiB of dx streaming wins warm too (bench/NOTES.md
+// section 15).
+constexpr int64_t kCpuStreamBytesMultiBlock = 8 << 20;
 
-// For the benchmark's A/B runs only: overrides kCpuStreamBytes process-wide
-// (0 restores the default, a negative value disables streaming). Results
+// For the benchmark's A/B runs only: overrides both thresholds process-wide
+// (0 restores the defaults, a negative value disables streaming). Results
 // are bit-identical either way.
 void SetCpuStreamBytesForBenchmark(int64_t bytes);
-int64_t CpuStreamBytes();
+// The override, or 0 when none is set.
+int64_t CpuStreamBytesOverride();
 
 // Whether an output of out_bytes is written with streaming stores, given
 // the caller's hint and the AUTO threshold (<= 0: AUTO never streams). An

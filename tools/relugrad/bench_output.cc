@@ -42,6 +42,7 @@ std::string Reporter::Repro(const Row& r) const {
   if (r.impl.find("mask") != std::string::npos) cmd += " --mask";
   if (r.impl.find("stream") != std::string::npos) cmd += " --stream-ab";
   if (!config_.isa_flag.empty()) cmd += " --isa " + config_.isa_flag;
+  if (!config_.stores_flag.empty() && r.impl == "relugrad") cmd += " --stores " + config_.stores_flag;
   return cmd;
 }
 

@@ -32,6 +32,7 @@ struct BenchConfig {
   OutputFormat format = OutputFormat::kTable;
   std::string isa;               // selected SIMD target
   std::string isa_flag;          // --isa as given (for repro lines)
+  std::string stores_flag;       // --stores as given (for repro lines)
 };
 
 struct Row {

@@ -65,6 +65,11 @@ BenchConfig ParseConfig(const Args& args) {
   c.alloc = args.Has("alloc");
   c.mask = args.Has("mask");
   c.stream_ab = args.Has("stream-ab");
+  if (args.Has("stores")) {
+    c.stores_flag = args.Get("stores");
+    const relugrad_stores stores = ParseStores(c.stores_flag);
+    for (auto& preset : c.presets) preset.second.stores = stores;
+  }
   if (args.Has("json") && args.Has("csv")) throw UsageError("--json and --csv are exclusive");
   c.format = args.Has("json") ? OutputFormat::kJson : args.Has("csv") ? OutputFormat::kCsv : OutputFormat::kTable;
   c.isa_flag = args.Get("isa", "");
@@ -165,6 +170,7 @@ int BenchCommand(int argc, char** argv, int first) {
       {"alloc", false, "also the allocating path: a fresh output per call (huge pages and malloc)"},
       {"mask", false, "also backward from a 1-bit mask (relugrad_relu_grad_mask)"},
       {"stream-ab", false, "also --stores streaming (relugrad_stream) and cached (relugrad_nostream)"},
+      {"stores", true, "store hint of the relugrad candidate: auto (default), cached, streaming"},
       {"json", false, "one JSON object per line"},
       {"csv", false, "CSV output"},
       {"isa", true, "cap SIMD dispatch at this target"},

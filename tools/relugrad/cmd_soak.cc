@@ -8,7 +8,8 @@
 // check::AllConfigs(), then randomly perturbed threshold/alpha/clip/
 // denormals); byte offsets of dy, s and dx (element-aligned, 0..63 bytes
 // past a page start, chosen independently); in-place aliasing (dx == dy or
-// dx == s); a thread count (0 = all cores up to 2 x cores + 1); and a SIMD
+// dx == s); a thread count (0 = all cores up to 2 x cores + 1); a store hint
+// (options.stores, which must not change a bit); and a SIMD
 // target cap (between calls, never during one: relugrad_set_max_isa is not
 // for concurrent use).
 //
@@ -78,10 +79,10 @@ std::string Describe(const Case& c) {
   const relugrad_options& o = c.options;
   std::snprintf(buf, sizeof(buf),
                 "case %llu: %s n=%lld (%s) config=%s gate=%d combine=%d denormals=%d rounding=%d threshold=%.17g "
-                "alpha=%.17g clip=%d[%.17g,%.17g] threads=%d offsets dy+%zu s+%zu dx+%zu alias=%s isa=%s",
+                "alpha=%.17g clip=%d[%.17g,%.17g] threads=%d stores=%d offsets dy+%zu s+%zu dx+%zu alias=%s isa=%s",
                 static_cast<unsigned long long>(c.index), relugrad_dtype_name(c.dtype), static_cast<long long>(c.n),
                 kSizeClassNames[c.size_class], c.config.c_str(), o.gate, o.combine, o.denormals, o.threshold_rounding,
-                o.threshold, o.alpha, o.clip, o.clip_lo, o.clip_hi, o.threads, c.dy_off, c.s_off, c.dx_off,
+                o.threshold, o.alpha, o.clip, o.clip_lo, o.clip_hi, o.threads, o.stores, c.dy_off, c.s_off, c.dx_off,
                 c.alias == Alias::kNone ? "none" : c.alias == Alias::kDy ? "dx=dy" : "dx=s", c.isa.c_str());
   return buf;
 }
@@ -115,6 +116,7 @@ class CaseMaker {
     c.options = base.options;
     Perturb(rng, &c);
     c.options.threads = index == 0 ? max_threads_ : static_cast<int>(rng() % (max_threads_ + 1));
+    c.options.stores = static_cast<relugrad_stores>(rng() % 3);  // a speed hint: the bits must not move
     const auto offset = [&] { return (rng() % (64 / es)) * es; };
     c.dy_off = offset();
     c.s_off = offset();
