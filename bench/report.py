@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_rounds  # noqa: E402  (bench/peer_rounds.py)
 
 ORDER = ["triad", "triad_nt", "relugrad", "relugrad_stream", "relugrad_nostream", "relugrad_mask",
-         "relugrad_alloc", "relugrad_alloc4k", "onednn", "torch_out", "torch_alloc", "numpy_mul",
+         "relugrad_pool", "relugrad_alloc", "relugrad_alloc4k", "onednn", "torch_out_cpp", "torch_alloc_cpp",
+         "torch_out", "torch_alloc", "numpy_mul",
          "numpy_where", "tf_relugrad", "jax_vjp_jit"]
 
 
@@ -246,7 +247,7 @@ def main():
     p.add_argument("results")
     p.add_argument("--warm", help="JSON lines of the warm (latency) run")
     p.add_argument("--key", help="JSON lines of the long key-point run (n >= 16M)")
-    p.add_argument("--peers", help="JSON lines of the point-by-point interleaved peer run")
+    p.add_argument("--peers", nargs="+", help="JSON lines of the interleaved peer runs (cold, warm)")
     p.add_argument("--title", default="relugrad benchmark")
     p.add_argument("--notes", default="", help="a Markdown paragraph (machine, command)")
     args = p.parse_args()
@@ -256,7 +257,7 @@ def main():
     roof = roofs(by)
     out = [f"# {args.title}\n", args.notes]
     key = load(args.key) if args.key else []
-    peer_rows = load(args.peers) if args.peers else []
+    peer_rows = [r for path in (args.peers or []) for r in load(path)]
     out += targets(by, roof, warm, key, peer_rows)
     out.append("\n## GB/s by size (3 arrays x n x element size moved; mask: 2 arrays + n/8)")
     out += tables(by, roof)

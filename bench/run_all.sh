@@ -8,7 +8,8 @@
 # Writes OUT_PREFIX.jsonl (cold caches: rotating operand sets), OUT_PREFIX-warm.jsonl
 # (per-call latency, one set), OUT_PREFIX-key.jsonl (n >= 16M with 1 s per
 # candidate: the triad target needs more samples than the sweep), OUT_PREFIX-peers.jsonl
-# (relugrad, oneDNN, PyTorch interleaved point by point), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
+# (relugrad, oneDNN, PyTorch interleaved point by point in rounds; -peers-warm.jsonl the same with
+# warm operands), OUT_PREFIX.md, OUT_PREFIX-<dtype>.png and
 # OUT_PREFIX.log (stderr of every step). Knobs (environment):
 #   BENCH_SIZES (default 4K..64M x4), BENCH_SIZES_F64 (4K..64M: f64 at 256M
 #   needs 12 GiB), BENCH_PY_MAX_N (64M), BENCH_MIN_TIME (0.1 s), BENCH_THREADS (1,2),
@@ -27,7 +28,7 @@ min_time=${BENCH_MIN_TIME:-0.1}
 threads=${BENCH_THREADS:-1,2}
 cli="$build/relugrad"
 onednn="$build/bench/peers/onednn_relu_bwd"
-jsonl="$out.jsonl"; warm="$out-warm.jsonl"; key="$out-key.jsonl"; peers="$out-peers.jsonl"; log="$out.log"
+jsonl="$out.jsonl"; warm="$out-warm.jsonl"; key="$out-key.jsonl"; peers="$out-peers.jsonl"; peers_warm="$out-peers-warm.jsonl"; log="$out.log"
 mkdir -p "$(dirname "$out")"
 : > "$jsonl"; : > "$warm"; : > "$key"; : > "$log"
 start=$SECONDS
@@ -61,6 +62,13 @@ if [ -x "$onednn" ]; then
 else
   step "oneDNN driver not built ($onednn): skipped"
 fi
+torch_cpp="$build/bench/peers/torch_relu_bwd"
+if [ -x "$torch_cpp" ]; then
+  step "PyTorch ATen threshold_backward from C++"
+  "$torch_cpp" --dtype f32,bf16,f16 --sizes "$sizes" --threads "$threads" --min-time "$min_time" >> "$jsonl" 2>>"$log" || step "libtorch driver failed (see $log)"
+else
+  step "libtorch driver not built ($torch_cpp: no torch wheel at configure time): skipped"
+fi
 
 step "PyTorch, NumPy, TensorFlow, JAX (to $py_max_n) with $py"
 "$py" "$here/peers/py_peers.py" --frameworks torch --dtype f32,f16,bf16 --sizes "$sizes" --threads "$threads" \
@@ -71,14 +79,16 @@ step "PyTorch, NumPy, TensorFlow, JAX (to $py_max_n) with $py"
   --min-time "$min_time" >> "$warm" 2>>"$log" || true
 grep -h "skipped\|not installed" "$log" | sort -u | sed 's/^/make bench: note: /' >&2 || true
 
-step "relugrad vs oneDNN vs PyTorch interleaved point by point (2 rounds)"
+step "relugrad vs oneDNN vs PyTorch interleaved point by point, cold operands (${BENCH_PEER_ROUNDS:-3} rounds)"
 "$here/interleave_peers.sh" "$peers" "$build" "$py" 2>>"$log" || step "interleaved peer run failed (see $log)"
+step "the same with warm operands (one set, in cache where it fits)"
+BENCH_PEER_WARM=1 "$here/interleave_peers.sh" "$peers_warm" "$build" "$py" 2>>"$log" || step "interleaved warm peer run failed (see $log)"
 
 step "report and plots"
 machine_line="Machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; \
 $(uname -r); SIMD target $("$cli" info 2>/dev/null | sed -n "s/^simd_selected: *//p" | head -1). \
 Command: \`make bench\` (bench/run_all.sh; min-time $min_time s per point; cold caches: rotating operand sets of >= 64 MiB). \
 Date: $(date -u +%Y-%m-%dT%H:%MZ). Shared machine: only ratios within this run are meaningful."
-"$py" "$here/report.py" "$jsonl" --warm "$warm" --key "$key" --peers "$peers" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
+"$py" "$here/report.py" "$jsonl" --warm "$warm" --key "$key" --peers "$peers" "$peers_warm" --title "relugrad benchmark: $(basename "$out")" --notes "$machine_line" > "$out.md"
 "$py" "$here/plot.py" "$jsonl" --out-prefix "$out" --title "$(basename "$out")" >> "$log" 2>&1 || step "plots failed (matplotlib missing?)"
 step "done: $out.md"
