@@ -14,8 +14,12 @@ import sys
 
 # (peer impl, our impl, target speedup, smallest n, what it checks)
 COMPARISONS = (
-    ("onednn", "relugrad", 1.5, 0, "oneDNN eltwise backward relu (C++)"),
-    ("torch_out_cpp", "relugrad", 1.2, 0, "PyTorch threshold_backward out= (C++, ATen)"),
+    ("onednn", "relugrad_onednnbuf", 1.5, 0,
+     "oneDNN eltwise backward relu (C++), relugrad on the same buffers in oneDNN's process"),
+    ("torch_out_cpp", "relugrad_torchbuf", 1.2, 0,
+     "PyTorch threshold_backward out= (C++, ATen), relugrad on the same buffers in its process"),
+    ("onednn", "relugrad", 1.5, 0, "oneDNN eltwise backward relu (C++), relugrad in its own process"),
+    ("torch_out_cpp", "relugrad", 1.2, 0, "PyTorch threshold_backward out= (C++, ATen), relugrad in its own process"),
     ("torch_out", "relugrad", 1.2, 0, "PyTorch threshold_backward out= (Python)"),
     ("torch_alloc", "relugrad_py_alloc", 3.0, 16 << 20,
      "allocating: relugrad.relu_grad(dy, s) vs torch threshold_backward, both from Python"),
@@ -82,37 +86,48 @@ def markdown(rows):
     return out
 
 
-TABLE_IMPLS = ("triad", "triad_nt", "relugrad", "onednn", "torch_out_cpp", "torch_out")
-RATIO_PEERS = ("onednn", "torch_out_cpp", "torch_out")
+TABLE_IMPLS = ("triad", "triad_nt", "relugrad", "onednn", "relugrad_onednnbuf", "torch_out_cpp",
+               "relugrad_torchbuf", "torch_out")
+# (column, peer, ours): ratios within a round; same-buffer controls when present.
+RATIO_COLUMNS = (("relugrad / oneDNN", "onednn", "relugrad_onednnbuf"),
+                 ("relugrad / torch C++", "torch_out_cpp", "relugrad_torchbuf"),
+                 ("relugrad / torch Python", "torch_out", "relugrad"))
 
 
 def table(rows):
     """Markdown: per point, each implementation's best GB/s (median over
-    rounds) and ours over each peer (median of per-round ratios)."""
+    rounds) and ours over each peer (median of per-round ratios; against
+    the same-buffer control run in the peer's process when there is one)."""
     by = best_by_round(rows)
+    order = ("f32", "bf16", "f16", "f64")
     points = sorted({(k[4], k[1], k[3], k[2]) for k in by if k[0] == "relugrad"},
-                    key=lambda p: (p[0], ("f32", "bf16", "f16", "f64").index(p[1]) if p[1] in ("f32", "bf16", "f16", "f64") else 9, p[2], p[3]))
+                    key=lambda p: (p[0], order.index(p[1]) if p[1] in order else 9, p[2], p[3]))
     impls = [i for i in TABLE_IMPLS if any(k[0] == i for k in by)]
-    peers = [i for i in RATIO_PEERS if i in impls]
+    columns = [c for c in RATIO_COLUMNS if c[1] in impls]
     es = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
-    head = ["cache", "dtype", "threads", "n"] + impls + [f"relugrad / {p}" for p in peers] + ["relugrad / better triad"]
+    head = ["cache", "dtype", "threads", "n"] + impls + [c[0] for c in columns] + ["relugrad / better triad"]
     out = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+
+    def ratio(peer_rounds, mine):
+        r = [peer_rounds[k] / mine[k] for k in mine if peer_rounds and k in peer_rounds]
+        return statistics.median(r) if r else None
+
     for cache, dtype, t, n in points:
         moved = 3.0 * n * es[dtype]
         cells = [cache, dtype, str(t), size_label(n)]
         for impl in impls:
             rounds = by.get((impl, dtype, n, t, cache))
             cell = f"{moved / statistics.median(rounds.values()) / 1e9:.1f}" if rounds else "-"
-            cells.append(f"**{cell}**" if impl == "relugrad" else cell)
+            cells.append(f"**{cell}**" if impl.startswith("relugrad") else cell)
+        for _, peer, ours in columns:
+            mine = by.get((ours, dtype, n, t, cache)) or by.get(("relugrad", dtype, n, t, cache))
+            x = ratio(by.get((peer, dtype, n, t, cache)), mine)
+            cells.append(f"{x:.2f}x" if x is not None else "-")
         mine = by[("relugrad", dtype, n, t, cache)]
-        for peer in peers + ["triad*"]:
-            if peer == "triad*":
-                tr = [by.get((x, dtype, n, t, cache), {}) for x in ("triad", "triad_nt")]
-                ratios = [min(x[k] for x in tr if k in x) / mine[k] for k in mine if any(k in x for x in tr)]
-            else:
-                other = by.get((peer, dtype, n, t, cache))
-                ratios = [other[k] / mine[k] for k in mine if other and k in other]
-            cells.append(f"{statistics.median(ratios):.2f}{'x' if peer != 'triad*' else ''}" if ratios else "-")
+        tr = [by.get((x, dtype, n, t, cache), {}) for x in ("triad", "triad_nt")]
+        best_triad = {k: min(x[k] for x in tr if k in x) for k in mine if any(k in x for x in tr)}
+        x = ratio(best_triad, mine)
+        cells.append(f"{x:.2f}" if x is not None else "-")
         out.append("| " + " | ".join(cells) + " |")
     return out
 

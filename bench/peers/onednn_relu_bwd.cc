@@ -7,6 +7,8 @@
 //
 // One primitive is created per point (creation is not timed); each call is
 // execute() + stream.wait(), what a framework integration pays per call.
+// `relugrad_onednnbuf` is relugrad (onednn preset) on the same buffers, timed
+// right after, as a control for this process's page placement.
 // Threads: libdnnl here uses OpenMP, set with omp_set_num_threads().
 #include <omp.h>
 
@@ -16,6 +18,7 @@
 
 #include "dnnl.hpp"
 #include "peer_driver.h"
+#include "relugrad/relugrad.h"
 
 int main(int argc, char** argv) {
   const peer::Args args = peer::ParseArgs(argc, argv, "onednn_relu_bwd");
@@ -72,6 +75,19 @@ int main(int argc, char** argv) {
         peer::TimeAndPrint("onednn", "onednn", version, dt, n, t, sets, args, "onednn_relu_bwd", [&] {
           prim.execute(strm, {{DNNL_ARG_SRC, m_src[k]}, {DNNL_ARG_DIFF_DST, m_ddst[k]}, {DNNL_ARG_DIFF_SRC, m_dsrc[k]}});
           strm.wait();
+          k = k + 1 == sets ? 0 : k + 1;
+        });
+        // Control: relugrad on the very same buffers, right after (pages
+        // land differently per process; bench/NOTES.md section 14).
+        relugrad_options o;
+        relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
+        o.threads = t;
+        const relugrad_dtype rd = dt == "f32" ? RELUGRAD_F32 : dt == "bf16" ? RELUGRAD_BF16 : RELUGRAD_F16;
+        char rg_version[64];
+        std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
+        k = 0;
+        peer::TimeAndPrint("relugrad_onednnbuf", "onednn", rg_version, dt, n, t, sets, args, "onednn_relu_bwd", [&] {
+          relugrad_relu_grad(rd, n, ddst.p + k * stride, src.p + k * stride, dsrc.p + k * stride, &o);
           k = k + 1 == sets ? 0 : k + 1;
         });
       }

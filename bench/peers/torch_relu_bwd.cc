@@ -7,7 +7,11 @@
 //   torch_relu_bwd --dtype f32,bf16,f16 --sizes 4K,1M --threads 1,2 [--min-time 0.2] [--warm]
 //
 // Also `torch_alloc_cpp`: at::threshold_backward allocating its result
-// (PyTorch's allocating entry point, minus Python). Threads: at::set_num_threads.
+// (PyTorch's allocating entry point, minus Python), and `relugrad_torchbuf`:
+// relugrad on the very same buffers right after ATen, a control for where
+// this process's pages landed (first-touch placement moves bandwidth by
+// ~10% on this VM, bench/NOTES.md section 14). Threads: at::set_num_threads
+// and relugrad's options.threads.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "peer_driver.h"
+#include "relugrad/relugrad.h"
 
 int main(int argc, char** argv) {
   const peer::Args args = peer::ParseArgs(argc, argv, "torch_relu_bwd");
@@ -59,6 +64,17 @@ int main(int argc, char** argv) {
         int k = 0;
         peer::TimeAndPrint("torch_out_cpp", "torch", version.c_str(), dt, n, t, sets, args, "torch_relu_bwd", [&] {
           at::threshold_backward_out(t_dx[k], t_dy[k], t_s[k], 0.0);
+          k = k + 1 == sets ? 0 : k + 1;
+        });
+        relugrad_options o;
+        relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+        o.threads = t;
+        const relugrad_dtype rd = dt == "f32" ? RELUGRAD_F32 : dt == "bf16" ? RELUGRAD_BF16 : dt == "f16" ? RELUGRAD_F16 : RELUGRAD_F64;
+        k = 0;
+        char rg_version[64];
+        std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
+        peer::TimeAndPrint("relugrad_torchbuf", "torch", rg_version, dt, n, t, sets, args, "torch_relu_bwd", [&] {
+          relugrad_relu_grad(rd, n, dy.p + k * stride, s.p + k * stride, dx.p + k * stride, &o);
           k = k + 1 == sets ? 0 : k + 1;
         });
         if (n >= (1LL << 20)) {  // the allocating call matters where page faults do
