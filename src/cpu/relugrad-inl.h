@@ -64,15 +64,19 @@ struct RawGate {
     }
   };
   template <class DU>
-  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+  static HWY_INLINE hn::Mask<DU> Open(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
     const hn::RebindToSigned<DU> di;
     const auto bits = hn::BitCast(di, s);
     const auto above = hn::RebindMask(du, hn::Gt(bits, c.lo_minus_1));
     if constexpr (kNanOpen) {
-      return hn::IfThenElseZero(hn::Or(above, hn::Gt(s, c.neg_inf)), dy);
+      return hn::Or(above, hn::Gt(s, c.neg_inf));
     } else {
-      return hn::IfThenElseZero(hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1))), dy);
+      return hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1)));
     }
+  }
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+    return hn::IfThenElseZero(Open(du, c, s), dy);
   }
 };
 
@@ -170,6 +174,25 @@ HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s,
       ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
         return RawGate<D, false>::Select(du, rc, a, b);
       });
+    }
+    return;
+  }
+  if (p.open_multiply && !p.clip && p.closed == ClosedRule::kMulZero && p.gate_key_lo >= 0) {
+    // tensorflow / onednn: the multiply rule with every option a constant.
+    auto run = [&](auto nan_open, auto flush) {
+      constexpr bool kNanOpen = decltype(nan_open)::value;
+      constexpr bool kFlush = decltype(flush)::value;
+      const typename RawGate<D, kNanOpen>::template Consts<DU> rc(du_full, p);
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+        return MultiplyZeroVec<D, kFlush>(du, c, RawGate<D, kNanOpen>::Open(du, rc, b), a);
+      });
+    };
+    using T = std::true_type;
+    using F = std::false_type;
+    if (p.gate_nan_open) {
+      p.flush_subnormals ? run(T(), T()) : run(T(), F());
+    } else {
+      p.flush_subnormals ? run(F(), T()) : run(F(), F());
     }
     return;
   }

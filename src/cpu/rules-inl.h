@@ -109,6 +109,28 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
                         hn::And(product, c.sign), product);
 }
 
+// CombineVec's rule for combine = multiply with alpha = 0 and no clip (the
+// tensorflow and onednn presets), with the options fixed at compile time: in
+// CombineVec they are fields of `p`, which the loop must re-read after every
+// store through dx (dx may alias anything), so that loop ran at 42 GB/s in
+// L1 against 100 for the plain select (f32 4K, one thread). Same bits.
+template <Dtype D, bool kFlush, class DU>
+HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
+                                       hn::Vec<DU> dy) {
+  const hn::RebindToSigned<DU> di;
+  const auto dy_nan = hn::MaskFromVec(IsNanMask<D>(du, c, dy));
+  const auto quieted = hn::Or(dy, c.quiet);
+  auto pass = hn::IfThenElse(dy_nan, quieted, dy);
+  if constexpr (kFlush) {
+    pass = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
+  }
+  const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
+  auto closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
+                               c.default_nan, hn::And(dy, c.sign));
+  closed = hn::IfThenElse(dy_nan, quieted, closed);
+  return hn::IfThenElse(open, pass, closed);
+}
+
 // Every rule given the gate decision: multiply on open lanes, clip, dy*0 or
 // dy*alpha on closed ones. Shared by the gate-from-s kernel (GeneralVec in
 // relugrad-inl.h) and the gate-from-bitmask kernel (relugrad_mask-inl.h), so
