@@ -31,11 +31,7 @@ def load(path):
     return rows
 
 
-def size_label(n):
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if n >= (1 << shift) and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
+size_label = peer_rounds.size_label
 
 
 def index(rows):

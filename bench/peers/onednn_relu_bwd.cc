@@ -37,19 +37,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "onednn_relu_bwd: unknown dtype %s\n", dt.c_str());
       return 1;
     }
-    const size_t es = peer::ElementSize(dt);
     for (const std::string& size : peer::Split(args.sizes)) {
       const long long n = peer::ParseSize(size);
-      const size_t bytes = static_cast<size_t>(n) * es, stride = (bytes + 63) / 64 * 64;
-      const int sets = peer::SetsFor(stride, args);
-      peer::Buffer src(stride * sets), ddst(stride * sets), dsrc(stride * sets);
-      if (!src.p || !ddst.p || !dsrc.p) {
+      peer::Operands ops(n, dt, args);  // src = s, diff_dst = dy, diff_src = dx
+      if (!ops.ok()) {
         std::fprintf(stderr, "onednn_relu_bwd: out of memory at n=%lld\n", n);
         return 1;
       }
-      peer::Fill(src.p, stride * sets / es, dt, 7);
-      peer::Fill(ddst.p, stride * sets / es, dt, 8);
-      std::memset(dsrc.p, 0, stride * sets);
+      const int sets = ops.sets;
       const memory::desc md({n}, type, memory::format_tag::a);
       eltwise_backward prim;
       try {
@@ -64,9 +59,9 @@ int main(int argc, char** argv) {
       }
       std::vector<memory> m_src, m_ddst, m_dsrc;
       for (int k = 0; k < sets; ++k) {
-        m_src.emplace_back(md, eng, src.p + k * stride);
-        m_ddst.emplace_back(md, eng, ddst.p + k * stride);
-        m_dsrc.emplace_back(md, eng, dsrc.p + k * stride);
+        m_src.emplace_back(md, eng, ops.s_at(k));
+        m_ddst.emplace_back(md, eng, ops.dy_at(k));
+        m_dsrc.emplace_back(md, eng, ops.dx_at(k));
       }
       for (const std::string& ts : peer::Split(args.threads)) {
         const int t = std::atoi(ts.c_str());
@@ -87,7 +82,7 @@ int main(int argc, char** argv) {
         std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
         k = 0;
         peer::TimeAndPrint("relugrad_onednnbuf", "onednn", rg_version, dt, n, t, sets, args, "onednn_relu_bwd", [&] {
-          relugrad_relu_grad(rd, n, ddst.p + k * stride, src.p + k * stride, dsrc.p + k * stride, &o);
+          relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
           k = k + 1 == sets ? 0 : k + 1;
         });
       }

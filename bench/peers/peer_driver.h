@@ -133,6 +133,29 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
 };
 
+// One point's operands: dy, s and dx in `sets` copies `stride` bytes apart,
+// dy and s random in [-2, 2], dx zeroed (faulted in before timing).
+struct Operands {
+  size_t stride;
+  int sets;
+  Buffer dy, s, dx;
+  Operands(long long n, const std::string& dtype, const Args& a)
+      : stride((static_cast<size_t>(n) * ElementSize(dtype) + 63) / 64 * 64),
+        sets(SetsFor(stride, a)),
+        dy(stride * sets),
+        s(stride * sets),
+        dx(stride * sets) {
+    if (!ok()) return;
+    Fill(dy.p, stride * sets / ElementSize(dtype), dtype, 8);
+    Fill(s.p, stride * sets / ElementSize(dtype), dtype, 7);
+    std::memset(dx.p, 0, stride * sets);
+  }
+  bool ok() const { return dy.p != nullptr && s.p != nullptr && dx.p != nullptr; }
+  unsigned char* dy_at(int k) { return dy.p + static_cast<size_t>(k) * stride; }
+  unsigned char* s_at(int k) { return s.p + static_cast<size_t>(k) * stride; }
+  unsigned char* dx_at(int k) { return dx.p + static_cast<size_t>(k) * stride; }
+};
+
 // Times call() like relugrad bench (warm-up over every set, batches of at
 // least 50 us, samples until min_time and at least 5) and prints one JSON
 // line; `call` rotates through the sets itself.

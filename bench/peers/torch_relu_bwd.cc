@@ -36,27 +36,22 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "torch_relu_bwd: unknown dtype %s\n", dt.c_str());
       return 1;
     }
-    const size_t es = peer::ElementSize(dt);
     for (const std::string& size : peer::Split(args.sizes)) {
       const long long n = peer::ParseSize(size);
-      const size_t bytes = static_cast<size_t>(n) * es, stride = (bytes + 63) / 64 * 64;
-      const int sets = peer::SetsFor(stride, args);
-      peer::Buffer dy(stride * sets), s(stride * sets), dx(stride * sets);
-      if (!dy.p || !s.p || !dx.p) {
+      peer::Operands ops(n, dt, args);
+      if (!ops.ok()) {
         std::fprintf(stderr, "torch_relu_bwd: out of memory at n=%lld\n", n);
         return 1;
       }
-      peer::Fill(dy.p, stride * sets / es, dt, 8);
-      peer::Fill(s.p, stride * sets / es, dt, 7);
-      std::memset(dx.p, 0, stride * sets);
+      const int sets = ops.sets;
       // Tensors over our buffers (no copy): the same memory layout as
       // relugrad bench and onednn_relu_bwd use.
       std::vector<at::Tensor> t_dy, t_s, t_dx;
       const auto options = at::TensorOptions().dtype(type);
       for (int k = 0; k < sets; ++k) {
-        t_dy.push_back(at::from_blob(dy.p + k * stride, {n}, options));
-        t_s.push_back(at::from_blob(s.p + k * stride, {n}, options));
-        t_dx.push_back(at::from_blob(dx.p + k * stride, {n}, options));
+        t_dy.push_back(at::from_blob(ops.dy_at(k), {n}, options));
+        t_s.push_back(at::from_blob(ops.s_at(k), {n}, options));
+        t_dx.push_back(at::from_blob(ops.dx_at(k), {n}, options));
       }
       for (const std::string& ts : peer::Split(args.threads)) {
         const int t = std::atoi(ts.c_str());
@@ -74,7 +69,7 @@ int main(int argc, char** argv) {
         char rg_version[64];
         std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
         peer::TimeAndPrint("relugrad_torchbuf", "torch", rg_version, dt, n, t, sets, args, "torch_relu_bwd", [&] {
-          relugrad_relu_grad(rd, n, dy.p + k * stride, s.p + k * stride, dx.p + k * stride, &o);
+          relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
           k = k + 1 == sets ? 0 : k + 1;
         });
         if (n >= (1LL << 20)) {  // the allocating call matters where page faults do
