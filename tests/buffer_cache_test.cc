@@ -48,6 +48,18 @@ TEST(BufferCache, ServesSlightlySmallerRequestsButNotMuchSmallerOnes) {
   EXPECT_TRUE(cache.Release(near));
 }
 
+TEST(BufferCache, AmongEqualSizesTheMostRecentlyReleasedIsReused) {
+  BufferCache cache(64 * kMiB);
+  void* a = cache.Allocate(2 * kMiB);
+  void* b = cache.Allocate(2 * kMiB);
+  ASSERT_TRUE(cache.Release(a));
+  ASSERT_TRUE(cache.Release(b));
+  EXPECT_EQ(cache.Allocate(2 * kMiB), b);
+  EXPECT_EQ(cache.Allocate(2 * kMiB), a);
+  cache.Release(a);
+  cache.Release(b);
+}
+
 TEST(BufferCache, SmallBlocksAreNotCached) {
   BufferCache cache(64 * kMiB);
   void* p = cache.Allocate(BufferCache::kMinCachedBytes - 1);

@@ -51,11 +51,13 @@ void* BufferCache::Allocate(size_t bytes) {
   if (capacity < bytes) return nullptr;  // size_t overflow
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    // Best fit among blocks of [capacity, capacity * 5/4].
+    // Best fit among blocks of [capacity, capacity * 5/4]; among equal
+    // sizes the most recently released, whose lines are likeliest cached.
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it) {
       if (it->capacity >= capacity && it->capacity - capacity <= capacity / 4 &&
-          (best == free_.end() || it->capacity < best->capacity)) {
+          (best == free_.end() || it->capacity < best->capacity ||
+           (it->capacity == best->capacity && it->released_at > best->released_at))) {
         best = it;
       }
     }

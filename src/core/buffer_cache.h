@@ -14,7 +14,7 @@
 // Policy: blocks below kMinCachedBytes go straight to malloc/free (malloc
 // already recycles those). Larger blocks are rounded up to kGranuleBytes;
 // a request is served by the smallest free block of at most 5/4 of its
-// rounded size. Free blocks are kept up to a byte limit
+// rounded size (the most recently released among equals). Free blocks are kept up to a byte limit
 // (RELUGRAD_BUFFER_CACHE_MIB, default 1024; 0 disables caching), oldest
 // released first evicted. Thread-safe (one mutex; a call is microseconds
 // against the milliseconds of a call that needs a cached block).
