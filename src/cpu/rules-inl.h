@@ -109,6 +109,28 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
                         hn::And(product, c.sign), product);
 }
 
+// Open lanes under combine = multiply: dy*1 quiets a signalling NaN and,
+// with FTZ/DAZ, turns a subnormal dy into signed zero.
+template <Dtype D, class DU>
+HWY_INLINE hn::Vec<DU> MultiplyPassVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> dy_nan,
+                                       hn::Vec<DU> dy, bool flush) {
+  const auto pass = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), dy);
+  if (!flush) return pass;
+  return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
+}
+
+// Closed lanes under multiply with alpha = 0: dy*0 is a zero of dy's sign,
+// inf gives the default NaN, a NaN is quieted.
+template <Dtype D, class DU>
+HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> dy_nan,
+                                        hn::Vec<DU> dy) {
+  const hn::RebindToSigned<DU> di;
+  const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
+  const auto closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
+                                     c.default_nan, hn::And(dy, c.sign));
+  return hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), closed);
+}
+
 // CombineVec's rule for combine = multiply with alpha = 0 and no clip (the
 // tensorflow and onednn presets), with the options fixed at compile time: in
 // CombineVec they are fields of `p`, which the loop must re-read after every
@@ -117,18 +139,8 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
 template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
                                        hn::Vec<DU> dy) {
-  const hn::RebindToSigned<DU> di;
   const auto dy_nan = hn::MaskFromVec(IsNanMask<D>(du, c, dy));
-  const auto quieted = hn::Or(dy, c.quiet);
-  auto pass = hn::IfThenElse(dy_nan, quieted, dy);
-  if constexpr (kFlush) {
-    pass = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
-  }
-  const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
-  auto closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
-                               c.default_nan, hn::And(dy, c.sign));
-  closed = hn::IfThenElse(dy_nan, quieted, closed);
-  return hn::IfThenElse(open, pass, closed);
+  return hn::IfThenElse(open, MultiplyPassVec<D>(du, c, dy_nan, dy, kFlush), MulZeroClosedVec<D>(du, c, dy_nan, dy));
 }
 
 // Every rule given the gate decision: multiply on open lanes, clip, dy*0 or
@@ -143,12 +155,7 @@ HWY_INLINE hn::Vec<DU> CombineVec(DU du, const BitConstants<D, DU>& c, const Ker
   const hn::RebindToSigned<DU> di;
   const auto dy_nan = hn::MaskFromVec(IsNanMask<D>(du, c, dy));
   auto pass = dy;
-  if (p.open_multiply) {
-    pass = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), dy);
-    if (p.flush_subnormals) {
-      pass = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
-    }
-  }
+  if (p.open_multiply) pass = MultiplyPassVec<D>(du, c, dy_nan, dy, p.flush_subnormals);
   if (p.clip) {
     using I = typename DtypeTraits<D>::Key;
     const auto key = VecOrderKey(di, hn::BitCast(di, pass), c.magnitude);
@@ -160,11 +167,7 @@ HWY_INLINE hn::Vec<DU> CombineVec(DU du, const BitConstants<D, DU>& c, const Ker
   }
   hn::Vec<DU> closed = hn::Zero(du);
   if (p.closed == ClosedRule::kMulZero) {
-    const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
-    closed = hn::And(dy, c.sign);
-    closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
-                            c.default_nan, closed);
-    closed = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), closed);
+    closed = MulZeroClosedVec<D>(du, c, dy_nan, dy);
   } else if (p.closed == ClosedRule::kMulAlpha) {
     if constexpr (sizeof(typename DtypeTraits<D>::Bits) >= 4) closed = MulAlphaVec<D>(du, c, p, dy);
   }
