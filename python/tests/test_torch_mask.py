@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed in this en
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
 from cases import random_case, special_case  # noqa: E402
-from test_torch import as_torch, bits  # noqa: E402
+from test_torch import as_torch, assert_grads_bit_equal, bits  # noqa: E402
 
 
 def saved_bytes(fn):
@@ -69,12 +69,7 @@ def test_mask_relu_gradients_bit_equal_to_pytorch(dtype, case):
     assert torch.equal(bits(y)[keep], bits(torch.threshold(xt, 0.0, 0.0))[keep])
     differ = (bits(y) != bits(torch.relu(xt))) & keep
     assert torch.all((xt[differ] == 0) & torch.signbit(xt[differ]))  # only x = -0
-    if dtype in ("f16", "bf16"):  # PyTorch's own NaN bits are position-dependent (docs/python.md)
-        both_nan = torch.isnan(a.grad) & torch.isnan(b.grad)
-        assert torch.equal(bits(a.grad)[~both_nan], bits(b.grad)[~both_nan])
-        assert torch.equal(torch.isnan(a.grad), torch.isnan(b.grad))
-    else:
-        assert torch.equal(bits(a.grad), bits(b.grad))
+    assert_grads_bit_equal(dtype, a.grad, b.grad)
 
 
 @pytest.mark.parametrize("semantics", rt._api.PRESETS)
