@@ -19,15 +19,7 @@ import torch
 from torch import nn
 
 import relugrad.torch as rt
-
-
-def digits_cnn() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
-        nn.Linear(128, 10))
+from digits_model import digits_cnn  # python/examples/digits_model.py
 
 
 def ffn_mlp(d: int = 512, layers: int = 4) -> nn.Module:

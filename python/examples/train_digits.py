@@ -20,15 +20,7 @@ from sklearn.datasets import load_digits
 
 import relugrad
 import relugrad.torch as rt
-
-
-def make_model() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
-        nn.Linear(128, 10))
+from digits_model import digits_cnn  # python/examples/digits_model.py
 
 
 def batches(n: int, batch: int, seed: int, epoch: int):
@@ -105,7 +97,7 @@ def main() -> int:
     digits = load_digits()
     x = torch.tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)  # (1797, 1, 8, 8)
     y = torch.tensor(digits.target, dtype=torch.int64)
-    base = make_model()
+    base = digits_cnn()
     reference = copy.deepcopy(base)
     ours = rt.replace_relu(copy.deepcopy(base), semantics="torch", threads=args.relugrad_threads)
 

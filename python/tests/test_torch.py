@@ -65,6 +65,19 @@ def test_gradcheck(semantics):
     assert torch.autograd.gradgradcheck(lambda a: rt.ReLU(semantics)(a) ** 2, (x,))
 
 
+def relu_vs_torch(dtype, case, relu):
+    """torch.relu and `relu` forward and backward on the same special or
+    random case: (x, relu's output, torch's gradient, relu's gradient)."""
+    dy, x = special_case(dtype) if case == "special" else random_case(dtype, n=10_000)
+    xt, gt = as_torch(x), as_torch(dy)
+    a = xt.clone().requires_grad_(True)
+    torch.relu(a).backward(gt)
+    b = xt.clone().requires_grad_(True)
+    y = relu(b)
+    y.backward(gt)
+    return xt, y.detach(), a.grad, b.grad
+
+
 def assert_grads_bit_equal(dtype, want, got):
     """Bit-equal gradients; f16/bf16 NaNs by class only, since PyTorch's own
     16-bit NaN bits depend on the element's position (docs/python.md)."""
@@ -81,15 +94,9 @@ def assert_grads_bit_equal(dtype, want, got):
 def test_autograd_bit_equal_to_pytorch(dtype, case):
     # f16/bf16 NaN bits from PyTorch's vectorised loop depend on the element's
     # position (docs/python.md): compared by NaN class there, bits elsewhere.
-    dy, x = special_case(dtype) if case == "special" else random_case(dtype, n=10_000)
-    xt, gt = as_torch(x), as_torch(dy)
-    a = xt.clone().requires_grad_(True)
-    torch.relu(a).backward(gt)
-    b = xt.clone().requires_grad_(True)
-    y = rt.ReLU("torch")(b)
+    xt, y, want, got = relu_vs_torch(dtype, case, rt.ReLU("torch"))
     assert torch.equal(bits(y), bits(torch.relu(xt)))
-    y.backward(gt)
-    assert_grads_bit_equal(dtype, a.grad, b.grad)
+    assert_grads_bit_equal(dtype, want, got)
 
 
 def test_replace_relu_swaps_modules_and_keeps_gradients():

@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
-from cases import random_case, special_case  # noqa: E402
-from test_torch import as_torch, assert_grads_bit_equal, bits  # noqa: E402
+from cases import random_case  # noqa: E402
+from test_torch import as_torch, assert_grads_bit_equal, bits, relu_vs_torch  # noqa: E402
 
 
 def saved_bytes(fn):
@@ -53,13 +53,7 @@ def test_opcheck_with_grad():
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("case", ["special", "random"])
 def test_mask_relu_gradients_bit_equal_to_pytorch(dtype, case):
-    dy, x = special_case(dtype) if case == "special" else random_case(dtype, n=10_000)
-    xt, gt = as_torch(x), as_torch(dy)
-    a = xt.clone().requires_grad_(True)
-    torch.relu(a).backward(gt)
-    b = xt.clone().requires_grad_(True)
-    y = rt.ReLU("torch", mask=True)(b)
-    y.backward(gt)
+    xt, y, want, got = relu_vs_torch(dtype, case, rt.ReLU("torch", mask=True))
     # Forward: torch.threshold(x, 0, 0) bit for bit; torch.relu except -0 -> +0.
     # (16-bit: PyTorch's own forward NaN bits depend on position, as its
     # backward's do: NaNs compared by class there.)
@@ -69,7 +63,7 @@ def test_mask_relu_gradients_bit_equal_to_pytorch(dtype, case):
     assert torch.equal(bits(y)[keep], bits(torch.threshold(xt, 0.0, 0.0))[keep])
     differ = (bits(y) != bits(torch.relu(xt))) & keep
     assert torch.all((xt[differ] == 0) & torch.signbit(xt[differ]))  # only x = -0
-    assert_grads_bit_equal(dtype, a.grad, b.grad)
+    assert_grads_bit_equal(dtype, want, got)
 
 
 @pytest.mark.parametrize("semantics", rt._api.PRESETS)
