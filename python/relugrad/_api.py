@@ -8,6 +8,7 @@ back and checks arguments so that every error names the argument at fault.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 from typing import Any, Dict, Optional, Tuple
@@ -153,7 +154,7 @@ def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = Non
     # JAX arrays are immutable, and other DLPack producers have no common
     # allocator: compute into NumPy memory (converted back for JAX below).
     np_dtype = np.dtype(dy.dtype) if dtype is None else np.dtype(np.uint8)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    nbytes = math.prod(shape) * np_dtype.itemsize
     if nbytes < _CACHED_MIN_BYTES:
         return np.empty(shape, dtype=np_dtype)
     # Large results come from relugrad's buffer cache: memory whose pages
