@@ -1,4 +1,4 @@
-// `relugrad run`, `verify` and `info` end to end. Every bad input gives exit
+// `relugrad run`, `verify`, `info` and `bench` end to end. Every bad input gives exit
 // status 1, exactly one line on stderr naming the file or flag, and leaves
 // no output file behind.
 #include <gtest/gtest.h>
@@ -144,6 +144,66 @@ TEST(Cli, CudaBackendEitherMatchesOrFailsCleanly) {
     EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_FALSE(Exists(out));
+  }
+}
+
+// Field `key` of one JSON line as text ("" when missing): enough for the
+// flat objects `relugrad bench --json` prints.
+std::string JsonField(const std::string& line, const std::string& key) {
+  const std::string tag = "\"" + key + "\":";
+  const size_t at = line.find(tag);
+  if (at == std::string::npos) return "";
+  size_t begin = at + tag.size(), end = begin;
+  if (line[begin] == '"') {
+    end = line.find('"', ++begin);
+  } else {
+    end = line.find_first_of(",}", begin);
+  }
+  return line.substr(begin, end - begin);
+}
+
+// The benchmark's schema and row order: every point gives the two triads,
+// then relugrad (and the A/B candidates), in this order whatever order the
+// samples were taken in, with positive times and the ratio to the better
+// triad; cold and warm.
+TEST(Cli, BenchPrintsEveryCandidateOfEveryPoint) {
+  for (const std::string mode : {"", " --warm"}) {
+    const CliResult r = RunCli("bench --json --dtype f32,bf16 --sizes 1000,70K --threads 1,2 --min-time 0 --stream-ab" + mode);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    const std::vector<std::string> impls = {"triad", "triad_nt", "relugrad", "relugrad_stream", "relugrad_nostream"};
+    ASSERT_EQ(lines.size(), 2u * 2u * 2u * impls.size()) << r.out;
+    size_t i = 0;
+    for (const std::string dtype : {"f32", "bf16"}) {
+      for (const std::string n : {"1000", "71680"}) {
+        for (const std::string threads : {"1", "2"}) {
+          double roof = 0;
+          for (const std::string& impl : impls) {
+            const std::string& line = lines[i++];
+            EXPECT_EQ(JsonField(line, "impl"), impl) << line;
+            EXPECT_EQ(JsonField(line, "dtype"), dtype) << line;
+            EXPECT_EQ(JsonField(line, "n"), n) << line;
+            EXPECT_EQ(JsonField(line, "threads"), threads) << line;
+            EXPECT_EQ(JsonField(line, "cache"), mode.empty() ? "cold" : "warm") << line;
+            const double median = std::atof(JsonField(line, "median_s").c_str());
+            const double gbps = std::atof(JsonField(line, "gbps").c_str());
+            EXPECT_GT(median, 0) << line;
+            EXPECT_GT(gbps, 0) << line;
+            if (roof == 0) roof = std::atof(JsonField(line, "roofline_gbps").c_str());
+            EXPECT_EQ(std::atof(JsonField(line, "roofline_gbps").c_str()), roof) << line;
+            // ratio: the median over rounds of this sample's GB/s over the
+            // better triad's in the same round.
+            EXPECT_GT(std::atof(JsonField(line, "ratio").c_str()), 0) << line;
+          }
+          // The roofline is the better of the two triads.
+          const double t0 = std::atof(JsonField(lines[i - impls.size()], "gbps").c_str());
+          const double t1 = std::atof(JsonField(lines[i - impls.size() + 1], "gbps").c_str());
+          EXPECT_NEAR(roof, std::max(t0, t1), 1e-3 * roof);
+        }
+      }
+    }
   }
 }
 

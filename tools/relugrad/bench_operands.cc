@@ -63,9 +63,10 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
   if (!warm && sets_ == 1 && footprint < (256LL << 20)) sets_ = 2;
   triad_n_ = static_cast<long long>((bytes_ + 3) / 4);
   const size_t total = stride_ * static_cast<size_t>(sets_);
+  const size_t triad_total = 2 * total;  // the triad's sets, then the streaming triad's
   mask_stride_ = (static_cast<size_t>(n) + 7) / 8 + 64;
-  if (!dy_.Allocate(total) || !s_.Allocate(total) || !dx_.Allocate(total) || !ta_.Allocate(total) ||
-      !tb_.Allocate(total) || !tc_.Allocate(total) ||
+  if (!dy_.Allocate(total) || !s_.Allocate(total) || !dx_.Allocate(total) || !ta_.Allocate(triad_total) ||
+      !tb_.Allocate(triad_total) || !tc_.Allocate(triad_total) ||
       (mask && !mask_.Allocate(mask_stride_ * static_cast<size_t>(sets_)))) {
     throw UsageError("out of memory for n = " + std::to_string(n) + " (" + std::to_string(sets_) + " sets)");
   }
@@ -86,6 +87,9 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
     FillRange(tc_.data(), off, end, tc_block);
     FillRange(dx_.data(), off, end, zeros);  // fault the outputs in before timing
     FillRange(ta_.data(), off, end, zeros);
+    FillRange(tb_.data(), total + off, total + end, tb_block);  // the streaming triad's sets
+    FillRange(tc_.data(), total + off, total + end, tc_block);
+    FillRange(ta_.data(), total + off, total + end, zeros);
   }
   if (mask) std::memset(mask_.data(), 0, mask_stride_ * static_cast<size_t>(sets_));
 }

@@ -1,8 +1,9 @@
-// Operands of one benchmark point: `sets` copies of dy, s, dx (and of the
-// triad's b, c, a moving the same bytes) in arenas of huge-page-backed
-// memory, filled with fresh random bits (never zeros). Cold mode rotates
-// through enough sets that the footprint exceeds the caches, so a call never
-// finds the operands its predecessor left in cache.
+// Operands of one benchmark point: `sets` copies of dy, s, dx (and 2 x sets
+// of the triads' b, c, a moving the same bytes: one half per triad) in
+// arenas of huge-page-backed memory, filled with fresh random bits (never
+// zeros). Cold mode rotates through enough sets that the footprint exceeds
+// the caches, so a call never finds the operands its predecessor left in
+// cache.
 #ifndef RELUGRAD_TOOLS_BENCH_OPERANDS_H_
 #define RELUGRAD_TOOLS_BENCH_OPERANDS_H_
 
@@ -27,6 +28,11 @@ class Operands {
   unsigned char* s(int set) { return s_.data() + static_cast<size_t>(set) * stride_; }
   unsigned char* dx(int set) { return dx_.data() + static_cast<size_t>(set) * stride_; }
   uint8_t* mask(int set) { return mask_.data() + static_cast<size_t>(set) * mask_stride_; }
+  // The triad's arrays of set `set`. The streaming triad has sets of its
+  // own (triad_nt_set), so no two of triad, triad_nt and relugrad share
+  // operands: a candidate that followed one on the same arrays found part
+  // of them in the L3, 7-17% faster at 96 MiB (bench/NOTES.md section 17).
+  int triad_nt_set(int set) const { return sets_ + set; }
   float* ta(int set) { return reinterpret_cast<float*>(ta_.data() + static_cast<size_t>(set) * stride_); }
   float* tb(int set) { return reinterpret_cast<float*>(tb_.data() + static_cast<size_t>(set) * stride_); }
   float* tc(int set) { return reinterpret_cast<float*>(tc_.data() + static_cast<size_t>(set) * stride_); }

@@ -2,6 +2,8 @@
 // public timing helpers (relugrad/timer.hpp) so applications and the
 // profiler time the same way.
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "bench_types.h"
@@ -33,11 +35,21 @@ std::vector<std::vector<double>> TimeInterleaved(const std::vector<Candidate>& c
     for (int s = 0; s < sets; ++s) call();  // warm-up: touch every set once
     batch[c] = std::max(timing::calibrate_batch(call, opt), std::min(sets, 1 << 16));
   }
+  std::vector<size_t> order(k);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937 shuffle_rng(20261129);
   Timer total;
   const double budget = min_time * static_cast<double>(k);
   for (int round = 0; round < 100000; ++round) {
     double slowest = 0;
-    for (size_t c = 0; c < k; ++c) {
+    // A fresh order every round (fixed seed: runs repeat). In warm mode beyond
+    // the L3 (16M f16 on 2 threads: 96 MiB), the candidate that ran right
+    // after the triad pair was timed 7-9% slow even behind two untimed calls
+    // of its own, and with a fixed order that was always relugrad; rotating
+    // the order keeps every predecessor, so it is shuffled (bench/NOTES.md
+    // section 17).
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    for (size_t c : order) {
       // Warm mode: the other candidates' calls since this one's last sample
       // touched their own arrays and evicted these; one untimed call puts
       // them back, or calls of 50 us and more (batches of one call: 1M f32)

@@ -88,7 +88,10 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
   const double moved = 3.0 * static_cast<double>(ops.bytes());
   const long long tn = ops.triad_n();
   out.push_back({"triad", "", moved, [&ops, tn, t](int k) { Triad(ops.ta(k), ops.tb(k), ops.tc(k), 0.5f, tn, false, t); }});
-  out.push_back({"triad_nt", "", moved, [&ops, tn, t](int k) { Triad(ops.ta(k), ops.tb(k), ops.tc(k), 0.5f, tn, true, t); }});
+  out.push_back({"triad_nt", "", moved, [&ops, tn, t](int k) {
+                   const int set = ops.triad_nt_set(k);
+                   Triad(ops.ta(set), ops.tb(set), ops.tc(set), 0.5f, tn, true, t);
+                 }});
   const bool inplace = c.inplace;
   for (const auto& [name, preset_options] : c.presets) {
     relugrad_options o = preset_options;
