@@ -27,12 +27,13 @@ relugrad_status ValidateMaskDisjoint(const void* mask, int64_t mask_bytes, const
 }
 
 relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_options* options,
-                               Semantics* sem) {
+                               const ResolvedCall** call) {
   ClearLastError();
   RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
   RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, static_cast<int64_t>(relugrad_dtype_size(dtype))));
-  RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
-  if (sem->backend == RELUGRAD_BACKEND_ASCEND_TWIN) {
+  *call = ResolveCall(options, ToDtype(dtype));
+  if (*call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
+  if ((*call)->sem.backend == RELUGRAD_BACKEND_ASCEND_TWIN) {
     return Fail(RELUGRAD_UNSUPPORTED, "the mask path has no Ascend kernel (use the cpu or cuda backend)");
   }
   return RELUGRAD_OK;
@@ -48,8 +49,9 @@ int64_t relugrad_mask_bytes(int64_t n) { return n < 0 ? -1 : relugrad::MaskBytes
 relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const void* x, void* y,
                                       uint8_t* mask, const relugrad_options* options) {
   using namespace relugrad;
-  Semantics sem;
-  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &sem));
+  const ResolvedCall* call;
+  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &call));
+  const Semantics& sem = call->sem;
   const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
   const int64_t mb = MaskBytes(n);
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("x", x, n, es));
@@ -59,7 +61,7 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "x", x, n * es));
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
   const Dtype d = ToDtype(dtype);
-  const KernelParams params = MakeKernelParams(d, sem);
+  const KernelParams& params = call->params;
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
   return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores);
 }
@@ -68,8 +70,9 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
                                         const uint8_t* mask, void* dx,
                                         const relugrad_options* options) {
   using namespace relugrad;
-  Semantics sem;
-  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &sem));
+  const ResolvedCall* call;
+  RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &call));
+  const Semantics& sem = call->sem;
   const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
   const int64_t mb = MaskBytes(n);
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
@@ -79,7 +82,7 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dy", dy, n * es));
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
   const Dtype d = ToDtype(dtype);
-  const KernelParams params = MakeKernelParams(d, sem);
+  const KernelParams& params = call->params;
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
   return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads, sem.stores);
 }

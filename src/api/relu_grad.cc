@@ -12,19 +12,38 @@
 namespace relugrad {
 namespace {
 
-relugrad_status ValidateCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
-                             void* dx, const relugrad_options* options, Semantics* sem) {
-  ClearLastError();
-  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
-  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
-  RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
+// The arrays' checks, after the dtype's, n's and the options'.
+relugrad_status ValidateArrays(int64_t n, int64_t es, const void* dy, const void* s, const void* dx) {
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("s", s, n, es));
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dx", dx, n, es));
   RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "dy", dy, n * es));
   RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "s", s, n * es));
   return RELUGRAD_OK;
+}
+
+// The operator's checks; the options through the thread's memo.
+relugrad_status ValidateCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
+                             void* dx, const relugrad_options* options, const ResolvedCall** call) {
+  ClearLastError();
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
+  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
+  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
+  *call = ResolveCall(options, ToDtype(dtype));
+  if (*call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
+  return ValidateArrays(n, es, dy, s, dx);
+}
+
+// The same checks for the reference, which resolves its options afresh:
+// the oracle the tests hold the fast path to shares none of its memos.
+relugrad_status ValidateReferenceCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
+                                      void* dx, const relugrad_options* options, Semantics* sem) {
+  ClearLastError();
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
+  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
+  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
+  RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
+  return ValidateArrays(n, es, dy, s, dx);
 }
 
 }  // namespace
@@ -35,10 +54,11 @@ extern "C" {
 relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
                                    void* dx, const relugrad_options* options) {
   using namespace relugrad;
-  Semantics sem;
-  RELUGRAD_RETURN_IF_ERROR(ValidateCall(dtype, n, dy, s, dx, options, &sem));
+  const ResolvedCall* call;
+  RELUGRAD_RETURN_IF_ERROR(ValidateCall(dtype, n, dy, s, dx, options, &call));
   const Dtype d = ToDtype(dtype);
-  const KernelParams params = MakeKernelParams(d, sem);
+  const Semantics& sem = call->sem;
+  const KernelParams& params = call->params;
   // RELUGRAD_PROFILE (issue 3): a load and a branch when off.
   static constexpr const char* kRules[2][2] = {{"zero_if_le+select", "zero_if_le+multiply"},
                                                {"pass_if_gt+select", "pass_if_gt+multiply"}};
@@ -60,7 +80,7 @@ relugrad_status relugrad_relu_grad_reference(relugrad_dtype dtype, int64_t n, co
                                              const relugrad_options* options) {
   using namespace relugrad;
   Semantics sem;
-  RELUGRAD_RETURN_IF_ERROR(ValidateCall(dtype, n, dy, s, dx, options, &sem));
+  RELUGRAD_RETURN_IF_ERROR(ValidateReferenceCall(dtype, n, dy, s, dx, options, &sem));
   if (sem.backend != RELUGRAD_BACKEND_CPU) {
     return Fail(RELUGRAD_INVALID_ARGUMENT, "the reference runs on host memory only (backend must be cpu)");
   }

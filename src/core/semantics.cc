@@ -196,6 +196,49 @@ KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
 
 namespace {
 
+// memcmp(&a, &b, sizeof) == 0, inlined: glibc's memcmp is a call through
+// the PLT, 4 ns of a 50 ns call.
+bool SameBytes(const relugrad_options& a, const relugrad_options& b) {
+  static_assert(sizeof(relugrad_options) % sizeof(uint64_t) == 0, "compared in 8-byte words");
+  uint64_t diff = 0;
+  for (size_t i = 0; i < sizeof(relugrad_options); i += sizeof(uint64_t)) {
+    uint64_t wa, wb;
+    std::memcpy(&wa, reinterpret_cast<const unsigned char*>(&a) + i, sizeof(wa));
+    std::memcpy(&wb, reinterpret_cast<const unsigned char*>(&b) + i, sizeof(wb));
+    diff |= wa ^ wb;
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+const ResolvedCall* ResolveCall(const relugrad_options* options, Dtype dtype) {
+  struct Memo {
+    relugrad_options options;
+    Dtype dtype;
+    bool valid;  // options and dtype describe call
+    ResolvedCall call;
+  };
+  // Constant-initialised (no dynamic initialiser): reading it costs no
+  // per-access guard.
+  thread_local Memo memo{};
+  const bool full_size = options != nullptr && options->struct_size == sizeof(relugrad_options);
+  if (full_size && memo.valid && memo.dtype == dtype && SameBytes(memo.options, *options)) {
+    return &memo.call;
+  }
+  memo.valid = false;
+  if (ResolveOptions(options, &memo.call.sem) != RELUGRAD_OK) return nullptr;
+  memo.call.params = MakeKernelParams(dtype, memo.call.sem);
+  if (full_size) {  // older, shorter structs are resolved every time
+    std::memcpy(&memo.options, options, sizeof(relugrad_options));
+    memo.dtype = dtype;
+    memo.valid = true;
+  }
+  return &memo.call;
+}
+
+namespace {
+
 KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
   KernelParams p;
   p.dtype = dtype;

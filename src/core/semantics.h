@@ -76,6 +76,22 @@ struct KernelParams {
 
 KernelParams MakeKernelParams(Dtype dtype, const Semantics& semantics);
 
+// What an entry point needs from its options: ResolveOptions, then
+// MakeKernelParams.
+struct ResolvedCall {
+  Semantics sem;
+  KernelParams params;
+};
+
+// ResolveOptions + MakeKernelParams behind a per-thread memo of the last
+// full-size options struct (compared byte for byte) and dtype. The checks
+// and the params memo's search cost about 25 ns, half of a call at n = 16;
+// a repeated configuration, the usual case, costs one compare instead
+// (bench/NOTES.md section 19). Returns the calling thread's slot, valid
+// until its next ResolveCall (a pointer: building a ResolvedCall on the
+// stack cost another 10 ns of zeroing), or nullptr with the error set.
+const ResolvedCall* ResolveCall(const relugrad_options* options, Dtype dtype);
+
 // The threshold as compared (exactly representable in double): rounded to
 // the compute type or the data type as the options say.
 double ComparedThreshold(Dtype dtype, const Semantics& semantics);

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -116,6 +117,10 @@ relugrad_status SetMaxIsa(const char* name) {
 }
 
 void ApplyIsaEnvironmentOnce() {
+  // Every call passes here: after the first, one acquire load instead of
+  // std::call_once's library call.
+  static std::atomic<bool> applied{false};
+  if (applied.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   std::call_once(once, [] {
     const char* env = std::getenv("RELUGRAD_MAX_ISA");
@@ -127,6 +132,7 @@ void ApplyIsaEnvironmentOnce() {
     }
     SetMaxIsa(nullptr);  // the default selection (DefaultCap)
   });
+  applied.store(true, std::memory_order_release);
 }
 
 }  // namespace relugrad
