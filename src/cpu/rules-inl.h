@@ -135,12 +135,25 @@ HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn:
 // tensorflow and onednn presets), with the options fixed at compile time: in
 // CombineVec they are fields of `p`, which the loop must re-read after every
 // store through dx (dx may alias anything), so that loop ran at 42 GB/s in
-// L1 against 100 for the plain select (f32 4K, one thread). Same bits.
+// L1 against 100 for the plain select (f32 4K, one thread).
+// The same rules as MultiplyPassVec and MulZeroClosedVec, ordered to share
+// work: a NaN dy gives dy quieted whether the lane is open or closed; then
+// an open lane keeps dy (with FTZ, a dy below the smallest normal gives
+// dy & sign, which for +-0 is dy itself); every other lane gives dy*0 =
+// dy & sign, or the default NaN for an infinite dy (never an open lane:
+// infinities are not below the smallest normal). Two vector operations
+// fewer than composing the two helpers (bench/NOTES.md section 20).
 template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
                                        hn::Vec<DU> dy) {
-  const auto dy_nan = hn::MaskFromVec(IsNanMask<D>(du, c, dy));
-  return hn::IfThenElse(open, MultiplyPassVec<D>(du, c, dy_nan, dy, kFlush), MulZeroClosedVec<D>(du, c, dy_nan, dy));
+  const hn::RebindToSigned<DU> di;
+  const auto mag = hn::And(hn::BitCast(di, dy), c.magnitude);
+  const auto inf = hn::BitCast(di, c.inf);
+  auto keep = open;
+  if constexpr (kFlush) keep = hn::AndNot(hn::RebindMask(du, hn::Lt(mag, hn::BitCast(di, c.min_normal))), open);
+  const auto zeroed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(mag, inf)), c.default_nan, hn::And(dy, c.sign));
+  const auto value = hn::IfThenElse(keep, dy, zeroed);
+  return hn::IfThenElse(hn::RebindMask(du, hn::Gt(mag, inf)), hn::Or(dy, c.quiet), value);
 }
 
 // Every rule given the gate decision: multiply on open lanes, clip, dy*0 or
