@@ -34,6 +34,23 @@ def test_relu_grad_on_tensors_is_zero_copy_and_returns_tensors():
     assert out is dy and dy.data_ptr() == before
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("semantics", ["torch", "tensorflow", "jax", "onednn", "mindspore"])
+def test_tensors_give_the_bits_of_numpy_arrays(dtype, semantics):
+    # CPU tensors go to the library by address (relu_grad_host_ptr), NumPy
+    # arrays through the checked bindings: the same bits, special values
+    # (negative NaNs tell f16 from bf16) and every preset, allocating, with
+    # out= and through the custom op.
+    dy, s = special_case(dtype)
+    want = bits(as_torch(relugrad.relu_grad(dy, s, semantics=semantics)))
+    tdy, ts = as_torch(dy), as_torch(s)
+    assert torch.equal(bits(relugrad.relu_grad(tdy, ts, semantics=semantics)), want)
+    out = torch.empty_like(tdy)
+    assert relugrad.relu_grad(tdy, ts, semantics=semantics, out=out) is out
+    assert torch.equal(bits(out), want)
+    assert torch.equal(bits(torch.ops.relugrad.relu_grad(tdy, ts, semantics)), want)
+
+
 def test_tensor_errors_name_the_argument():
     with pytest.raises(ValueError, match="s: array is not C-contiguous"):
         relugrad.relu_grad(torch.ones(4, 4), torch.ones(4, 4).t())
