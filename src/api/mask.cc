@@ -28,9 +28,7 @@ relugrad_status ValidateMaskDisjoint(const void* mask, int64_t mask_bytes, const
 
 relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_options* options,
                                const ResolvedCall** call) {
-  ClearLastError();
-  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, static_cast<int64_t>(relugrad_dtype_size(dtype))));
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, n));
   *call = ResolveCall(options, ToDtype(dtype));
   if (*call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
   if ((*call)->sem.backend == RELUGRAD_BACKEND_ASCEND_TWIN) {

@@ -25,25 +25,19 @@ relugrad_status ValidateArrays(int64_t n, int64_t es, const void* dy, const void
 // The operator's checks; the options through the thread's memo.
 relugrad_status ValidateCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
                              void* dx, const relugrad_options* options, const ResolvedCall** call) {
-  ClearLastError();
-  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
-  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, n));
   *call = ResolveCall(options, ToDtype(dtype));
   if (*call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
-  return ValidateArrays(n, es, dy, s, dx);
+  return ValidateArrays(n, static_cast<int64_t>(relugrad_dtype_size(dtype)), dy, s, dx);
 }
 
 // The same checks for the reference, which resolves its options afresh:
 // the oracle the tests hold the fast path to shares none of its memos.
 relugrad_status ValidateReferenceCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
                                       void* dx, const relugrad_options* options, Semantics* sem) {
-  ClearLastError();
-  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
-  const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, n));
   RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
-  return ValidateArrays(n, es, dy, s, dx);
+  return ValidateArrays(n, static_cast<int64_t>(relugrad_dtype_size(dtype)), dy, s, dx);
 }
 
 }  // namespace

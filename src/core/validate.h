@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/dtype_traits.h"
+#include "core/error.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
@@ -42,6 +43,14 @@ inline relugrad_status ValidatePointer(const char* name, const void* ptr, int64_
     return FailPointer(name, ptr, n, align);
   }
   return RELUGRAD_OK;
+}
+
+// The checks every entry point starts with: the thread's last error
+// cleared (a call that succeeds leaves none), then the dtype and n.
+inline relugrad_status ValidateDtypeAndCount(relugrad_dtype dtype, int64_t n) {
+  ClearLastError();
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtype(dtype));
+  return ValidateCount(n, static_cast<int64_t>(relugrad_dtype_size(dtype)));
 }
 
 // An output may equal an input exactly (in place) or not overlap it at all.
