@@ -252,12 +252,21 @@ def _as_kind_of(x: Any, result: Any) -> Any:
     return result
 
 
+def _torch_host_dtype(dtype: Any) -> Optional[int]:
+    """The relugrad dtype of a torch dtype, or None."""
+    if not _TORCH_HOST_DTYPES:
+        torch = sys.modules["torch"]
+        _TORCH_HOST_DTYPES.update({torch.float32: _C.F32, torch.float16: _C.F16, torch.bfloat16: _C.BF16,
+                                   torch.float64: _C.F64})
+    return _TORCH_HOST_DTYPES.get(dtype)
+
+
 def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
     by address (DLPack import of three tensors was 7 us per call); None when
     anything differs, for the checked path to report it."""
     torch = sys.modules["torch"]
-    code = _TORCH_HOST_DTYPES.get(dy.dtype)
+    code = _torch_host_dtype(dy.dtype)
     if (code is None or dy.device.type != "cpu" or s.device.type != "cpu" or s.dtype != dy.dtype
             or s.shape != dy.shape or not dy.is_contiguous() or not s.is_contiguous()):
         return None
@@ -279,9 +288,6 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
     torch = sys.modules.get("torch")
     if torch is not None and not reference and type(dy) is torch.Tensor and type(s) is torch.Tensor:
-        if not _TORCH_HOST_DTYPES:
-            _TORCH_HOST_DTYPES.update({torch.float32: _C.F32, torch.float16: _C.F16, torch.bfloat16: _C.BF16,
-                                       torch.float64: _C.F64})
         result = _torch_host_call(dy, s, out, opts)
         if result is not None:
             return result
