@@ -26,7 +26,7 @@ struct Job {
 
 void RunOneBlock(void* context, int block) {
   const Job& job = *static_cast<const Job*>(context);
-  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   const int64_t begin = job.plan.Begin(block), end = job.plan.End(block);
   if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
     const int64_t t0 = profile::NowNs();
@@ -77,7 +77,7 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   if (one_block) {
     // One block whatever the plan: skip the plan's divisions and the pool
     // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
-    ScopedIeeeFloat ieee(params.closed == ClosedRule::kMulAlpha);
+    ScopedIeeeFloat ieee(KernelMxcsr(params));
     job.kernel(params, dy, s, dx, 0, n);
     if (profile::Enabled()) profile::NoteBackend(1, stream);
     return RELUGRAD_OK;

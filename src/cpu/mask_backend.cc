@@ -34,13 +34,13 @@ struct GradJob {
 
 void RunForwardBlock(void* context, int block) {
   const ForwardJob& job = *static_cast<const ForwardJob*>(context);
-  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   job.kernel(*job.params, job.x, job.y, job.mask, job.plan.Begin(block), job.plan.End(block), job.stream);
 }
 
 void RunGradBlock(void* context, int block) {
   const GradJob& job = *static_cast<const GradJob*>(context);
-  ScopedIeeeFloat ieee(job.params->closed == ClosedRule::kMulAlpha);
+  ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   job.kernel(*job.params, job.dy, job.mask, job.dx, job.plan.Begin(block), job.plan.End(block), job.stream);
 }
 
