@@ -151,3 +151,63 @@ def test_threads_one_gives_the_same_gradients():
         rt.ReLU("torch", threads=threads)(a).backward(g)
         grads.append(a.grad)
     assert torch.equal(bits(grads[0]), bits(grads[1]))
+
+
+def _grads(fn, xt, gt, create_graph=False):
+    a = xt.clone().requires_grad_(True)
+    (ga,) = torch.autograd.grad(fn(a), a, gt, create_graph=create_graph)
+    return a, ga
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("semantics", relugrad.PRESETS)
+@pytest.mark.parametrize("mask", [False, True])
+def test_eager_relu_gives_the_bits_of_the_custom_ops(dtype, semantics, mask):
+    # ReLU runs autograd.Functions in eager mode and the custom ops under
+    # torch.compile: both must give the same bits, on special values.
+    dy, x = special_case(dtype)
+    xt, gt = as_torch(x), as_torch(dy)
+    module = rt.ReLU(semantics, mask=mask)
+    op = ((lambda a: torch.ops.relugrad.relu_mask(a, semantics, 0)[0]) if mask
+          else (lambda a: torch.ops.relugrad.relu(a, semantics, 0)))
+    _, want = _grads(op, xt, gt)
+    _, got = _grads(module, xt, gt)
+    assert type(module(xt.clone().requires_grad_(True)).grad_fn).__name__.startswith(
+        "_ReluMaskFunction" if mask else "_ReluFunction"), "eager ReLU did not take the eager path"
+    assert torch.equal(bits(want), bits(got))
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_eager_relu_double_backward_is_the_ops(mask):
+    # create_graph: the eager backward calls the ops, so the gradient of the
+    # gradient exists and equals the custom ops' (w.r.t. the incoming grad).
+    x = torch.randn(64, dtype=torch.float64)
+    g = torch.randn(64, dtype=torch.float64, requires_grad=True)
+    module = rt.ReLU("torch", mask=mask)
+    op = ((lambda a: torch.ops.relugrad.relu_mask(a, "torch", 0)[0]) if mask
+          else (lambda a: torch.ops.relugrad.relu(a, "torch", 0)))
+    results = []
+    for fn in (module, op):
+        a = x.clone().requires_grad_(True)
+        (ga,) = torch.autograd.grad(fn(a), a, g, create_graph=True)
+        (gg,) = torch.autograd.grad(ga.sum(), g)
+        results.append((ga.detach(), gg))
+    assert torch.equal(results[0][0], results[1][0])
+    assert torch.equal(results[0][1], results[1][1])
+    assert torch.equal(results[0][1], (x > 0).to(torch.float64))
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_compiled_relu_uses_the_custom_ops_in_one_graph(mask):
+    # Under torch.compile ReLU switches to the custom ops (fake kernels), so a
+    # fullgraph compile succeeds and gives the eager gradients bit for bit.
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), rt.ReLU("torch", mask=mask), torch.nn.Linear(16, 4))
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    x = torch.randn(5, 8)
+    grads = []
+    for m in (model, compiled):
+        model.zero_grad()
+        m(x).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for want, got in zip(*grads):
+        assert torch.equal(want, got)
