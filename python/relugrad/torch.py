@@ -166,12 +166,16 @@ def _mask_len(x: Tensor):
     return (x.numel() + 7) // 8  # relugrad_mask_bytes; SymInt-friendly for the fake kernel
 
 
-def _relu_mask_eager(x: Tensor, semantics: str, threads: int) -> Tuple[Tensor, Tensor]:
+def _relu_mask_eager(x: Tensor, semantics: str, threads: int, inplace: bool = False) -> Tuple[Tensor, Tensor]:
+    """relugrad::relu_mask's kernel; inplace (contiguous x only) writes y over x."""
     _check_semantics(semantics)
     _check_threads(threads)
     _check_device("relugrad::relu_mask", x)
+    if inplace and not x.is_contiguous():
+        y, mask = _relu_mask_eager(x, semantics, threads)
+        return x.copy_(y), mask
     x = x.contiguous()
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    y = x if inplace else torch.empty(x.shape, dtype=x.dtype, device=x.device)
     mask = torch.empty((_mask_len(x),), dtype=torch.uint8, device=x.device)
     with _api._DeviceScope(x) as scope:
         _C.relu_forward_into(x.detach(), y, mask, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
@@ -260,10 +264,19 @@ relu_mask.register_autograd(_relu_mask_backward, setup_context=_relu_mask_setup)
 # calls the ops, whose autograd formulas make it differentiable.
 
 
+# inplace: like nn.ReLU(inplace=True), y is x overwritten (mark_dirty bumps
+# x's version, so autograd rejects a later use of the old x as it does for
+# torch.relu_), and the saved y is x itself: no second tensor of n elements.
+
+
 class _ReluFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: Tensor, semantics: str, threads: int) -> Tensor:
-        y = torch.relu(x)
+    def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
+        if inplace:
+            ctx.mark_dirty(x)
+            y = torch.relu_(x)
+        else:
+            y = torch.relu(x)
         ctx.save_for_backward(y)  # gate on y, as PyTorch does (_relu_setup)
         ctx.semantics, ctx.threads = semantics, threads
         return y
@@ -272,14 +285,16 @@ class _ReluFunction(torch.autograd.Function):
     def backward(ctx, grad: Tensor):
         (y,) = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True
-            return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
-        return _relu_grad_eager(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
+            return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
+        return _relu_grad_eager(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
 
 
 class _ReluMaskFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: Tensor, semantics: str, threads: int) -> Tensor:
-        y, mask = _relu_mask_eager(x, semantics, threads)
+    def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
+        if inplace:
+            ctx.mark_dirty(x)
+        y, mask = _relu_mask_eager(x, semantics, threads, inplace)
         ctx.save_for_backward(mask)  # only the 1-bit mask stays alive
         ctx.semantics, ctx.threads = semantics, threads
         return y
@@ -288,8 +303,8 @@ class _ReluMaskFunction(torch.autograd.Function):
     def backward(ctx, grad: Tensor):
         (mask,) = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True
-            return torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads), None, None
-        return _relu_grad_mask_eager(grad, mask, ctx.semantics, ctx.threads), None, None
+            return torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads), None, None, None
+        return _relu_grad_mask_eager(grad, mask, ctx.semantics, ctx.threads), None, None, None
 
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
@@ -301,8 +316,10 @@ class ReLU(nn.Module):
     Args:
       semantics: "torch" (bit-equal to nn.ReLU's gradients), "tensorflow",
         "jax", "onednn" or "mindspore".
-      inplace: accepted for nn.ReLU compatibility; the forward is always
-        out of place (the backward needs y, and the op must not alias).
+      inplace: as nn.ReLU's: the forward overwrites x and returns it, and
+        backward keeps x (or only the mask) instead of a second tensor. Under
+        torch.compile the ops run out of place and the result is copied
+        into x.
       threads: relugrad worker threads for the backward; 0 = all cores. Inside
         a framework that keeps its own threads busy, 1 avoids two pools
         competing for the same cores.
@@ -318,25 +335,27 @@ class ReLU(nn.Module):
         _check_semantics(semantics)
         _check_threads(threads)
         self.semantics = semantics
-        self.inplace = inplace
+        self.inplace = bool(inplace)
         self.threads = threads
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.device.type == "cuda" and not _C.backend_available(_C.BACKEND_CUDA):
             # No CUDA backend in this build (or no device): keep such models usable.
-            return torch.relu(x)
+            return torch.relu_(x) if self.inplace else torch.relu(x)
         if _is_compiling():  # the custom ops: fake kernels, one node each in the graph
             if self.mask:
-                return torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
-            return torch.ops.relugrad.relu(x, self.semantics, self.threads)
+                y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
+            else:
+                y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+            return x.copy_(y) if self.inplace else y
         if self.mask:
-            return _ReluMaskFunction.apply(x, self.semantics, self.threads)
-        return _ReluFunction.apply(x, self.semantics, self.threads)
+            return _ReluMaskFunction.apply(x, self.semantics, self.threads, self.inplace)
+        return _ReluFunction.apply(x, self.semantics, self.threads, self.inplace)
 
     def extra_repr(self) -> str:
-        return (f"semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else "")
-                + (", mask=True" if self.mask else ""))
+        return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
+                + (f", threads={self.threads}" if self.threads else "") + (", mask=True" if self.mask else ""))
 
 
 def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, mask: bool = False) -> nn.Module:

@@ -211,3 +211,67 @@ def test_compiled_relu_uses_the_custom_ops_in_one_graph(mask):
         grads.append([p.grad.clone() for p in model.parameters()])
     for want, got in zip(*grads):
         assert torch.equal(want, got)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("mask", [False, True])
+def test_inplace_relu_overwrites_x_like_nn_relu(dtype, mask):
+    # ReLU(inplace=True) returns x overwritten (same storage), and its
+    # gradients are nn.ReLU(inplace=True)'s bits (mask: up to y's -0 sign,
+    # docs/mask.md; the gradients are the same bits).
+    dy, x = special_case(dtype)
+    xt, gt = as_torch(x), as_torch(dy)
+    got_y, got_g = None, None
+    results = []
+    for module in (torch.nn.ReLU(inplace=True), rt.ReLU("torch", inplace=True, mask=mask)):
+        leaf = xt.clone().requires_grad_(True)
+        h = leaf * 1  # a non-leaf, as after a conv: in-place on a leaf that requires grad is an error
+        y = module(h)
+        assert y.data_ptr() == h.data_ptr(), "inplace did not write over x"
+        y.backward(gt)
+        results.append((y.detach().clone(), leaf.grad))
+    (want_y, want_g), (got_y, got_g) = results
+    assert_grads_bit_equal(dtype, want_g, got_g)
+    if mask:
+        # values and NaN class (relugrad's y has +0 for x = -0)
+        assert bool(((want_y == got_y) | (torch.isnan(want_y) & torch.isnan(got_y))).all())
+    else:
+        assert torch.equal(bits(want_y), bits(got_y))
+
+
+def test_inplace_relu_keeps_no_second_tensor():
+    # The saved tensor is x itself (or only the mask): no n-element copy.
+    leaf = torch.randn(4096, requires_grad=True)
+    for mask, want in ((False, 4096 * 4), (True, 4096 // 8)):
+        h = leaf * 1
+        saved = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+            y = rt.ReLU(inplace=True, mask=mask)(h)
+        assert y.data_ptr() == h.data_ptr()
+        assert sum(t.numel() * t.element_size() for t in saved) == want
+        if not mask:
+            assert saved[0].data_ptr() == h.data_ptr()
+
+
+def test_inplace_relu_on_a_leaf_is_rejected_like_nn_relu():
+    leaf = torch.randn(8, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        torch.nn.ReLU(inplace=True)(leaf)
+    for mask in (False, True):
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            rt.ReLU(inplace=True, mask=mask)(leaf)
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_compiled_inplace_relu_gives_the_eager_gradients(mask):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), rt.ReLU("torch", inplace=True, mask=mask),
+                                torch.nn.Linear(16, 4))
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    x = torch.randn(5, 8)
+    grads = []
+    for m in (model, compiled):
+        model.zero_grad()
+        m(x).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for want, got in zip(*grads):
+        assert torch.equal(want, got)
