@@ -125,6 +125,7 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
                         {RELUGRAD_STORES_AUTO, 1 << 18, 2, false, 0},   {RELUGRAD_STORES_AUTO, 1 << 21, 2, false, 1},
                         {RELUGRAD_STORES_STREAMING, 1000, 2, false, 1}, {RELUGRAD_STORES_CACHED, 1 << 21, 1, false, 0},
                         {RELUGRAD_STORES_STREAMING, 1000, 1, true, 0}};
+  SetCpuWakeBytesForTest(1);  // split calls split whether or not the workers slept
   for (const Case& c : cases) {
     profile::ResetForTest();
     profile::SetModeForTest(profile::Mode::kSummary);
@@ -143,6 +144,7 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     EXPECT_EQ(stats[0].streaming_calls, c.streamed)
         << "stores=" << c.stores << " n=" << c.n << " threads=" << c.threads << " inplace=" << c.inplace;
   }
+  SetCpuWakeBytesForTest(0);
 }
 
 TEST(StoresHint, DecisionTable) {

@@ -1,5 +1,6 @@
-// The shared work plan: blocks cover [0, n) exactly once, interior
-// boundaries fall on unit-aligned addresses of dx, tiles respect budgets.
+// The shared work plan: blocks, and the chunks inside each block, cover
+// [0, n) exactly once in order, interior boundaries fall on unit-aligned
+// addresses of dx, tiles respect budgets.
 #include <gtest/gtest.h>
 
 #include "core/work_plan.h"
@@ -19,6 +20,22 @@ void CheckPlan(const WorkPlanRequest& r) {
       const uint64_t addr = r.dx_address + static_cast<uint64_t>(p.Begin(b)) * r.elem_bytes;
       ASSERT_EQ(addr % r.unit_bytes, 0u) << "block " << b << " starts mid-unit";
     }
+    // Chunks tile the block in order; interior chunk boundaries are unit-aligned.
+    ASSERT_GE(p.chunks, 1);
+    ASSERT_LE(p.chunks, std::max(1, r.max_chunks));
+    int64_t chunk_begin = p.Begin(b);
+    for (int c = 0; c < p.chunks; ++c) {
+      ASSERT_EQ(p.ChunkBegin(b, c), chunk_begin) << "block " << b << " chunk " << c;
+      ASSERT_GE(p.ChunkEnd(b, c), p.ChunkBegin(b, c));
+      if (c > 0 && p.ChunkBegin(b, c) < p.End(b)) {
+        const uint64_t addr = r.dx_address + static_cast<uint64_t>(p.ChunkBegin(b, c)) * r.elem_bytes;
+        ASSERT_EQ(addr % r.unit_bytes, 0u) << "block " << b << " chunk " << c << " starts mid-unit";
+        ASSERT_LE(p.ChunkEnd(b, c) - p.ChunkBegin(b, c), p.chunk_elems);
+        ASSERT_GE(p.chunk_elems * r.elem_bytes, r.chunk_bytes);
+      }
+      chunk_begin = p.ChunkEnd(b, c);
+    }
+    ASSERT_EQ(chunk_begin, p.End(b)) << "block " << b;
     expected_begin = p.End(b);
   }
   ASSERT_EQ(expected_begin, r.n);
@@ -44,6 +61,15 @@ TEST(WorkPlan, CoversEveryElementOnceWithAlignedBoundaries) {
           CheckPlan(r);
           r.grain_bytes = 64 * 1024;
           CheckPlan(r);
+          for (int64_t chunk : {64, 200, 4096, 256 * 1024}) {  // CPU chunks (thread_pool.h)
+            r.chunk_bytes = chunk;
+            for (int max_chunks : {1, 3, 64}) {
+              r.max_chunks = max_chunks;
+              CheckPlan(r);
+            }
+          }
+          r.chunk_bytes = 0;
+          r.max_chunks = 64;
         }
       }
     }

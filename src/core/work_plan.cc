@@ -25,6 +25,16 @@ WorkPlan MakeWorkPlan(const WorkPlanRequest& r) {
   // Rounding up may leave trailing blocks empty: drop them.
   plan.blocks = static_cast<int>(std::max<int64_t>(1, body <= 0 ? 1 : CeilDiv(body, plan.block_elems)));
 
+  if (r.chunk_bytes > 0 && body > 0) {
+    plan.chunk_elems = RoundUp(std::max<int64_t>(1, r.chunk_bytes / r.elem_bytes), plan.unit_elems);
+    const int64_t max_chunks = std::max(1, r.max_chunks);
+    plan.chunk_elems = std::max(plan.chunk_elems, RoundUp(CeilDiv(plan.block_elems, max_chunks), plan.unit_elems));
+    if (plan.chunk_elems >= plan.block_elems) {
+      plan.chunk_elems = 0;  // one chunk per block
+    } else {
+      plan.chunks = static_cast<int>(CeilDiv(plan.block_elems, plan.chunk_elems));
+    }
+  }
   if (r.tile_budget_bytes > 0) {
     const int64_t tile_unit = std::max<int64_t>(1, (r.tile_unit_bytes ? r.tile_unit_bytes : unit_bytes) / r.elem_bytes);
     const int64_t budget = std::max<int64_t>(tile_unit, (r.tile_budget_bytes / r.elem_bytes) / tile_unit * tile_unit);

@@ -20,6 +20,8 @@ struct WorkPlanRequest {
   int64_t grain_bytes = 0;     // below this many bytes of dx per block, use fewer blocks
   int64_t tile_budget_bytes = 0;  // bytes of one tile of one array (0: tile = block)
   int64_t tile_unit_bytes = 0;    // tiles are multiples of this (0: unit_bytes)
+  int64_t chunk_bytes = 0;        // CPU: least bytes of dx per chunk of a block (0: one chunk)
+  int max_chunks = 64;            // CPU: chunks per block at most (larger blocks get larger chunks)
 };
 
 struct WorkPlan {
@@ -30,12 +32,26 @@ struct WorkPlan {
   int blocks = 1;           // blocks actually used (>= 1, even for n == 0)
   int64_t block_elems = 0;  // elements per block beyond block 0's head; a multiple of unit_elems
   int64_t tile_elems = 0;   // elements per tile (a multiple of the tile unit); last tile of a block may be shorter
+  // CPU: each block splits into `chunks` chunks of chunk_elems (a multiple of
+  // unit_elems; block 0's first chunk also takes the head), the units of
+  // work the thread pool lets the caller take over from a late worker.
+  // Trailing chunks of a short last block may be empty.
+  int chunks = 1;
+  int64_t chunk_elems = 0;  // 0: one chunk per block
 
   int64_t Begin(int block) const {
     return block == 0 ? 0 : std::min(n, head_elems + block * block_elems);
   }
   int64_t End(int block) const {
     return block == blocks - 1 ? n : std::min(n, head_elems + (block + 1) * block_elems);
+  }
+  int64_t ChunkBegin(int block, int chunk) const {
+    if (chunk == 0) return Begin(block);
+    return std::min(End(block), head_elems + block * block_elems + chunk * chunk_elems);
+  }
+  int64_t ChunkEnd(int block, int chunk) const {
+    if (chunk == chunks - 1) return End(block);
+    return std::min(End(block), head_elems + block * block_elems + (chunk + 1) * chunk_elems);
   }
   int64_t TilesIn(int block) const {
     const int64_t len = End(block) - Begin(block);

@@ -24,10 +24,11 @@ struct Job {
   WorkPlan plan;
 };
 
-void RunOneBlock(void* context, int block) {
+void RunOneChunk(void* context, int block, int chunk) {
   const Job& job = *static_cast<const Job*>(context);
+  const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
+  if (begin >= end) return;  // a short last block's trailing chunks
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
-  const int64_t begin = job.plan.Begin(block), end = job.plan.End(block);
   if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
     const int64_t t0 = profile::NowNs();
     job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
@@ -38,8 +39,16 @@ void RunOneBlock(void* context, int block) {
 }
 
 std::atomic<int64_t> g_stream_bytes_override{0};
+std::atomic<int64_t> g_wake_bytes_override{0};
 
 }  // namespace
+
+void SetCpuWakeBytesForTest(int64_t bytes) { g_wake_bytes_override.store(bytes, std::memory_order_relaxed); }
+
+int64_t CpuWakeBytes() {
+  const int64_t o = g_wake_bytes_override.load(std::memory_order_relaxed);
+  return o != 0 ? o : kCpuWakeBytes;
+}
 
 void SetCpuStreamBytesForBenchmark(int64_t bytes) {
   g_stream_bytes_override.store(bytes, std::memory_order_relaxed);
@@ -63,7 +72,11 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   Job job;
   const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
   const int max_blocks = threads == 0 ? DefaultThreads() : threads;
-  const bool one_block = max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes;
+  const bool splittable = max_blocks > 1 && n * DtypeSize(dtype) >= 2 * kCpuGrainBytes;
+  // Small enough not to wake sleeping workers, and they sleep: plan for one
+  // thread (its store choice, a direct call) rather than run every block alone.
+  const bool solo = splittable && n * DtypeSize(dtype) < CpuWakeBytes() && !ThreadPool::Global().WorkersReady();
+  const bool one_block = !splittable || solo;
   const int64_t override_bytes = CpuStreamBytesOverride();
   const int64_t auto_bytes =
       override_bytes != 0 ? override_bytes : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
@@ -77,8 +90,11 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   if (one_block) {
     // One block whatever the plan: skip the plan's divisions and the pool
     // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
-    ScopedIeeeFloat ieee(KernelMxcsr(params));
-    job.kernel(params, dy, s, dx, 0, n);
+    {
+      ScopedIeeeFloat ieee(KernelMxcsr(params));
+      job.kernel(params, dy, s, dx, 0, n);
+    }
+    if (solo) ThreadPool::Global().NoteSoloRun();  // a loop of such calls wakes the workers
     if (profile::Enabled()) profile::NoteBackend(1, stream);
     return RELUGRAD_OK;
   }
@@ -89,9 +105,10 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   request.unit_bytes = kCpuUnitBytes;
   request.max_blocks = max_blocks;
   request.grain_bytes = kCpuGrainBytes;
+  request.chunk_bytes = kCpuChunkBytes;
   job.plan = MakeWorkPlan(request);
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, stream);
-  if (!ThreadPool::Global().Run(job.plan.blocks, &RunOneBlock, &job)) {
+  if (!ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes())) {
     // All blocks ran on the caller; the result is complete and correct.
   }
   return RELUGRAD_OK;

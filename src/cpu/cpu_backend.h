@@ -15,6 +15,18 @@ namespace relugrad {
 constexpr int64_t kCpuGrainBytes = 64 * 1024;
 // Block boundaries fall on cache lines of dx: no two threads write one line.
 constexpr int64_t kCpuUnitBytes = 64;
+// Least bytes of dx per chunk: the pool's unit of taking over a late
+// worker's block (thread_pool.h), so about the longest the caller waits for
+// a running chunk (64 KiB of dx: 2-5 us at memory speed). Blocks split
+// into at most 64 chunks (WorkPlanRequest::max_chunks), so claiming them
+// costs nothing measurable (512 KiB chunks at 16M f32 on two threads).
+constexpr int64_t kCpuChunkBytes = 64 * 1024;
+// Below this many bytes of dx a call does not wake sleeping workers (those
+// awake, spinning after a recent call, still take their blocks): with the
+// workers asleep, two threads measured no faster than one up to 2M f32
+// elements (1M: 1.2-1.7x slower), 0.97x at 4M and 0.71x at 16M in this VM,
+// where a wake-up costs tens to hundreds of us (bench/NOTES.md section 24).
+constexpr int64_t kCpuWakeBytes = 16 << 20;
 
 // Outputs of at least this many bytes that alias no input are written with
 // non-temporal stores (whole aligned lines) under stores = AUTO. Predicted:
@@ -36,6 +48,14 @@ constexpr int64_t kCpuStreamBytesMultiBlock = 8 << 20;
 void SetCpuStreamBytesForBenchmark(int64_t bytes);
 // The override, or 0 when none is set.
 int64_t CpuStreamBytesOverride();
+
+// For tests that check how a call splits: overrides kCpuWakeBytes
+// process-wide (0 restores it; 1: every split call wakes the workers, so
+// the split no longer depends on whether they slept). Results are
+// bit-identical either way.
+void SetCpuWakeBytesForTest(int64_t bytes);
+// kCpuWakeBytes or its override.
+int64_t CpuWakeBytes();
 
 // Whether an output of out_bytes is written with streaming stores, given
 // the caller's hint and the AUTO threshold (<= 0: AUTO never streams). An

@@ -32,16 +32,20 @@ struct GradJob {
   bool stream;
 };
 
-void RunForwardBlock(void* context, int block) {
+void RunForwardChunk(void* context, int block, int chunk) {
   const ForwardJob& job = *static_cast<const ForwardJob*>(context);
+  const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
+  if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
-  job.kernel(*job.params, job.x, job.y, job.mask, job.plan.Begin(block), job.plan.End(block), job.stream);
+  job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
 }
 
-void RunGradBlock(void* context, int block) {
+void RunGradChunk(void* context, int block, int chunk) {
   const GradJob& job = *static_cast<const GradJob*>(context);
+  const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
+  if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
-  job.kernel(*job.params, job.dy, job.mask, job.dx, job.plan.Begin(block), job.plan.End(block), job.stream);
+  job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
 }
 
 std::atomic<int64_t> g_mask_stream_bytes{kMaskStreamBytes};
@@ -60,6 +64,7 @@ WorkPlan MakeMaskWorkPlan(int64_t n, int elem_bytes, uintptr_t out_address, int 
   request.unit_bytes = kCpuUnitBytes;  // 64 bytes >= 8 elements of every dtype
   request.max_blocks = threads == 0 ? DefaultThreads() : threads;
   request.grain_bytes = kCpuGrainBytes;
+  request.chunk_bytes = kCpuChunkBytes;  // chunks of whole units: multiples of 8 elements
   // The head (elements before the output's first line boundary) must be a
   // multiple of 8; units are already 8..32 elements. Shift the address the
   // plan sees so the head shrinks to the multiple of 8 below it.
@@ -79,7 +84,7 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                  UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
                                     y == x)};
   // false only when no worker could be created: every block then ran here.
-  ThreadPool::Global().Run(job.plan.blocks, &RunForwardBlock, &job);
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 
@@ -91,7 +96,7 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
               MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
               UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
                                  dx == dy)};
-  ThreadPool::Global().Run(job.plan.blocks, &RunGradBlock, &job);
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 

@@ -1,5 +1,7 @@
 #include "cpu/thread_pool.h"
 
+#include <bitset>
+#include <chrono>
 #include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -11,18 +13,35 @@
 
 namespace relugrad {
 namespace {
-// About 20-50 us of spinning on this machine: longer than the gap between
-// back-to-back calls in a benchmark or training step, short enough that an
-// idle process does not burn a core.
-constexpr int kSpinIterations = 4000;
+// How long a worker spins after a job before it sleeps: longer than the gap
+// between back-to-back calls (a benchmark, a loop of calls), short enough
+// that an idle library does not burn a core. Timed, since a yield's cost
+// varies from 0.1 to several us.
+constexpr std::chrono::microseconds kSpin{50};
+// Blocks beyond this run on the caller (relugrad serves at most 256 threads).
+constexpr int kMaxBlocks = 256;
+// A job posted within this long of the previous one's end is part of a
+// burst (a loop of calls): it wakes sleeping workers whatever its size, so
+// that the calls after it find them spinning.
+constexpr std::chrono::microseconds kBurstGap{200};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 }  // namespace
 
 // A worker's slot holds (generation << 1) | claimed. The caller posts
 // generation g unclaimed; whoever wins the CAS to claimed runs the block.
+// Once a worker has claimed its block, `range` holds (back << 32) | front:
+// the worker takes chunk `front` and the caller takes chunk `back - 1`, each
+// with a CAS, until they meet.
 struct ThreadPool::Worker {
   std::atomic<uint64_t> slot{0};
   std::atomic<uint64_t> finished{0};  // generation of the last block this worker ran
-  BlockFn fn = nullptr;               // written before the slot is posted
+  std::atomic<uint64_t> range{0};
+  std::atomic<bool> sleeping{false};  // waiting on `wake` (not spinning)
+  ChunkFn fn = nullptr;               // written before the slot is posted
   void* context = nullptr;
   int block = 0;
   bool stop = false;
@@ -39,23 +58,57 @@ struct ThreadPool::Worker {
     return slot.compare_exchange_strong(expected, Claimed(generation), std::memory_order_acq_rel);
   }
 
+  static uint64_t Range(uint32_t front, uint32_t back) { return (uint64_t{back} << 32) | front; }
+
+  // The next chunk from the front (the worker) or the back (the caller), or
+  // -1 when the two ends have met.
+  int TakeFront() {
+    uint64_t r = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint32_t front = static_cast<uint32_t>(r), back = static_cast<uint32_t>(r >> 32);
+      if (front >= back) return -1;
+      if (range.compare_exchange_weak(r, Range(front + 1, back), std::memory_order_relaxed)) return static_cast<int>(front);
+    }
+  }
+  int TakeBack() {
+    uint64_t r = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint32_t front = static_cast<uint32_t>(r), back = static_cast<uint32_t>(r >> 32);
+      if (front >= back) return -1;
+      if (range.compare_exchange_weak(r, Range(front, back - 1), std::memory_order_relaxed)) return static_cast<int>(back - 1);
+    }
+  }
+
   void Loop() {
     uint64_t seen = 0;  // last generation looked at
     for (;;) {
       uint64_t now = slot.load(std::memory_order_acquire) >> 1;
-      for (int i = 0; now == seen && i < kSpinIterations; ++i) {
-        RG_CPU_RELAX();
+      // Pause, and every 16th turn yield: a worker the scheduler placed on
+      // the caller's core (both just woke) must not spin while the caller
+      // waits to return; with pauses only, a 1M f32 call on two threads took
+      // 281 us after a 300 us idle gap against 157 on one thread, with the
+      // yields 95 (bench/NOTES.md section 24).
+      const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+      for (int i = 1; now == seen; ++i) {
+        if (i % 16 != 0) {
+          RG_CPU_RELAX();
+        } else {
+          std::this_thread::yield();
+          if (std::chrono::steady_clock::now() >= spin_until) break;
+        }
         now = slot.load(std::memory_order_acquire) >> 1;
       }
       if (now == seen) {
         std::unique_lock<std::mutex> lock(mutex);
+        sleeping.store(true, std::memory_order_relaxed);
         wake.wait(lock, [&] { return stop || (slot.load(std::memory_order_acquire) >> 1) != seen; });
+        sleeping.store(false, std::memory_order_relaxed);
         if (stop) return;
         now = slot.load(std::memory_order_acquire) >> 1;
       }
       seen = now;
-      if (Claim(now)) {  // fn/context/block are read only after winning
-        fn(context, block);
+      if (Claim(now)) {  // fn/context/block/range are read only after winning
+        for (int c = TakeFront(); c >= 0; c = TakeFront()) fn(context, block, c);
         finished.store(now, std::memory_order_release);
       }
     }
@@ -93,37 +146,47 @@ bool ThreadPool::EnsureWorkers(int count) {
   return true;
 }
 
-bool ThreadPool::Run(int blocks, BlockFn fn, void* context) {
+bool ThreadPool::Run(int blocks, int chunks, ChunkFn fn, void* context, bool wake_sleeping) {
+  auto run_block = [&](int b) {
+    for (int c = 0; c < chunks; ++c) fn(context, b, c);
+  };
   if (blocks <= 1) {
-    if (blocks == 1) fn(context, 0);
+    if (blocks == 1) run_block(0);
     return true;
   }
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
   bool created = busy.owns_lock() && EnsureWorkers(blocks - 1);
   if (!created) {
-    for (int b = 0; b < blocks; ++b) fn(context, b);
+    for (int b = 0; b < blocks; ++b) run_block(b);
     return !busy.owns_lock();  // busy pool is not a failure
   }
   ++generation_;
+  if (!wake_sleeping && InBurst()) wake_sleeping = true;
+  std::bitset<kMaxBlocks> posted;
   for (int b = 1; b < blocks; ++b) {
     Worker& w = *workers_[b - 1];
+    if (b >= kMaxBlocks || (!wake_sleeping && w.sleeping.load(std::memory_order_relaxed))) continue;
+    posted.set(b);
     {
       std::lock_guard<std::mutex> lock(w.mutex);
       w.fn = fn;
       w.context = context;
       w.block = b;
+      w.range.store(Worker::Range(0, static_cast<uint32_t>(chunks)), std::memory_order_relaxed);
       w.slot.store(Worker::Posted(generation_), std::memory_order_release);
     }
     w.wake.notify_one();
   }
-  fn(context, 0);
-  // Take over every block no worker has started, then wait for the rest.
+  run_block(0);
+  // Take over every block no worker has started and the not yet started
+  // chunks of the others, then wait for the chunks still running.
   for (int b = 1; b < blocks; ++b) {
     Worker& w = *workers_[b - 1];
-    if (w.Claim(generation_)) {
-      fn(context, b);
+    if (!posted.test(b) || w.Claim(generation_)) {
+      run_block(b);
       continue;
     }
+    for (int c = w.TakeBack(); c >= 0; c = w.TakeBack()) fn(context, b, c);
     for (int spins = 0; w.finished.load(std::memory_order_acquire) != generation_; ++spins) {
       if (spins < 2000) {
         RG_CPU_RELAX();
@@ -132,7 +195,22 @@ bool ThreadPool::Run(int blocks, BlockFn fn, void* context) {
       }
     }
   }
+  last_run_end_ns_.store(NowNs(), std::memory_order_relaxed);
   return true;
+}
+
+bool ThreadPool::InBurst() const {
+  const int64_t last = last_run_end_ns_.load(std::memory_order_relaxed);
+  return last != 0 && NowNs() - last < std::chrono::nanoseconds(kBurstGap).count();
+}
+
+void ThreadPool::NoteSoloRun() { last_run_end_ns_.store(NowNs(), std::memory_order_relaxed); }
+
+bool ThreadPool::WorkersReady() {
+  if (InBurst()) return true;
+  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+  if (!busy.owns_lock()) return false;  // another caller has them: Run would run alone
+  return !workers_.empty() && !workers_[0]->sleeping.load(std::memory_order_relaxed);
 }
 
 }  // namespace relugrad

@@ -1,12 +1,15 @@
-// A small persistent worker pool for fork/join over a WorkPlan's blocks.
+// A small persistent worker pool for fork/join over a WorkPlan's blocks
+// and their chunks.
 //
 // Why not OpenMP: measured fork/join of 2 threads, median of 31 x 2000
 // (bench/forkjoin): this pool 180-190 ns, libgomp 540 ns on this machine
-// (REFERENCE.md reports 1-2 us for OpenMP on others). libgomp is also invisible to ThreadSanitizer (false reports in the TSan preset), and
-// blocks must map to threads statically so that a block's cache lines are
-// only ever written by one thread. Workers spin briefly after a job (back
-// to back calls in a training step find them awake), then sleep on a
-// condition variable so an idle library costs no CPU.
+// (REFERENCE.md reports 1-2 us for OpenMP on others). libgomp is also
+// invisible to ThreadSanitizer (false reports in the TSan preset), and a
+// block should map to the same thread from call to call, so that its cache
+// lines stay in one core's caches; OpenMP's static schedule does that but
+// cannot hand a late thread's work to another, its dynamic one the reverse.
+// Workers spin briefly after a job (back to back calls find them awake),
+// then sleep on a condition variable so an idle library costs no CPU.
 #ifndef RELUGRAD_CPU_THREAD_POOL_H_
 #define RELUGRAD_CPU_THREAD_POOL_H_
 
@@ -22,20 +25,41 @@ namespace relugrad {
 
 class ThreadPool {
  public:
-  using BlockFn = void (*)(void* context, int block);
+  using ChunkFn = void (*)(void* context, int block, int chunk);
 
   static ThreadPool& Global();
 
-  // Runs fn(context, b) for b in [0, blocks): block 0 on the caller, block b
-  // offered to worker b-1. Each block runs exactly once, on one thread: a
-  // worker claims its block with a compare-and-swap, and the caller, once
-  // its own block is done, claims every block whose worker has not started
-  // (a descheduled worker on an oversubscribed machine then costs nothing
-  // instead of the caller spinning through its time slice). If another
-  // caller holds the pool, every block runs on this caller (same results).
+  // Runs fn(context, b, c) for every block b in [0, blocks) and chunk c in
+  // [0, chunks): block 0 on the caller, block b offered to worker b-1, which
+  // runs its chunks in order. Each chunk runs exactly once, on one thread.
+  // A worker claims its block with a compare-and-swap; the caller, once its
+  // own block is done, takes every block whose worker has not started, and
+  // takes the chunks of a started worker from the back (two-ended: the
+  // worker takes from the front, one CAS per chunk), so it only ever waits
+  // for chunks already running. A worker that wakes late (a sleeping
+  // thread's wake-up costs 50-300 us in this VM) or shares a core with the
+  // caller then costs about nothing instead of up to twice the
+  // single-thread time (bench/NOTES.md section 24). With a worker awake,
+  // each thread runs its own block, as a static split would: its cache
+  // lines stay in its core's caches from call to call. If another caller
+  // holds the pool, every chunk runs on this caller (same results).
+  // wake_sleeping = false: a worker asleep (not spinning after a recent
+  // job) is left asleep and the caller runs its block, unless the previous
+  // job ended less than 200 us ago (a loop of calls: waking the workers
+  // now lets the next calls use them); for jobs too short to pay for a
+  // wake-up (bench/NOTES.md section 24).
   // Returns false only if worker threads could not be created (then all
-  // blocks have run on the caller).
-  bool Run(int blocks, BlockFn fn, void* context);
+  // chunks have run on the caller).
+  bool Run(int blocks, int chunks, ChunkFn fn, void* context, bool wake_sleeping = true);
+
+  // Whether Run(..., wake_sleeping = false) would now hand work to worker 0
+  // (awake, or a burst): callers that would otherwise run alone plan for one
+  // thread (its store choice, no chunks). A hint: the state may change.
+  bool WorkersReady();
+  // A job that could have used the workers ran alone (WorkersReady() was
+  // false): it counts as a job for the burst rule, so a loop of such calls
+  // wakes the workers from its second call on.
+  void NoteSoloRun();
 
   ~ThreadPool();
 
@@ -45,6 +69,8 @@ class ThreadPool {
 
   std::mutex busy_;
   uint64_t generation_ = 0;  // jobs posted; guarded by busy_
+  bool InBurst() const;
+  std::atomic<int64_t> last_run_end_ns_{0};  // steady clock; written under busy_
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -49,9 +49,12 @@ struct TriadJob {
   bool streaming;
   WorkPlan plan;
 };
-void RunTriadBlock(void* ctx, int block) {
+// Chunked and scheduled as relugrad's own calls (cpu_backend.cc), so the
+// two stay comparable.
+void RunTriadChunk(void* ctx, int block, int chunk) {
   const TriadJob& j = *static_cast<const TriadJob*>(ctx);
-  HWY_DYNAMIC_DISPATCH(TriadBlock)(j.a, j.b, j.c, j.q, j.plan.Begin(block), j.plan.End(block), j.streaming);
+  const int64_t begin = j.plan.ChunkBegin(block, chunk), end = j.plan.ChunkEnd(block, chunk);
+  if (begin < end) HWY_DYNAMIC_DISPATCH(TriadBlock)(j.a, j.b, j.c, j.q, begin, end, j.streaming);
 }
 }  // namespace
 
@@ -65,8 +68,9 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
   r.unit_bytes = kCpuUnitBytes;
   r.max_blocks = threads == 0 ? DefaultThreads() : threads;
   r.grain_bytes = kCpuGrainBytes;
+  r.chunk_bytes = kCpuChunkBytes;
   job.plan = MakeWorkPlan(r);
-  ThreadPool::Global().Run(job.plan.blocks, &RunTriadBlock, &job);
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job, n * 4 >= CpuWakeBytes());
 }
 
 }  // namespace relugrad

@@ -187,9 +187,25 @@ void CallScope::End() {
 void RecordBlock(int block, int64_t begin_ns, int64_t end_ns, int64_t elements) {
   if (g_mode != Mode::kTrace) return;
   State& g = Global();
+  const int tid = ThreadId();
   std::lock_guard<std::mutex> lock(g.mutex);
+  // The pool runs a block as chunks (thread_pool.h): consecutive chunks of
+  // one block on one thread extend that thread's slice, so a trace shows a
+  // slice per block and thread, and a second one where a thread took over
+  // part of another's block.
+  const size_t look_back = std::min<size_t>(g.events.size(), 8);
+  for (size_t i = g.events.size(); i > g.events.size() - look_back; --i) {
+    Event& e = g.events[i - 1];
+    if (e.tid != tid) continue;
+    if (e.block == block && e.block >= 0 && begin_ns >= e.ts_ns + e.dur_ns && begin_ns - (e.ts_ns + e.dur_ns) < 5000) {
+      e.dur_ns = end_ns - e.ts_ns;
+      e.elements += elements;
+      return;
+    }
+    break;  // this thread's latest event is something else
+  }
   if (g.events.size() < kMaxEvents) {
-    g.events.push_back({"block", "block " + std::to_string(block), begin_ns, end_ns - begin_ns, ThreadId(), 0,
+    g.events.push_back({"block", "block " + std::to_string(block), begin_ns, end_ns - begin_ns, tid, 0,
                         elements, block});
   } else {
     ++g.dropped;

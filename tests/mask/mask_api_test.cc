@@ -85,6 +85,13 @@ TEST(MaskApi, WorkPlanBoundariesAreWholeMaskBytes) {
         ASSERT_LE(plan.blocks, threads);
         ASSERT_EQ(plan.Begin(0), 0);
         ASSERT_EQ(plan.End(plan.blocks - 1), n);
+        for (int b = 0; b < plan.blocks; ++b) {  // chunks too: whole mask bytes
+          for (int c = 1; c < plan.chunks; ++c) {
+            ASSERT_EQ(plan.ChunkBegin(b, c), plan.ChunkEnd(b, c - 1));
+            ASSERT_EQ(plan.ChunkBegin(b, c) % 8, 0) << "es=" << es << " misalign=" << misalign;
+          }
+        }
+        if (threads == 1) ASSERT_GT(plan.chunks, 1) << "the test should see chunks";
         for (int b = 1; b < plan.blocks; ++b) {
           ASSERT_EQ(plan.Begin(b), plan.End(b - 1));
           ASSERT_EQ(plan.Begin(b) % 8, 0) << "es=" << es << " misalign=" << misalign;

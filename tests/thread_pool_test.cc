@@ -1,0 +1,70 @@
+// The pool's contract (cpu/thread_pool.h): every (block, chunk) runs exactly
+// once; block 0 on the caller; a worker runs its own block's chunks in order
+// from the front; the caller takes a late worker's chunks from the back and
+// then waits only for chunks already running.
+#include "cpu/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace relugrad {
+namespace {
+
+struct Record {
+  int blocks = 0, chunks = 0;
+  std::thread::id caller;
+  std::vector<std::atomic<int>> runs;
+  std::vector<std::thread::id> who;
+  std::chrono::milliseconds caller_delay{0};       // block 0's chunk 0 sleeps this long
+  std::chrono::milliseconds first_chunk_delay{0};  // block 1's chunk 0 sleeps this long
+  Record(int b, int c) : blocks(b), chunks(c), caller(std::this_thread::get_id()), runs(b * c), who(b * c) {}
+};
+
+void RecordChunk(void* context, int block, int chunk) {
+  Record& r = *static_cast<Record*>(context);
+  const int i = block * r.chunks + chunk;
+  r.who[i] = std::this_thread::get_id();
+  r.runs[i].fetch_add(1, std::memory_order_relaxed);
+  if (block == 1 && chunk == 0 && r.first_chunk_delay.count() > 0) std::this_thread::sleep_for(r.first_chunk_delay);
+  if (block == 0 && chunk == 0 && r.caller_delay.count() > 0) std::this_thread::sleep_for(r.caller_delay);
+}
+
+TEST(ThreadPool, EveryChunkRunsExactlyOnce) {
+  for (int blocks : {1, 2, 3, 5}) {
+    for (int chunks : {1, 2, 7, 64}) {
+      for (int rep = 0; rep < 50; ++rep) {
+        Record r(blocks, chunks);
+        ASSERT_TRUE(ThreadPool::Global().Run(blocks, chunks, &RecordChunk, &r));
+        for (int i = 0; i < blocks * chunks; ++i) {
+          ASSERT_EQ(r.runs[i].load(), 1) << "blocks " << blocks << " chunks " << chunks << " chunk " << i;
+        }
+        for (int c = 0; c < chunks; ++c) ASSERT_EQ(r.who[c], r.caller) << "block 0 runs on the caller";
+      }
+    }
+  }
+}
+
+// A worker stuck in its first chunk (as one descheduled, or sharing the
+// caller's core, would be): the caller takes every other chunk of its block
+// and the call returns once the stuck chunk ends, not after 64 more.
+TEST(ThreadPool, TheCallerTakesALateWorkersChunksFromTheBack) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    Record r(2, 64);
+    r.caller_delay = std::chrono::milliseconds(20);  // time for the worker to wake and claim its block
+    r.first_chunk_delay = std::chrono::milliseconds(200);
+    ASSERT_TRUE(ThreadPool::Global().Run(2, 64, &RecordChunk, &r));
+    for (int i = 0; i < 2 * 64; ++i) ASSERT_EQ(r.runs[i].load(), 1);
+    if (r.who[64] == r.caller) continue;  // the caller claimed the whole block first: no worker ran
+    // The worker ran chunk 0 of block 1 and slept in it; the caller took the rest.
+    for (int c = 1; c < 64; ++c) EXPECT_EQ(r.who[64 + c], r.caller) << "chunk " << c;
+    return;
+  }
+  GTEST_FAIL() << "the worker never started its block in 20 attempts";
+}
+
+}  // namespace
+}  // namespace relugrad
