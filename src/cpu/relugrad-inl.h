@@ -24,7 +24,6 @@
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
 #include "cpu/rules-inl.h"
-#include "cpu/scoped_ieee_float.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -213,39 +212,23 @@ HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s,
     }
     return;
   }
-#if RELUGRAD_X86_MXCSR && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+#if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
   if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
-    if (UsesFloatMultiplyRule(p)) {
-      // tensorflow / onednn on f32/f64 with x86's multiply, under the
-      // MXCSR the caller set (KernelMxcsr: DAZ). dy*0 is the closed-lane
-      // rule exactly (a zero of dy's sign, inf*0 the default NaN, a NaN
-      // quieted); with flush_subnormals, dy*1 is the open-lane rule.
-      // Without, an open lane keeps dy (a subnormal too) unless dy is a
-      // NaN, which dy*0 quiets as dy*1 would. Not on the scalar/emulated
-      // targets: there the compiler may fold dy*1 into dy, which differs
-      // for a signalling NaN and, under DAZ, a subnormal.
-      using F = std::conditional_t<D == Dtype::kF64, double, float>;
-      const hn::Rebind<F, DU> df;
-      const auto one = hn::Set(df, F{1});
-      const auto zero = hn::Zero(df);
+    if (UsesFloatMultiplyRule(p)) {  // tensorflow / onednn with x86's multiply
       auto run = [&](auto nan_open, auto flush) {
         constexpr bool kNanOpen = decltype(nan_open)::value;
         constexpr bool kFlush = decltype(flush)::value;
         const typename RawGate<D, kNanOpen>::template Consts<DU> rc(du_full, p);
         ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
-          const auto open = hn::RebindMask(df, RawGate<D, kNanOpen>::Open(du, rc, b));
-          const auto x = hn::BitCast(df, a);
-          if constexpr (kFlush) return hn::BitCast(du, hn::Mul(x, hn::IfThenElseZero(open, one)));
-          const auto keep = hn::AndNot(hn::IsNaN(x), open);
-          return hn::BitCast(du, hn::IfThenElse(keep, x, hn::Mul(x, zero)));
+          return FloatMultiplyZeroVec<D, kFlush>(du, RawGate<D, kNanOpen>::Open(du, rc, b), a);
         });
       };
       using T = std::true_type;
-      using F0 = std::false_type;
+      using F = std::false_type;
       if (p.gate_nan_open) {
-        p.flush_subnormals ? run(T(), T()) : run(T(), F0());
+        p.flush_subnormals ? run(T(), T()) : run(T(), F());
       } else {
-        p.flush_subnormals ? run(F0(), T()) : run(F0(), F0());
+        p.flush_subnormals ? run(F(), T()) : run(F(), F());
       }
       return;
     }

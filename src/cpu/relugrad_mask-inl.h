@@ -230,6 +230,27 @@ HWY_NOINLINE void GradMaskBlock(const KernelParams& p, const void* dy, const uin
                   [&](hn::Mask<DU> open, hn::Vec<DU> v) { return hn::IfThenElseZero(open, v); });
     return;
   }
+  if (p.open_multiply && !p.clip && p.closed == ClosedRule::kMulZero) {
+    // tensorflow / onednn: the multiply rule with every option a constant,
+    // as in the gate-from-s kernel (relugrad-inl.h).
+    auto run = [&](auto flush) {
+      constexpr bool kFlush = decltype(flush)::value;
+#if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
+      if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
+        if (UsesFloatMultiplyRule(p)) {
+          GradGroups<D>(p, dy, mask, dx, begin, end, false, stream, [&](hn::Mask<DU> open, hn::Vec<DU> v) {
+            return FloatMultiplyZeroVec<D, kFlush>(du, open, v);
+          });
+          return;
+        }
+      }
+#endif
+      GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
+                    [&](hn::Mask<DU> open, hn::Vec<DU> v) { return MultiplyZeroVec<D, kFlush>(du, c, open, v); });
+    };
+    p.flush_subnormals ? run(std::true_type()) : run(std::false_type());
+    return;
+  }
   const bool via_buffers = sizeof(U) == 2 && p.closed == ClosedRule::kMulAlpha;
   GradGroups<D>(p, dy, mask, dx, begin, end, via_buffers, stream,
                 [&](hn::Mask<DU> open, hn::Vec<DU> v) { return CombineVec<D>(du, c, p, open, v); });

@@ -18,6 +18,7 @@
 
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
+#include "cpu/scoped_ieee_float.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -155,6 +156,34 @@ HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::
   const auto value = hn::IfThenElse(keep, dy, zeroed);
   return hn::IfThenElse(hn::RebindMask(du, hn::Gt(mag, inf)), hn::Or(dy, c.quiet), value);
 }
+
+#if RELUGRAD_X86_MXCSR && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// MultiplyZeroVec for f32/f64 with x86's multiply (UsesFloatMultiplyRule,
+// scoped_ieee_float.h), under the MXCSR the caller set (KernelMxcsr: DAZ).
+// dy*0 is the closed-lane rule exactly (a zero of dy's sign, inf*0 the
+// default NaN, a NaN quieted); with flush_subnormals, dy*1 is the open-lane
+// rule. Without, an open lane keeps dy (a subnormal too) unless dy is a
+// NaN, which dy*0 quiets as dy*1 would. Not on the scalar/emulated targets:
+// there the compiler may fold dy*1 into dy, which differs for a signalling
+// NaN and, under DAZ, a subnormal. 2-4 vector operations against
+// MultiplyZeroVec's ~9 (bench/NOTES.md section 22).
+#undef RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE  // defined per target
+#define RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE 1
+template <Dtype D, bool kFlush, class DU>
+HWY_INLINE hn::Vec<DU> FloatMultiplyZeroVec(DU du, hn::Mask<DU> open, hn::Vec<DU> dy) {
+  static_assert(D == Dtype::kF32 || D == Dtype::kF64, "f32/f64 only");
+  using F = std::conditional_t<D == Dtype::kF64, double, float>;
+  const hn::Rebind<F, DU> df;
+  const auto x = hn::BitCast(df, dy);
+  const auto gate = hn::RebindMask(df, open);
+  if constexpr (kFlush) return hn::BitCast(du, hn::Mul(x, hn::IfThenElseZero(gate, hn::Set(df, F{1}))));
+  const auto keep = hn::AndNot(hn::IsNaN(x), gate);
+  return hn::BitCast(du, hn::IfThenElse(keep, x, hn::Mul(x, hn::Zero(df))));
+}
+#else
+#undef RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
+#define RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE 0
+#endif
 
 // Every rule given the gate decision: multiply on open lanes, clip, dy*0 or
 // dy*alpha on closed ones. Shared by the gate-from-s kernel (GeneralVec in
