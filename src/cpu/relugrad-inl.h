@@ -212,45 +212,40 @@ HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s,
     }
     return;
   }
-#if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
-  if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
-    if (UsesFloatMultiplyRule(p)) {  // tensorflow / onednn with x86's multiply
-      auto run = [&](auto nan_open, auto flush) {
-        constexpr bool kNanOpen = decltype(nan_open)::value;
-        constexpr bool kFlush = decltype(flush)::value;
-        const typename RawGate<D, kNanOpen>::template Consts<DU> rc(du_full, p);
-        ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
-          return FloatMultiplyZeroVec<D, kFlush>(du, RawGate<D, kNanOpen>::Open(du, rc, b), a);
-        });
-      };
-      using T = std::true_type;
-      using F = std::false_type;
-      if (p.gate_nan_open) {
-        p.flush_subnormals ? run(T(), T()) : run(T(), F());
-      } else {
-        p.flush_subnormals ? run(F(), T()) : run(F(), F());
-      }
-      return;
-    }
-  }
-#endif
   if (p.open_multiply && !p.clip && p.closed == ClosedRule::kMulZero && p.gate_key_lo >= 0) {
-    // tensorflow / onednn: the multiply rule with every option a constant.
-    auto run = [&](auto nan_open, auto flush) {
+    // tensorflow / onednn: the multiply rule with every option a constant,
+    // on x86's multiply for f32/f64 (kNative, FloatMultiplyZeroVec).
+    auto run = [&](auto nan_open, auto flush, auto native) {
       constexpr bool kNanOpen = decltype(nan_open)::value;
       constexpr bool kFlush = decltype(flush)::value;
       const typename RawGate<D, kNanOpen>::template Consts<DU> rc(du_full, p);
       ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
-        return MultiplyZeroVec<D, kFlush>(du, c, RawGate<D, kNanOpen>::Open(du, rc, b), a);
+        const auto open = RawGate<D, kNanOpen>::Open(du, rc, b);
+        if constexpr (decltype(native)::value) {
+          return FloatMultiplyZeroVec<D, kFlush>(du, open, a);
+        } else {
+          return MultiplyZeroVec<D, kFlush>(du, c, open, a);
+        }
       });
     };
-    using T = std::true_type;
-    using F = std::false_type;
-    if (p.gate_nan_open) {
-      p.flush_subnormals ? run(T(), T()) : run(T(), F());
-    } else {
-      p.flush_subnormals ? run(F(), T()) : run(F(), F());
+    auto with_rule = [&](auto native) {
+      using T = std::true_type;
+      using F = std::false_type;
+      if (p.gate_nan_open) {
+        p.flush_subnormals ? run(T(), T(), native) : run(T(), F(), native);
+      } else {
+        p.flush_subnormals ? run(F(), T(), native) : run(F(), F(), native);
+      }
+    };
+#if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
+    if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
+      if (UsesFloatMultiplyRule(p)) {
+        with_rule(std::true_type());
+        return;
+      }
     }
+#endif
+    with_rule(std::false_type());
     return;
   }
   if (p.IsPlainSelect()) {
