@@ -1,10 +1,12 @@
 // ReluGrad kernels on raw bits, written once with Highway and compiled for
 // every target by cpu_kernels.cc (foreach_target). Included once per target.
 //
-// Every rule is an integer operation on bit patterns (KernelParams holds the
-// precomputed keys and bit patterns), so the results are identical on every
-// ISA and do not depend on the caller's MXCSR. The only float arithmetic is
-// dy*alpha for alpha != 0, done with MXCSR pinned to IEEE by the caller.
+// The rules are integer operations on bit patterns (KernelParams holds the
+// precomputed keys and bit patterns), identical on every ISA, with two
+// exceptions that multiply floats: dy*alpha for alpha != 0, and the
+// tensorflow/onednn multiply rule for f32/f64 on x86 (FloatMultiplyZeroVec);
+// both run under an MXCSR the caller sets (KernelMxcsr,
+// scoped_ieee_float.h), so the caller's MXCSR changes no bit.
 //
 // Tails: Highway 1.0.3 has no LoadN/StoreN and its 16-bit MaskedLoad reads a
 // whole vector, so the last partial vector goes through a stack bounce

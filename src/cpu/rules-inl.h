@@ -3,7 +3,8 @@
 // (relugrad_mask-inl.h): gate test on order keys, pass rules (multiply,
 // FTZ, clip) and closed rules (+0, dy*0, dy*alpha). Every rule is an integer
 // operation on bit patterns precomputed in KernelParams, except dy*alpha for
-// alpha != 0 (float multiply; the caller pins MXCSR to IEEE).
+// alpha != 0 (float multiply; the caller pins MXCSR to IEEE) and, for f32/f64
+// on x86, FloatMultiplyZeroVec (the caller sets DAZ; scoped_ieee_float.h).
 // Included once per target (foreach_target) by each kernel family.
 
 // Per-target include guard (Highway's idiom).
