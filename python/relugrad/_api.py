@@ -261,14 +261,23 @@ def _torch_host_dtype(dtype: Any) -> Optional[int]:
     return _TORCH_HOST_DTYPES.get(dtype)
 
 
+def _torch_host_code(dy: Any, s: Any) -> Optional[int]:
+    """The relugrad dtype of dy when dy and s are contiguous CPU tensors of
+    one supported dtype and shape (the by-address path), else None."""
+    code = _torch_host_dtype(dy.dtype)
+    if (code is None or not dy.is_cpu or not s.is_cpu or s.dtype != dy.dtype or s.shape != dy.shape
+            or not dy.is_contiguous() or not s.is_contiguous()):
+        return None
+    return code
+
+
 def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
     by address (DLPack import of three tensors was 7 us per call); None when
     anything differs, for the checked path to report it."""
     torch = sys.modules["torch"]
-    code = _torch_host_dtype(dy.dtype)
-    if (code is None or dy.device.type != "cpu" or s.device.type != "cpu" or s.dtype != dy.dtype
-            or s.shape != dy.shape or not dy.is_contiguous() or not s.is_contiguous()):
+    code = _torch_host_code(dy, s)
+    if code is None:
         return None
     if out is None:
         result = torch.empty(dy.shape, dtype=dy.dtype)

@@ -63,10 +63,8 @@ def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
                      threads: int) -> Tensor:
     """relugrad::relu_grad's kernel, also called directly by _ReluFunction's backward."""
     preset = _PRESET_CODES.get(semantics)
-    code = _api._torch_host_dtype(dy.dtype)
-    if (preset is not None and code is not None and type(threads) is int and threads >= 0
-            and dy.is_cpu and s.is_cpu and s.dtype == dy.dtype and s.shape == dy.shape
-            and dy.is_contiguous() and s.is_contiguous()):
+    code = _api._torch_host_code(dy, s)
+    if preset is not None and code is not None and type(threads) is int and threads >= 0:
         # Contiguous CPU tensors of one supported dtype and shape (every
         # ReLU backward in eager mode): by address into a fresh contiguous
         # out. 2.3 us at n = 16, where the general path below takes 6.5
