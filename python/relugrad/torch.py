@@ -25,7 +25,8 @@ zero_if_le on y with select, exactly what the preset computes.
 """
 from __future__ import annotations
 
-from typing import Tuple
+import os
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -308,6 +309,44 @@ class _ReluMaskFunction(torch.autograd.Function):
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
+# ---- The torch-native eager path ---------------------------------------------
+# The autograd.Functions above still cost 41 us per forward + backward at
+# n = 16 (nn.ReLU: 21-23 us), nearly all of it Python. _relugrad_torch.so
+# (python/src/torch_native.cc) holds the same two Functions in C++, registered
+# as torch.ops.relugrad_native.relu / relu_: one dispatcher call forward, no
+# Python in backward (bench/NOTES.md 27). It is built against one torch
+# version and loaded only under that version; otherwise, or with
+# RELUGRAD_TORCH_NATIVE=0 in the environment, the Python path serves.
+
+_NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
+
+
+def _load_native() -> Tuple[Optional[object], Optional[object], str]:
+    """(relu, relu_ op overloads or None, and why not)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    lib = os.path.join(here, "_relugrad_torch.so")
+    stamp = os.path.join(here, "_relugrad_torch.torch_version")
+    if os.environ.get("RELUGRAD_TORCH_NATIVE", "1") == "0":
+        return None, None, "disabled by RELUGRAD_TORCH_NATIVE=0"
+    if not (os.path.exists(lib) and os.path.exists(stamp)):
+        return None, None, ("not built: relugrad was built without torch (build it with torch installed: "
+                            "pip install --no-build-isolation .)")
+    with open(stamp, encoding="utf-8") as f:
+        built_for = f.read().strip()
+    if built_for != torch.__version__:
+        return None, None, f"built for torch {built_for}, this is torch {torch.__version__}: rebuild relugrad"
+    try:
+        torch.ops.load_library(lib)
+        torch.ops.relugrad_native.bind(_C.c_api_table())
+    except (OSError, RuntimeError) as e:
+        return None, None, f"{lib} did not load: {e}"
+    return torch.ops.relugrad_native.relu.default, torch.ops.relugrad_native.relu_.default, "loaded"
+
+
+_native_relu, _native_relu_, NATIVE_STATUS = _load_native()
+NATIVE = _native_relu is not None
+
+
 class ReLU(nn.Module):
     """Drop-in nn.ReLU whose backward is relugrad's ReluGrad.
 
@@ -338,6 +377,9 @@ class ReLU(nn.Module):
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
+        if x.is_cpu and _native_relu is not None and x.dtype in _NATIVE_DTYPES and not _is_compiling():
+            op = _native_relu_ if self.inplace else _native_relu
+            return op(x, self.semantics, self.threads, self.mask)
         if x.device.type == "cuda" and not _C.backend_available(_C.BACKEND_CUDA):
             # No CUDA backend in this build (or no device): keep such models usable.
             return torch.relu_(x) if self.inplace else torch.relu(x)

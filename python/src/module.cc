@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api_table.h"
 #include "relugrad/relugrad.h"
 
 namespace nb = nanobind;
@@ -448,6 +449,13 @@ NB_MODULE(_relugrad, m) {
     Check(relugrad_preset_from_name(name.c_str(), &p));
     return static_cast<int>(p);
   });
+  m.def("c_api_table", [] {
+    static const relugrad_python::CApiTable table = {
+        relugrad_python::kCApiTableVersion, sizeof(relugrad_python::CApiTable),
+        &relugrad_options_init, &relugrad_preset_from_name, &relugrad_relu_grad,
+        &relugrad_relu_forward, &relugrad_relu_grad_mask, &relugrad_last_error};
+    return reinterpret_cast<uintptr_t>(&table);
+  }, "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native library.");
   m.def("dtype_from_name", [](const std::string& name) {
     relugrad_dtype d;
     Check(relugrad_dtype_from_name(name.c_str(), &d));

@@ -153,6 +153,49 @@ def test_threads_one_gives_the_same_gradients():
     assert torch.equal(bits(grads[0]), bits(grads[1]))
 
 
+@pytest.fixture(params=["native", "python"])
+def eager_path(request, monkeypatch):
+    """Runs a test through each eager path of ReLU: the C++ autograd
+    Functions of _relugrad_torch.so, and the Python ones that serve when it
+    is absent (monkeypatched away)."""
+    if request.param == "native":
+        if not rt.NATIVE:
+            pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    else:
+        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(rt, "_native_relu_", None)
+    return request.param
+
+
+def _assert_took_path(y, path, mask):
+    name = "ReluMaskFunction" if mask else "ReluFunction"
+    if path == "native":
+        assert y.grad_fn.name().endswith(f"::{name}>"), f"eager ReLU did not take the native path: {y.grad_fn.name()}"
+    else:
+        assert type(y.grad_fn).__name__.startswith(f"_{name}"), "eager ReLU did not take the Python path"
+
+
+def test_native_relu_is_loaded_wherever_it_was_built():
+    # The package ships _relugrad_torch.so with a stamp of the torch it was
+    # built against (make python-install builds it). If both are there and
+    # match this torch, it must load: a silent fallback would hide a broken
+    # build behind the slower Python path.
+    import os
+    here = os.path.dirname(rt.__file__)
+    stamp = os.path.join(here, "_relugrad_torch.torch_version")
+    if not os.path.exists(stamp):
+        pytest.skip("this relugrad was built without torch: no _relugrad_torch.so to load")
+    with open(stamp, encoding="utf-8") as f:
+        built_for = f.read().strip()
+    if built_for != torch.__version__:
+        assert not rt.NATIVE and "rebuild" in rt.NATIVE_STATUS
+        return
+    assert rt.NATIVE, rt.NATIVE_STATUS
+    assert rt.NATIVE_STATUS == "loaded"
+    y = rt.ReLU()(torch.randn(4, requires_grad=True) * 1)
+    _assert_took_path(y, "native", mask=False)
+
+
 def _grads(fn, xt, gt, create_graph=False):
     a = xt.clone().requires_grad_(True)
     (ga,) = torch.autograd.grad(fn(a), a, gt, create_graph=create_graph)
@@ -162,9 +205,10 @@ def _grads(fn, xt, gt, create_graph=False):
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("semantics", relugrad.PRESETS)
 @pytest.mark.parametrize("mask", [False, True])
-def test_eager_relu_gives_the_bits_of_the_custom_ops(dtype, semantics, mask):
-    # ReLU runs autograd.Functions in eager mode and the custom ops under
-    # torch.compile: both must give the same bits, on special values.
+def test_eager_relu_gives_the_bits_of_the_custom_ops(dtype, semantics, mask, eager_path):
+    # ReLU runs autograd.Functions in eager mode (C++ or Python) and the
+    # custom ops under torch.compile: all must give the same bits, on special
+    # values.
     dy, x = special_case(dtype)
     xt, gt = as_torch(x), as_torch(dy)
     module = rt.ReLU(semantics, mask=mask)
@@ -172,13 +216,12 @@ def test_eager_relu_gives_the_bits_of_the_custom_ops(dtype, semantics, mask):
           else (lambda a: torch.ops.relugrad.relu(a, semantics, 0)))
     _, want = _grads(op, xt, gt)
     _, got = _grads(module, xt, gt)
-    assert type(module(xt.clone().requires_grad_(True)).grad_fn).__name__.startswith(
-        "_ReluMaskFunction" if mask else "_ReluFunction"), "eager ReLU did not take the eager path"
+    _assert_took_path(module(xt.clone().requires_grad_(True)), eager_path, mask)
     assert torch.equal(bits(want), bits(got))
 
 
 @pytest.mark.parametrize("mask", [False, True])
-def test_eager_relu_double_backward_is_the_ops(mask):
+def test_eager_relu_double_backward_is_the_ops(mask, eager_path):
     # create_graph: the eager backward calls the ops, so the gradient of the
     # gradient exists and equals the custom ops' (w.r.t. the incoming grad).
     x = torch.randn(64, dtype=torch.float64)
@@ -218,7 +261,7 @@ def test_compiled_relu_uses_the_custom_ops_in_one_graph(mask, inplace):
 
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("mask", [False, True])
-def test_inplace_relu_overwrites_x_like_nn_relu(dtype, mask):
+def test_inplace_relu_overwrites_x_like_nn_relu(dtype, mask, eager_path):
     # ReLU(inplace=True) returns x overwritten (same storage), and its
     # gradients are nn.ReLU(inplace=True)'s bits (mask: up to y's -0 sign,
     # docs/mask.md; the gradients are the same bits).
@@ -242,7 +285,7 @@ def test_inplace_relu_overwrites_x_like_nn_relu(dtype, mask):
         assert torch.equal(bits(want_y), bits(got_y))
 
 
-def test_inplace_relu_keeps_no_second_tensor():
+def test_inplace_relu_keeps_no_second_tensor(eager_path):
     # The saved tensor is x itself (or only the mask): no n-element copy.
     leaf = torch.randn(4096, requires_grad=True)
     for mask, want in ((False, 4096 * 4), (True, 4096 // 8)):
@@ -256,10 +299,118 @@ def test_inplace_relu_keeps_no_second_tensor():
             assert saved[0].data_ptr() == h.data_ptr()
 
 
-def test_inplace_relu_on_a_leaf_is_rejected_like_nn_relu():
+def test_inplace_relu_on_a_leaf_is_rejected_like_nn_relu(eager_path):
     leaf = torch.randn(8, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         torch.nn.ReLU(inplace=True)(leaf)
     for mask in (False, True):
         with pytest.raises(RuntimeError, match="leaf Variable"):
             rt.ReLU(inplace=True, mask=mask)(leaf)
+
+
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_relu_on_non_contiguous_x_matches_nn_relu(mask, inplace, eager_path):
+    # A transposed x (and its transposed incoming gradient): the native path
+    # makes contiguous copies where relugrad reads memory, and in place writes
+    # y back into x's own layout.
+    base = torch.randn(24, 16, dtype=torch.float64)
+    base[::3] = -base[::3]
+    gt = torch.randn(16, 24, dtype=torch.float64).t()
+    results = []
+    for module in (torch.nn.ReLU(inplace=inplace), rt.ReLU("torch", inplace=inplace, mask=mask)):
+        leaf = base.t().contiguous().t().clone().requires_grad_(True)  # strides (1, 24)
+        assert not leaf.is_contiguous()
+        h = leaf * 1 if inplace else leaf
+        assert not h.is_contiguous()
+        y = module(h)
+        if inplace:
+            assert y.data_ptr() == h.data_ptr() and y.stride() == h.stride()
+        y.backward(gt)
+        results.append((y.detach().clone(), leaf.grad.clone()))
+    (want_y, want_g), (got_y, got_g) = results
+    assert torch.equal(want_y, got_y)
+    assert torch.equal(bits(want_g), bits(got_g))
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_inplace_relu_over_a_saved_tensor_is_caught_like_nn_relu(mask, eager_path):
+    # sigmoid saves its output h for backward; ReLU(inplace=True) overwriting
+    # h must bump h's version so that backward refuses the stale h, as it
+    # does after nn.ReLU(inplace=True). (The mask path writes h through the C
+    # ABI, outside ATen: mark_dirty is what bumps the version there.)
+    for module in (torch.nn.ReLU(inplace=True), rt.ReLU("torch", inplace=True, mask=mask)):
+        a = torch.randn(8, requires_grad=True)
+        h = torch.sigmoid(a)
+        version = h._version
+        y = module(h)
+        assert h._version > version
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+@pytest.fixture
+def two_torch_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("semantics", relugrad.PRESETS)
+@pytest.mark.parametrize("mask", [False, True])
+def test_native_split_over_torch_threads_gives_the_bits_of_one_thread(dtype, semantics, mask, two_torch_threads):
+    # threads=0 on the native path splits forward (mask) and backward over
+    # torch's threads in parts of 512-element multiples; a ragged n puts a
+    # part boundary inside the last mask byte's worth and the tail ragged.
+    if not rt.NATIVE:
+        pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    n = 100003
+    rng = np.random.default_rng(7)
+    tdt = TORCH_DTYPES[dtype]
+    x = torch.from_numpy(rng.standard_normal(n)).to(tdt)
+    x[::97] = 0.0
+    x[1::89] = -0.0
+    x[2::83] = float("nan")
+    g = torch.from_numpy(rng.standard_normal(n)).to(tdt)
+    g[3::79] = float("nan")
+    got = {}
+    for threads in (0, 1):
+        a = x.clone().requires_grad_(True)
+        y = rt.ReLU(semantics, threads=threads, mask=mask)(a)
+        y.backward(g)
+        got[threads] = (bits(y), bits(a.grad))
+    assert torch.equal(got[0][0], got[1][0])
+    assert torch.equal(got[0][1], got[1][1])
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_native_threads_zero_runs_on_torch_threads(mask, tmp_path):
+    # The proof that the split happens: relugrad's trace (RELUGRAD_PROFILE)
+    # shows the backward as parts on two threads, the first a multiple of
+    # 512 elements, together n. threads=2 would be one call on relugrad's pool.
+    if not rt.NATIVE:
+        pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    import json
+    import os
+    import subprocess
+    import sys
+    trace = tmp_path / "trace.json"
+    code = (
+        "import torch, relugrad.torch as rt\n"
+        "torch.set_num_threads(2)\n"
+        "x = torch.randn(100003, requires_grad=True)\n"
+        f"rt.ReLU(threads=0, mask={mask})(x).backward(torch.randn(100003))\n"
+    )
+    env = dict(os.environ, RELUGRAD_PROFILE=str(trace))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    doc = json.loads(trace.read_text())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    op = "relu_grad_mask " if mask else "relu_grad "
+    parts = [e for e in events if e.get("ph") == "X" and e["name"].startswith(op)]
+    assert len(parts) == 2, [e["name"] for e in events]
+    sizes = sorted(e["args"]["elements"] for e in parts)
+    assert sum(sizes) == 100003
+    assert sizes[1] % 512 == 0
+    assert len({e["tid"] for e in parts}) == 2

@@ -8,6 +8,7 @@
 #include "core/validate.h"
 #include "cpu/mask_backend.h"
 #include "cuda/cuda_mask.h"
+#include "profile/profile.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
@@ -37,6 +38,13 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
   return RELUGRAD_OK;
 }
 
+// RELUGRAD_PROFILE: both mask calls move two arrays and the mask.
+double MaskCallBytes(int64_t n, int64_t es) { return 2.0 * static_cast<double>(n) * es + MaskBytes(n); }
+
+const char* RuleOf(const Semantics& sem) {
+  return profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT, sem.combine == RELUGRAD_COMBINE_MULTIPLY);
+}
+
 }  // namespace
 }  // namespace relugrad
 
@@ -60,6 +68,7 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
+  profile::CallScope profile_scope("relu_forward", d, n, MaskCallBytes(n, es), RuleOf(sem));
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
   return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores);
 }
@@ -81,6 +90,7 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
+  profile::CallScope profile_scope("relu_grad_mask", d, n, MaskCallBytes(n, es), RuleOf(sem));
   if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
   return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads, sem.stores);
 }

@@ -54,10 +54,9 @@ relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* 
   const Semantics& sem = call->sem;
   const KernelParams& params = call->params;
   // RELUGRAD_PROFILE (issue 3): a load and a branch when off.
-  static constexpr const char* kRules[2][2] = {{"zero_if_le+select", "zero_if_le+multiply"},
-                                               {"pass_if_gt+select", "pass_if_gt+multiply"}};
   profile::CallScope profile_scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
-                                   kRules[sem.gate == RELUGRAD_GATE_PASS_IF_GT][sem.combine == RELUGRAD_COMBINE_MULTIPLY]);
+                                   profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
+                                                      sem.combine == RELUGRAD_COMBINE_MULTIPLY));
   switch (sem.backend) {
     case RELUGRAD_BACKEND_CPU:
       return CpuReluGrad(d, n, dy, s, dx, params, sem.threads, sem.stores);

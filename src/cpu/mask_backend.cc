@@ -8,6 +8,7 @@
 #include "cpu/mask_kernels.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
+#include "profile/profile.h"
 
 namespace relugrad {
 namespace {
@@ -37,7 +38,9 @@ void RunForwardChunk(void* context, int block, int chunk) {
   const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
   if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
+  const int64_t t0 = profile::Enabled() ? profile::NowNs() : 0;
   job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
+  if (profile::Enabled()) profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
 }
 
 void RunGradChunk(void* context, int block, int chunk) {
@@ -45,7 +48,9 @@ void RunGradChunk(void* context, int block, int chunk) {
   const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
   if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
+  const int64_t t0 = profile::Enabled() ? profile::NowNs() : 0;
   job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
+  if (profile::Enabled()) profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
 }
 
 std::atomic<int64_t> g_mask_stream_bytes{kMaskStreamBytes};
@@ -83,6 +88,7 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                  MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
                  UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
                                     y == x)};
+  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
   return RELUGRAD_OK;
@@ -96,6 +102,7 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
               MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
               UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
                                  dx == dy)};
+  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
   return RELUGRAD_OK;
 }

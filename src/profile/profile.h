@@ -31,6 +31,10 @@ int64_t NowNs();
 // actually used, streaming stores), reported by the backend when profiling.
 void NoteBackend(int blocks, bool streaming);
 
+// The configuration's label in summaries and traces: "zero_if_le+select",
+// "pass_if_gt+multiply", ... (gate + combine rule).
+const char* RuleLabel(bool pass_if_gt, bool multiply);
+
 // Times one API call: construct at entry (after validation), destroy at exit.
 class CallScope {
  public:

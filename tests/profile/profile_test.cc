@@ -227,6 +227,48 @@ TEST_F(ProfileTest, MidSizeCallsLeaveSleepingWorkersAloneUntilABurst) {
   EXPECT_GE(split, 10) << "a loop of calls should wake the workers and split";
 }
 
+// The mask path's two calls are profiled like relu_grad: counted per
+// configuration with their bytes (two arrays and the ceil(n/8)-byte mask),
+// and traced with a slice per call and per block.
+TEST_F(ProfileTest, MaskCallsAreCountedAndTraced) {
+  const size_t n = 1000;
+  const auto x = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, n, 1));
+  std::vector<unsigned char> y(x.size()), dx(x.size()), mask(static_cast<size_t>(relugrad_mask_bytes(n)));
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
+  o.threads = 1;
+  profile::SetModeForTest(profile::Mode::kSummary);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), y.data(), mask.data(), &o), RELUGRAD_OK);
+  }
+  ASSERT_EQ(relugrad_relu_grad_mask(RELUGRAD_F32, n, x.data(), mask.data(), dx.data(), &o), RELUGRAD_OK);
+  const auto stats = profile::Snapshot();
+  ASSERT_EQ(stats.size(), 2u);
+  for (const auto& c : stats) {
+    EXPECT_EQ(c.rule, "pass_if_gt+multiply");
+    EXPECT_EQ(c.threads, 1);
+    const int64_t calls = c.op == "relu_forward" ? 2 : 1;
+    EXPECT_TRUE(c.op == "relu_forward" || c.op == "relu_grad_mask") << c.op;
+    EXPECT_EQ(c.calls, calls);
+    EXPECT_DOUBLE_EQ(c.bytes, calls * (2 * 1000 * 4.0 + 125));
+  }
+
+  profile::ResetForTest();
+  const std::string path = ::testing::TempDir() + "relugrad_profile_mask_trace.json";
+  profile::SetModeForTest(profile::Mode::kTrace, path);
+  const size_t big = 1 << 20;  // 4 MiB of f32 y: two blocks
+  const auto xb = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, big, 3));
+  std::vector<unsigned char> yb(xb.size()), mb(static_cast<size_t>(relugrad_mask_bytes(big)));
+  o.threads = 2;
+  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, big, xb.data(), yb.data(), mb.data(), &o), RELUGRAD_OK);
+  ASSERT_TRUE(profile::WriteTrace(path));
+  const std::string text = ReadFile(path);
+  EXPECT_TRUE(Json(text).Valid()) << text.substr(0, 2000);
+  EXPECT_EQ(Count(text, "\"name\":\"relu_forward "), 1u);
+  EXPECT_GE(Count(text, "block 1\""), 1u);
+  std::remove(path.c_str());
+}
+
 TEST_F(ProfileTest, TraceIsValidChromeJsonWithCallAndBlockSlices) {
   const std::string path = ::testing::TempDir() + "relugrad_profile_trace.json";
   profile::SetModeForTest(profile::Mode::kTrace, path);

@@ -1,0 +1,279 @@
+// relugrad/_relugrad_torch.so: relugrad.torch.ReLU's eager forward and
+// backward as C++ autograd Functions, registered with TORCH_LIBRARY as
+// torch.ops.relugrad_native.relu / relu_ and loaded by relugrad/torch.py.
+//
+// Why C++: with torch.autograd.Function in Python, forward + backward of one
+// ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
+// Python: Function.apply's context object, then the autograd engine calling
+// back into the interpreter for backward (bench/NOTES.md 27). Here forward
+// is one dispatcher call and backward never enters Python.
+//
+// Scope: eager CPU tensors of relugrad's four float dtypes; relugrad/torch.py
+// routes everything else (CUDA, torch.compile, other dtypes) to its Python
+// path. Under create_graph the backward calls relugrad's torch.library ops,
+// whose autograd formulas make it differentiable again. The library is the
+// _relugrad module's, reached through c_api_table.h, not a second copy.
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/relu.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "c_api_table.h"
+
+namespace relugrad_python {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Set once by relugrad_native::bind, at relugrad.torch's import.
+std::atomic<const CApiTable*> g_api{nullptr};
+
+const CApiTable& Api() {
+  const CApiTable* api = g_api.load(std::memory_order_acquire);
+  TORCH_CHECK(api != nullptr, "relugrad_native: not bound; import relugrad.torch instead of loading the library");
+  return *api;
+}
+
+void Bind(int64_t address) {
+  const auto* table = reinterpret_cast<const CApiTable*>(static_cast<uintptr_t>(address));
+  TORCH_CHECK(table != nullptr && table->version == kCApiTableVersion && table->struct_size >= sizeof(CApiTable),
+              "relugrad_native: the _relugrad module's entry table does not match this library (rebuild relugrad)");
+  g_api.store(table, std::memory_order_release);
+}
+
+void Check(relugrad_status status) {
+  TORCH_CHECK(status == RELUGRAD_OK, "relugrad: ", Api().last_error());
+}
+
+relugrad_dtype DtypeOf(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return RELUGRAD_F32;
+    case at::kHalf: return RELUGRAD_F16;
+    case at::kBFloat16: return RELUGRAD_BF16;
+    case at::kDouble: return RELUGRAD_F64;
+    default:
+      TORCH_CHECK(false, "relugrad: dtype ", t.scalar_type(),
+                  " is not supported (float32, float16, bfloat16, float64)");
+  }
+}
+
+// What a Function keeps for backward besides its tensor.
+struct Settings {
+  std::string semantics;
+  int64_t threads;
+};
+
+// ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy
+// ATen/TensorIterator.h): relugrad's calls split exactly when torch's own
+// threshold_backward would.
+constexpr int64_t kTorchGrain = 32768;
+
+// Outputs from this size on are streamed when a call is split over threads:
+// relugrad's own rule for split calls (kCpuStreamBytesMultiBlock in
+// src/cpu/cpu_backend.h, bench/NOTES.md 15), which the parts, each a
+// one-thread call, would not apply by themselves.
+constexpr int64_t kStreamBytesWhenSplit = int64_t{8} << 20;
+
+// With threads = 0 a call is split over torch's own intra-op threads (see
+// ForEachPart), not relugrad's pool: inside a torch program torch's OpenMP
+// threads spin on the cores after each parallel region, and a second pool
+// waking on the same cores made 2-thread steps up to 2x slower than
+// nn.ReLU's (bench/NOTES.md 27).
+bool SplitOverTorchThreads(int64_t n, int64_t threads) {
+  return threads == 0 && n > kTorchGrain && at::get_num_threads() > 1;
+}
+
+// Options for a call of n elements writing out_bytes; each part of a split
+// call runs on its thread alone, with the stores the whole call would get.
+relugrad_options Options(const Settings& settings, int64_t n, int64_t out_bytes) {
+  const CApiTable& api = Api();
+  relugrad_preset preset;
+  Check(api.preset_from_name(settings.semantics.c_str(), &preset));
+  relugrad_options options;
+  Check(api.options_init(&options, preset));
+  if (settings.threads != 0) {
+    options.threads = static_cast<int32_t>(settings.threads);
+  } else {
+    options.threads = 1;
+    if (SplitOverTorchThreads(n, settings.threads)) {
+      options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
+    }
+  }
+  return options;
+}
+
+// Calls run(begin, end) over [0, n): once, or over torch's threads (with
+// at::parallel_for) when SplitOverTorchThreads. Parts start at multiples of
+// 512 elements, so that each covers whole bytes of the 1-bit mask and whole
+// cache lines of every array.
+template <typename Run>
+void ForEachPart(int64_t n, int64_t threads, const Run& run) {
+  if (!SplitOverTorchThreads(n, threads)) {
+    run(0, n);
+    return;
+  }
+  constexpr int64_t kUnit = 512;
+  at::parallel_for(0, (n + kUnit - 1) / kUnit, kTorchGrain / kUnit, [&](int64_t begin, int64_t end) {
+    run(begin * kUnit, std::min(end * kUnit, n));
+  });
+}
+
+void Save(AutogradContext* ctx, const Settings& settings) {
+  ctx->saved_data["semantics"] = settings.semantics;
+  ctx->saved_data["threads"] = settings.threads;
+}
+
+Settings Saved(AutogradContext* ctx) {
+  return {ctx->saved_data["semantics"].toStringRef(), ctx->saved_data["threads"].toInt()};
+}
+
+// relugrad's Python-registered op `name` through the dispatcher (boxed: the
+// schema's types are torch.library's to choose), for create_graph.
+at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
+  static auto& dispatcher = c10::Dispatcher::singleton();
+  dispatcher.findSchemaOrThrow(name, "").callBoxed(stack);
+  return stack.at(0).toTensor();
+}
+
+at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Settings& settings) {
+  if (at::GradMode::is_enabled()) {  // create_graph=True: keep it differentiable
+    return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
+  }
+  const at::Tensor dy = grad.contiguous();
+  const at::Tensor s = y.contiguous();
+  const relugrad_options options = Options(settings, dy.numel(), dy.nbytes());
+  TORCH_CHECK(dy.scalar_type() == s.scalar_type() && dy.sizes() == s.sizes(),
+              "relugrad: the incoming gradient does not match the saved output");
+  at::Tensor dx = at::empty(dy.sizes(), dy.options());
+  const relugrad_dtype dtype = DtypeOf(dy);
+  const int64_t size = static_cast<int64_t>(dy.element_size());
+  const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
+  const auto* s_p = static_cast<const char*>(s.const_data_ptr());
+  auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
+  ForEachPart(dy.numel(), settings.threads, [&](int64_t begin, int64_t end) {
+    const int64_t at = begin * size;
+    Check(Api().relu_grad(dtype, end - begin, dy_p + at, s_p + at, dx_p + at, &options));
+  });
+  return dx;
+}
+
+at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings) {
+  if (at::GradMode::is_enabled()) {
+    return CallOp("relugrad::relu_grad_mask", {grad, mask, settings.semantics, settings.threads});
+  }
+  const at::Tensor dy = grad.contiguous();
+  const relugrad_options options = Options(settings, dy.numel(), dy.nbytes());
+  at::Tensor dx = at::empty(dy.sizes(), dy.options());
+  const relugrad_dtype dtype = DtypeOf(dy);
+  const int64_t size = static_cast<int64_t>(dy.element_size());
+  const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
+  const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
+  auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
+  ForEachPart(dy.numel(), settings.threads, [&](int64_t begin, int64_t end) {
+    Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8, dx_p + begin * size,
+                               &options));
+  });
+  return dx;
+}
+
+// y = relu(x) by torch.relu, gate on y for backward (as PyTorch's own ReLU).
+// Inputs after x are settings: backward returns no gradient for them.
+struct ReluFunction : public torch::autograd::Function<ReluFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics, int64_t threads,
+                            bool inplace) {
+    at::Tensor y;
+    if (inplace) {
+      ctx->mark_dirty({x});
+      y = at::relu_(x);
+    } else {
+      y = at::relu(x);
+    }
+    ctx->save_for_backward({y});
+    Save(ctx, {std::move(semantics), threads});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const at::Tensor y = ctx->get_saved_variables()[0];
+    return {GradFromGate(grads[0], y, Saved(ctx)), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// relugrad's forward writes y and the 1-bit mask; only the mask is saved.
+struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics, int64_t threads,
+                            bool inplace) {
+    const Settings settings{std::move(semantics), threads};
+    const at::Tensor src = x.contiguous();
+    const relugrad_options options = Options(settings, src.numel(), src.nbytes());
+    const bool into_x = inplace && src.is_same(x);
+    at::Tensor y = into_x ? x : at::empty(src.sizes(), src.options());
+    const int64_t n = src.numel();
+    at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
+    const relugrad_dtype dtype = DtypeOf(src);
+    const int64_t size = static_cast<int64_t>(src.element_size());
+    const auto* x_p = static_cast<const char*>(src.const_data_ptr());
+    auto* y_p = static_cast<char*>(y.mutable_data_ptr());
+    auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
+    ForEachPart(n, settings.threads, [&](int64_t begin, int64_t end) {
+      Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size, mask_p + begin / 8,
+                               &options));
+    });
+    if (inplace) {
+      if (!into_x) x.copy_(y);  // a non-contiguous x gets y's values in its own layout
+      ctx->mark_dirty({x});
+      y = x;
+    }
+    ctx->mark_non_differentiable({mask});
+    ctx->save_for_backward({mask});
+    Save(ctx, settings);
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const at::Tensor mask = ctx->get_saved_variables()[0];
+    return {GradFromMask(grads[0], mask, Saved(ctx)), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask, bool inplace) {
+  TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
+  DtypeOf(x);  // the clear error for other dtypes, before anything is written
+  std::string name(semantics.data(), semantics.size());
+  return mask ? ReluMaskFunction::apply(x, std::move(name), threads, inplace)
+              : ReluFunction::apply(x, std::move(name), threads, inplace);
+}
+
+at::Tensor ReluOutOfPlace(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask) {
+  return Relu(x, semantics, threads, mask, /*inplace=*/false);
+}
+
+at::Tensor ReluInPlace(at::Tensor x, c10::string_view semantics, int64_t threads, bool mask) {
+  return Relu(x, semantics, threads, mask, /*inplace=*/true);
+}
+
+}  // namespace
+}  // namespace relugrad_python
+
+TORCH_LIBRARY(relugrad_native, m) {
+  m.def("bind(int c_api_table) -> ()", &relugrad_python::Bind);
+  m.def("relu(Tensor x, str semantics, int threads, bool mask) -> Tensor");
+  m.def("relu_(Tensor(a!) x, str semantics, int threads, bool mask) -> Tensor(a!)");
+}
+
+// CompositeImplicitAutograd: the kernels are the autograd Functions themselves.
+TORCH_LIBRARY_IMPL(relugrad_native, CompositeImplicitAutograd, m) {
+  m.impl("relu", &relugrad_python::ReluOutOfPlace);
+  m.impl("relu_", &relugrad_python::ReluInPlace);
+}
