@@ -45,7 +45,8 @@ def backward_profile(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: 
     """(ReLU-backward ms, all-backward ms) summed over `steps` batches.
     Backward time = the autograd engine's per-node events; ReLU backward =
     the nodes of ReLU (torch: ReluBackward0 -> aten::threshold_backward;
-    relugrad: the relugrad::relu autograd node -> relugrad::relu_grad)."""
+    relugrad: its autograd node, CppNode<...ReluFunction> on the torch-native
+    path, _ReluFunctionBackward on the Python one)."""
     from torch.profiler import ProfilerActivity, profile
     m = copy.deepcopy(model)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -85,9 +86,9 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
-    ap.add_argument("--relugrad-threads", type=int, default=1,
-                    help="relugrad threads in backward (0: all cores; default 1: torch's own pool "
-                         "already uses the cores)")
+    ap.add_argument("--relugrad-threads", type=int, default=0,
+                    help="relugrad threads (default 0: torch's own intra-op threads, on the "
+                         "torch-native path; N: relugrad's pool with N threads)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -102,7 +103,8 @@ def main() -> int:
     ours = rt.replace_relu(copy.deepcopy(base), semantics="torch", threads=args.relugrad_threads)
 
     print(f"relugrad {relugrad.__version__} ({relugrad.info()['simd_selected']}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} torch threads, relugrad threads={args.relugrad_threads}; digits: {len(x)} images 8x8, batch {args.batch}")
+          f"{torch.get_num_threads()} torch threads, relugrad threads={args.relugrad_threads} "
+          f"(torch-native path: {rt.NATIVE_STATUS}); digits: {len(x)} images 8x8, batch {args.batch}")
     # Epochs of the two models alternate, so that machine noise hits both alike.
     models = {"torch nn.ReLU": reference, "relugrad ReLU": ours}
     opts = {n: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for n, m in models.items()}

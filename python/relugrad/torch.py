@@ -14,6 +14,10 @@ Modules:
     relugrad.torch.ReLU(semantics="torch", mask=False)   # an nn.ReLU whose backward runs relugrad
     relugrad.torch.replace_relu(model, mask=False)       # swaps every nn.ReLU (in-place ones too)
 
+In eager mode ReLU runs C++ autograd Functions from _relugrad_torch.so
+(torch.ops.relugrad_native) when the package was built against this torch;
+NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
+
 CUDA tensors run on relugrad's CUDA backend (same C ABI, device pointers,
 torch's current stream) when the library was built with CUDA and a device is
 present; otherwise the ops raise a clear RuntimeError and ReLU falls back to
@@ -357,9 +361,11 @@ class ReLU(nn.Module):
         backward keeps x (or only the mask) instead of a second tensor. Under
         torch.compile the ops run out of place and the result is copied
         into x.
-      threads: relugrad worker threads for the backward; 0 = all cores. Inside
-        a framework that keeps its own threads busy, 1 avoids two pools
-        competing for the same cores.
+      threads: 0 (default) splits forward (mask) and backward over torch's
+        own intra-op threads (torch.get_num_threads(), at::parallel_for) on
+        the torch-native path, or over relugrad's pool on all cores where the
+        Python path serves (NATIVE_STATUS says which); N > 0: relugrad's pool
+        with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
         ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
         (for the torch preset: torch.relu except +0 instead of -0 for x = -0);

@@ -85,6 +85,13 @@ constexpr int64_t kTorchGrain = 32768;
 // one-thread call, would not apply by themselves.
 constexpr int64_t kStreamBytesWhenSplit = int64_t{8} << 20;
 
+// Outputs below this size are stored cached when the call runs on one
+// thread, where relugrad's AUTO streams from 1 MiB: in autograd the output
+// is read right away by the next node (AccumulateGrad or the layer below),
+// the case where cached stores win (bench/NOTES.md 13). Break-even measured
+// at 1.5-2 MiB of dx, one thread (bench/NOTES.md 27).
+constexpr int64_t kCachedBytesOnOneThread = int64_t{2} << 20;
+
 // With threads = 0 a call is split over torch's own intra-op threads (see
 // ForEachPart), not relugrad's pool: inside a torch program torch's OpenMP
 // threads spin on the cores after each parallel region, and a second pool
@@ -102,13 +109,11 @@ relugrad_options Options(const Settings& settings, int64_t n, int64_t out_bytes)
   Check(api.preset_from_name(settings.semantics.c_str(), &preset));
   relugrad_options options;
   Check(api.options_init(&options, preset));
-  if (settings.threads != 0) {
-    options.threads = static_cast<int32_t>(settings.threads);
-  } else {
-    options.threads = 1;
-    if (SplitOverTorchThreads(n, settings.threads)) {
-      options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
-    }
+  options.threads = settings.threads == 0 ? 1 : static_cast<int32_t>(settings.threads);
+  if (SplitOverTorchThreads(n, settings.threads)) {
+    options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
+  } else if (options.threads == 1 && out_bytes < kCachedBytesOnOneThread) {
+    options.stores = RELUGRAD_STORES_CACHED;
   }
   return options;
 }
