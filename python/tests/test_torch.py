@@ -414,3 +414,18 @@ def test_native_threads_zero_runs_on_torch_threads(mask, tmp_path):
     assert sum(sizes) == 100003
     assert sizes[1] % 512 == 0
     assert len({e["tid"] for e in parts}) == 2
+
+
+@pytest.mark.parametrize("shape", [(0,), (), (3, 0, 2), (5,)])
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_relu_on_empty_and_0d_tensors_matches_nn_relu(shape, mask, inplace, eager_path):
+    x = torch.randn(shape)
+    grads = []
+    for module in (torch.nn.ReLU(inplace=inplace), rt.ReLU("torch", inplace=inplace, mask=mask)):
+        leaf = x.clone().requires_grad_(True)
+        y = module(leaf * 1)
+        assert y.shape == x.shape
+        y.sum().backward()
+        grads.append(leaf.grad)
+    assert torch.equal(grads[0], grads[1])
