@@ -120,8 +120,8 @@ relugrad_options Options(const Settings& settings, int64_t n, int64_t out_bytes)
 
 // Calls run(begin, end) over [0, n): once, or over torch's threads (with
 // at::parallel_for) when SplitOverTorchThreads. Parts start at multiples of
-// 512 elements, so that each covers whole bytes of the 1-bit mask and whole
-// cache lines of every array.
+// 512 elements: no two parts share a byte of the 1-bit mask, and in torch's
+// 64-byte-aligned allocations no two share a cache line of any array.
 template <typename Run>
 void ForEachPart(int64_t n, int64_t threads, const Run& run) {
   if (!SplitOverTorchThreads(n, threads)) {
