@@ -38,9 +38,13 @@ void RunForwardChunk(void* context, int block, int chunk) {
   const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
   if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
-  const int64_t t0 = profile::Enabled() ? profile::NowNs() : 0;
+  if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
+    const int64_t t0 = profile::NowNs();
+    job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
+    profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
+    return;
+  }
   job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
-  if (profile::Enabled()) profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
 }
 
 void RunGradChunk(void* context, int block, int chunk) {
@@ -48,12 +52,25 @@ void RunGradChunk(void* context, int block, int chunk) {
   const int64_t begin = job.plan.ChunkBegin(block, chunk), end = job.plan.ChunkEnd(block, chunk);
   if (begin >= end) return;
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
-  const int64_t t0 = profile::Enabled() ? profile::NowNs() : 0;
+  if (profile::Enabled()) {
+    const int64_t t0 = profile::NowNs();
+    job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
+    profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
+    return;
+  }
   job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
-  if (profile::Enabled()) profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
 }
 
 std::atomic<int64_t> g_mask_stream_bytes{kMaskStreamBytes};
+
+// Whether a call runs as one block whatever the plan (one thread, or too
+// small to split: the plan's rule), so that it can skip the plan's
+// divisions and the pool as CpuReluGrad's do: 60 -> 48 ns at n = 16
+// (bench/NOTES.md 27).
+bool OneBlock(Dtype dtype, int64_t n, int threads) {
+  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
+  return max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes;
+}
 
 }  // namespace
 
@@ -84,6 +101,16 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                                const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
+  if (OneBlock(dtype, n, threads)) {
+    const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype),
+                                           g_mask_stream_bytes.load(std::memory_order_relaxed), y == x);
+    {
+      ScopedIeeeFloat ieee(KernelMxcsr(params));
+      DispatchForwardKernel(dtype)(params, x, y, mask, 0, n, stream);
+    }
+    if (profile::Enabled()) profile::NoteBackend(1, stream);
+    return RELUGRAD_OK;
+  }
   ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
                  MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
                  UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
@@ -98,6 +125,16 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
                                 void* dx, const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
+  if (OneBlock(dtype, n, threads)) {
+    const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype),
+                                           g_mask_stream_bytes.load(std::memory_order_relaxed), dx == dy);
+    {
+      ScopedIeeeFloat ieee(KernelMxcsr(params));
+      DispatchGradMaskKernel(dtype)(params, dy, mask, dx, 0, n, stream);
+    }
+    if (profile::Enabled()) profile::NoteBackend(1, stream);
+    return RELUGRAD_OK;
+  }
   GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
               MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
               UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),

@@ -61,20 +61,28 @@ template <bool kStream, class DU, class Op>
 HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFromD<DU>* y,
                              uint8_t* bits, const Op& op) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
-  for (int64_t e = 0; e < g; e += lanes) {
-    const auto v = hn::LoadU(du, x + e);
-    hn::Mask<DU> open;
-    const auto out = op(v, &open);
-    if constexpr (kStream) hn::Stream(out, du, y + e); else hn::StoreU(out, du, y + e);
-    if (lanes >= 8) {
+  if (lanes >= 8) {
+    for (int64_t e = 0; e < g; e += lanes) {
+      hn::Mask<DU> open;
+      const auto out = op(hn::LoadU(du, x + e), &open);
+      if constexpr (kStream) hn::Stream(out, du, y + e); else hn::StoreU(out, du, y + e);
       hn::StoreMaskBits(du, open, bits + e / 8);  // whole bytes; the padding absorbs over-writes
-    } else {
-      uint8_t tmp[8] = {};
-      hn::StoreMaskBits(du, open, tmp);
-      const unsigned low = tmp[0] & ((1u << lanes) - 1u);
-      bits[e / 8] = static_cast<uint8_t>(bits[e / 8] | (low << (e % 8)));
     }
+    return;
   }
+  // Fewer than 8 lanes: g = 64, and the group's bits gather in one register
+  // word, stored once. OR-ing each vector's bits into a byte of `bits`, as
+  // before, made the caller's 8-byte copy of them stall on store forwarding.
+  uint64_t word = 0;
+  for (int64_t e = 0; e < g; e += lanes) {
+    hn::Mask<DU> open;
+    const auto out = op(hn::LoadU(du, x + e), &open);
+    if constexpr (kStream) hn::Stream(out, du, y + e); else hn::StoreU(out, du, y + e);
+    uint8_t tmp[8] = {};
+    hn::StoreMaskBits(du, open, tmp);
+    word |= static_cast<uint64_t>(tmp[0] & ((1u << lanes) - 1u)) << e;
+  }
+  std::memcpy(bits, &word, sizeof(word));
 }
 
 // One group: backward. `bits` holds the group's g/8 mask bytes plus 8 bytes
@@ -82,15 +90,27 @@ HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFro
 template <bool kStream, class DU, class Op>
 HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint8_t* bits,
                           hn::TFromD<DU>* dx, const Op& op) {
+  using U = hn::TFromD<DU>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
-  for (int64_t e = 0; e < g; e += lanes) {
-    hn::Mask<DU> open;
-    if (lanes >= 8) {
-      open = hn::LoadMaskBits(du, bits + e / 8);
-    } else {
-      const uint8_t tmp[8] = {static_cast<uint8_t>((bits[e / 8] >> (e % 8)) & ((1u << lanes) - 1u))};
-      open = hn::LoadMaskBits(du, tmp);
+  if (lanes >= 8) {
+    for (int64_t e = 0; e < g; e += lanes) {
+      const auto out = op(hn::LoadMaskBits(du, bits + e / 8), hn::LoadU(du, dy + e));
+      if constexpr (kStream) hn::Stream(out, du, dx + e); else hn::StoreU(out, du, dx + e);
     }
+    return;
+  }
+  // Fewer than 8 lanes (f64 on AVX2, f32/f64 on SSE4): then g = 64, and the
+  // group's mask is one 64-bit word. Each vector tests its lanes' bits in a
+  // register. Staging a shifted byte in memory for LoadMaskBits, as before,
+  // stalled on store forwarding: f64 at n = 1024 took 313 ns (f32 94 ns).
+  uint64_t word;
+  std::memcpy(&word, bits, sizeof(word));
+  // Bit j of lane j; lanes < 8 here, so the vector lies within the table
+  // (Shl would do it in registers, but SSSE3 and older have no variable shift).
+  HWY_ALIGN static constexpr U kLaneBit[8] = {1, 2, 4, 8, 16, 32, 64, 128};
+  const auto lane_bit = hn::Load(du, kLaneBit);
+  for (int64_t e = 0; e < g; e += lanes) {
+    const auto open = hn::TestBit(hn::Set(du, static_cast<U>(word >> e)), lane_bit);
     const auto out = op(open, hn::LoadU(du, dy + e));
     if constexpr (kStream) hn::Stream(out, du, dx + e); else hn::StoreU(out, du, dx + e);
   }

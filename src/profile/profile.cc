@@ -139,12 +139,6 @@ int64_t NowNs() {
       .count();
 }
 
-const char* RuleLabel(bool pass_if_gt, bool multiply) {
-  static constexpr const char* kLabels[2][2] = {{"zero_if_le+select", "zero_if_le+multiply"},
-                                                {"pass_if_gt+select", "pass_if_gt+multiply"}};
-  return kLabels[pass_if_gt][multiply];
-}
-
 void NoteBackend(int blocks, bool streaming) {
   t_blocks = blocks;
   t_streaming = streaming;

@@ -32,8 +32,13 @@ int64_t NowNs();
 void NoteBackend(int blocks, bool streaming);
 
 // The configuration's label in summaries and traces: "zero_if_le+select",
-// "pass_if_gt+multiply", ... (gate + combine rule).
-const char* RuleLabel(bool pass_if_gt, bool multiply);
+// "pass_if_gt+multiply", ... (gate + combine rule). Inline, so that a call
+// with profiling off does not pay for it (CallScope only reads it when on).
+inline const char* RuleLabel(bool pass_if_gt, bool multiply) {
+  static constexpr const char* kLabels[2][2] = {{"zero_if_le+select", "zero_if_le+multiply"},
+                                                {"pass_if_gt+select", "pass_if_gt+multiply"}};
+  return kLabels[pass_if_gt][multiply];
+}
 
 // Times one API call: construct at entry (after validation), destroy at exit.
 class CallScope {
