@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
 from typing import Any, Dict, Optional, Tuple
 
@@ -481,7 +482,20 @@ def info() -> Dict[str, Any]:
     facts["backends"] = {name: bool(_C.backend_available(code)) for name, code in
                          (("cpu", _C.BACKEND_CPU), ("cuda", _C.BACKEND_CUDA),
                           ("ascend_twin", _C.BACKEND_ASCEND_TWIN))}
+    facts["torch_native"] = _torch_native_build()
     return facts
+
+
+def _torch_native_build() -> str:
+    """Which torch relugrad/_relugrad_torch.so was built against (the stamp
+    beside it), without importing torch; relugrad.torch.NATIVE_STATUS says
+    whether it loaded."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(here, "_relugrad_torch.torch_version"), encoding="utf-8") as f:
+            return f"built for torch {f.read().strip()}"
+    except OSError:
+        return "not built (no torch when the package was built)"
 
 
 def format_info(facts: Optional[Dict[str, Any]] = None) -> str:

@@ -143,6 +143,7 @@ def test_info_mirrors_the_cli():
     assert info["simd_selected"] in info["simd_attainable"]
     assert info["backends"]["cpu"] is True
     assert "simd_selected: " in relugrad.format_info()
+    assert info["torch_native"].startswith(("built for torch ", "not built"))
 
 
 def test_set_max_isa_caps_dispatch():
