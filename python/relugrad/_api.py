@@ -482,20 +482,26 @@ def info() -> Dict[str, Any]:
     facts["backends"] = {name: bool(_C.backend_available(code)) for name, code in
                          (("cpu", _C.BACKEND_CPU), ("cuda", _C.BACKEND_CUDA),
                           ("ascend_twin", _C.BACKEND_ASCEND_TWIN))}
-    facts["torch_native"] = _torch_native_build()
+    built_for = _torch_native_stamp()
+    facts["torch_native"] = (f"built for torch {built_for}" if built_for is not None
+                             else "not built (no torch when the package was built)")
     return facts
 
 
-def _torch_native_build() -> str:
-    """Which torch relugrad/_relugrad_torch.so was built against (the stamp
-    beside it), without importing torch; relugrad.torch.NATIVE_STATUS says
-    whether it loaded."""
-    here = os.path.dirname(os.path.abspath(__file__))
+_TORCH_NATIVE_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_relugrad_torch.so")
+
+
+def _torch_native_stamp() -> Optional[str]:
+    """The torch version relugrad/_relugrad_torch.so was built against (the
+    stamp file beside it), or None when it was not built; read without
+    importing torch. relugrad.torch loads the library only under that version."""
+    if not os.path.exists(_TORCH_NATIVE_LIB):
+        return None
     try:
-        with open(os.path.join(here, "_relugrad_torch.torch_version"), encoding="utf-8") as f:
-            return f"built for torch {f.read().strip()}"
+        with open(os.path.splitext(_TORCH_NATIVE_LIB)[0] + ".torch_version", encoding="utf-8") as f:
+            return f.read().strip()
     except OSError:
-        return "not built (no torch when the package was built)"
+        return None
 
 
 def format_info(facts: Optional[Dict[str, Any]] = None) -> str:

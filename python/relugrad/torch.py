@@ -327,23 +327,19 @@ _NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.
 
 def _load_native() -> Tuple[Optional[object], Optional[object], str]:
     """(relu, relu_ op overloads or None, and why not)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    lib = os.path.join(here, "_relugrad_torch.so")
-    stamp = os.path.join(here, "_relugrad_torch.torch_version")
     if os.environ.get("RELUGRAD_TORCH_NATIVE", "1") == "0":
         return None, None, "disabled by RELUGRAD_TORCH_NATIVE=0"
-    if not (os.path.exists(lib) and os.path.exists(stamp)):
+    built_for = _api._torch_native_stamp()
+    if built_for is None:
         return None, None, ("not built: relugrad was built without torch (build it with torch installed: "
                             "pip install --no-build-isolation .)")
-    with open(stamp, encoding="utf-8") as f:
-        built_for = f.read().strip()
     if built_for != torch.__version__:
         return None, None, f"built for torch {built_for}, this is torch {torch.__version__}: rebuild relugrad"
     try:
-        torch.ops.load_library(lib)
+        torch.ops.load_library(_api._TORCH_NATIVE_LIB)
         torch.ops.relugrad_native.bind(_C.c_api_table())
     except (OSError, RuntimeError) as e:
-        return None, None, f"{lib} did not load: {e}"
+        return None, None, f"{_api._TORCH_NATIVE_LIB} did not load: {e}"
     return torch.ops.relugrad_native.relu.default, torch.ops.relugrad_native.relu_.default, "loaded"
 
 

@@ -101,30 +101,37 @@ bool SplitOverTorchThreads(int64_t n, int64_t threads) {
   return threads == 0 && n > kTorchGrain && at::get_num_threads() > 1;
 }
 
-// Options for a call of n elements writing out_bytes; each part of a split
+// How one call runs: relugrad's options, and whether it is split over
+// torch's threads (decided once, used by ForEachPart). Each part of a split
 // call runs on its thread alone, with the stores the whole call would get.
-relugrad_options Options(const Settings& settings, int64_t n, int64_t out_bytes) {
+struct CallPlan {
+  relugrad_options options;
+  bool split;
+};
+
+CallPlan Plan(const Settings& settings, int64_t n, int64_t out_bytes) {
   const CApiTable& api = Api();
   relugrad_preset preset;
   Check(api.preset_from_name(settings.semantics.c_str(), &preset));
-  relugrad_options options;
-  Check(api.options_init(&options, preset));
-  options.threads = settings.threads == 0 ? 1 : static_cast<int32_t>(settings.threads);
-  if (SplitOverTorchThreads(n, settings.threads)) {
-    options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
-  } else if (options.threads == 1 && out_bytes < kCachedBytesOnOneThread) {
-    options.stores = RELUGRAD_STORES_CACHED;
+  CallPlan plan;
+  Check(api.options_init(&plan.options, preset));
+  plan.split = SplitOverTorchThreads(n, settings.threads);
+  plan.options.threads = settings.threads == 0 ? 1 : static_cast<int32_t>(settings.threads);
+  if (plan.split) {
+    plan.options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
+  } else if (plan.options.threads == 1 && out_bytes < kCachedBytesOnOneThread) {
+    plan.options.stores = RELUGRAD_STORES_CACHED;
   }
-  return options;
+  return plan;
 }
 
 // Calls run(begin, end) over [0, n): once, or over torch's threads (with
-// at::parallel_for) when SplitOverTorchThreads. Parts start at multiples of
-// 512 elements: no two parts share a byte of the 1-bit mask, and in torch's
+// at::parallel_for) when the plan splits. Parts start at multiples of 512
+// elements: no two parts share a byte of the 1-bit mask, and in torch's
 // 64-byte-aligned allocations no two share a cache line of any array.
 template <typename Run>
-void ForEachPart(int64_t n, int64_t threads, const Run& run) {
-  if (!SplitOverTorchThreads(n, threads)) {
+void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
+  if (!plan.split) {
     run(0, n);
     return;
   }
@@ -157,7 +164,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   }
   const at::Tensor dy = grad.contiguous();
   const at::Tensor s = y.contiguous();
-  const relugrad_options options = Options(settings, dy.numel(), dy.nbytes());
+  const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
   TORCH_CHECK(dy.scalar_type() == s.scalar_type() && dy.sizes() == s.sizes(),
               "relugrad: the incoming gradient does not match the saved output");
   at::Tensor dx = at::empty(dy.sizes(), dy.options());
@@ -166,9 +173,9 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* s_p = static_cast<const char*>(s.const_data_ptr());
   auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
-  ForEachPart(dy.numel(), settings.threads, [&](int64_t begin, int64_t end) {
+  ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
     const int64_t at = begin * size;
-    Check(Api().relu_grad(dtype, end - begin, dy_p + at, s_p + at, dx_p + at, &options));
+    Check(Api().relu_grad(dtype, end - begin, dy_p + at, s_p + at, dx_p + at, &plan.options));
   });
   return dx;
 }
@@ -178,16 +185,16 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     return CallOp("relugrad::relu_grad_mask", {grad, mask, settings.semantics, settings.threads});
   }
   const at::Tensor dy = grad.contiguous();
-  const relugrad_options options = Options(settings, dy.numel(), dy.nbytes());
+  const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
   at::Tensor dx = at::empty(dy.sizes(), dy.options());
   const relugrad_dtype dtype = DtypeOf(dy);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
   auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
-  ForEachPart(dy.numel(), settings.threads, [&](int64_t begin, int64_t end) {
+  ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
     Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8, dx_p + begin * size,
-                               &options));
+                               &plan.options));
   });
   return dx;
 }
@@ -221,7 +228,7 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
                             bool inplace) {
     const Settings settings{std::move(semantics), threads};
     const at::Tensor src = x.contiguous();
-    const relugrad_options options = Options(settings, src.numel(), src.nbytes());
+    const CallPlan plan = Plan(settings, src.numel(), src.nbytes());
     const bool into_x = inplace && src.is_same(x);
     at::Tensor y = into_x ? x : at::empty(src.sizes(), src.options());
     const int64_t n = src.numel();
@@ -231,9 +238,9 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
     auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
-    ForEachPart(n, settings.threads, [&](int64_t begin, int64_t end) {
+    ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
       Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size, mask_p + begin / 8,
-                               &options));
+                               &plan.options));
     });
     if (inplace) {
       if (!into_x) x.copy_(y);  // a non-contiguous x gets y's values in its own layout

@@ -38,11 +38,17 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
   return RELUGRAD_OK;
 }
 
-// RELUGRAD_PROFILE: both mask calls move two arrays and the mask.
-double MaskCallBytes(int64_t n, int64_t es) { return 2.0 * static_cast<double>(n) * es + MaskBytes(n); }
-
-const char* RuleOf(const Semantics& sem) {
-  return profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT, sem.combine == RELUGRAD_COMBINE_MULTIPLY);
+// Returns run(), timed under RELUGRAD_PROFILE as `op` (both mask calls move
+// two arrays of n elements of es bytes and the mask). Off, run() stays a
+// tail call: a scope with a destructor around it cost 4-5 ns of a 60 ns
+// call at n = 16 (bench/NOTES.md 28).
+template <class Run>
+relugrad_status Profiled(const char* op, Dtype d, int64_t n, int64_t es, const Semantics& sem, const Run& run) {
+  if (!profile::Enabled()) return run();
+  profile::CallScope profile_scope(
+      op, d, n, 2.0 * static_cast<double>(n) * es + MaskBytes(n),
+      profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT, sem.combine == RELUGRAD_COMBINE_MULTIPLY));
+  return run();
 }
 
 }  // namespace
@@ -68,15 +74,10 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
-  auto run = [&] {
+  return Profiled("relu_forward", d, n, es, sem, [&] {
     if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
     return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores);
-  };
-  // Off, the call stays a tail call: a scope with a destructor around it
-  // cost 4-5 ns of a 60 ns call at n = 16 (bench/NOTES.md 27).
-  if (!profile::Enabled()) return run();
-  profile::CallScope profile_scope("relu_forward", d, n, MaskCallBytes(n, es), RuleOf(sem));
-  return run();
+  });
 }
 
 relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const void* dy,
@@ -96,13 +97,10 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
-  auto run = [&] {
+  return Profiled("relu_grad_mask", d, n, es, sem, [&] {
     if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
     return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads, sem.stores);
-  };
-  if (!profile::Enabled()) return run();
-  profile::CallScope profile_scope("relu_grad_mask", d, n, MaskCallBytes(n, es), RuleOf(sem));
-  return run();
+  });
 }
 
 }  // extern "C"

@@ -72,7 +72,7 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   Job job;
   const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
   const int max_blocks = threads == 0 ? DefaultThreads() : threads;
-  const bool splittable = max_blocks > 1 && n * DtypeSize(dtype) >= 2 * kCpuGrainBytes;
+  const bool splittable = CpuCallSplittable(n * DtypeSize(dtype), threads);
   // Small enough not to wake sleeping workers, and they sleep: plan for one
   // thread (its store choice, a direct call) rather than run every block alone.
   const bool solo = splittable && n * DtypeSize(dtype) < CpuWakeBytes() && !ThreadPool::Global().WorkersReady();

@@ -76,6 +76,15 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
 // Worker count for threads == 0.
 int DefaultThreads();
 
+// Whether a call writing out_bytes may split over blocks at all: more than
+// one thread allowed and at least two grains of output (the work plan's own
+// rule). When it may not, a backend runs it as one block without a plan or
+// the pool (a third of the fixed cost of a call at n <= 1024).
+inline bool CpuCallSplittable(int64_t out_bytes, int threads) {
+  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
+  return max_blocks > 1 && out_bytes >= 2 * kCpuGrainBytes;
+}
+
 }  // namespace relugrad
 
 #endif  // RELUGRAD_CPU_CPU_BACKEND_H_

@@ -63,15 +63,6 @@ void RunGradChunk(void* context, int block, int chunk) {
 
 std::atomic<int64_t> g_mask_stream_bytes{kMaskStreamBytes};
 
-// Whether a call runs as one block whatever the plan (one thread, or too
-// small to split: the plan's rule), so that it can skip the plan's
-// divisions and the pool as CpuReluGrad's do: 60 -> 48 ns at n = 16
-// (bench/NOTES.md 27).
-bool OneBlock(Dtype dtype, int64_t n, int threads) {
-  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
-  return max_blocks == 1 || n * DtypeSize(dtype) < 2 * kCpuGrainBytes;
-}
-
 }  // namespace
 
 void SetMaskStreamBytesForBenchmark(int64_t bytes) {
@@ -101,9 +92,10 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                                const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  if (OneBlock(dtype, n, threads)) {
-    const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype),
-                                           g_mask_stream_bytes.load(std::memory_order_relaxed), y == x);
+  const int64_t out_bytes = n * DtypeSize(dtype);
+  const bool stream =
+      UseStreamingStores(stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), y == x);
+  if (!CpuCallSplittable(out_bytes, threads)) {  // one block: no plan, no pool (60 -> 48 ns at n = 16)
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchForwardKernel(dtype)(params, x, y, mask, 0, n, stream);
@@ -112,12 +104,10 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
     return RELUGRAD_OK;
   }
   ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
-                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
-                 UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
-                                    y == x)};
+                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads), stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   // false only when no worker could be created: every block then ran here.
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job, out_bytes >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 
@@ -125,9 +115,10 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
                                 void* dx, const KernelParams& params, int threads, relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  if (OneBlock(dtype, n, threads)) {
-    const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype),
-                                           g_mask_stream_bytes.load(std::memory_order_relaxed), dx == dy);
+  const int64_t out_bytes = n * DtypeSize(dtype);
+  const bool stream =
+      UseStreamingStores(stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), dx == dy);
+  if (!CpuCallSplittable(out_bytes, threads)) {
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchGradMaskKernel(dtype)(params, dy, mask, dx, 0, n, stream);
@@ -136,11 +127,9 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
     return RELUGRAD_OK;
   }
   GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
-              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
-              UseStreamingStores(stores, n * DtypeSize(dtype), g_mask_stream_bytes.load(std::memory_order_relaxed),
-                                 dx == dy)};
+              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads), stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes());
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job, out_bytes >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 
