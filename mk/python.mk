@@ -17,7 +17,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # Everything `make test` needs. PyPI's torch wheel for Linux pulls CUDA
 # libraries (~3 GB); measured here: venv + torch + test deps in 67 s, so the
 # torch tests run in every `make test` rather than being skipped.
-PY_TEST_DEPS := numpy ml_dtypes pytest scikit-build-core nanobind torch
+PY_TEST_REQUIREMENTS := python/requirements-test.txt
 PY_COMPAT_DEPS := tensorflow-cpu "jax[cpu]"
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
@@ -34,7 +34,7 @@ $(PY):
 	python3 -m venv $(VENV)
 
 python-venv: $(PY)
-	@$(PIP) install -q $(PY_TEST_DEPS)
+	@$(PIP) install -q -r $(PY_TEST_REQUIREMENTS)
 
 # The same CMake project as the C++ library; scikit-build-core builds in build/wheel.
 python-install: python-venv
