@@ -1,38 +1,54 @@
-# relugrad: the two commands of the README.
-#   make run   builds, then runs the main job: `relugrad verify` and a short benchmark table
-#   make test  builds and runs every test (C++ via ctest, Python via pytest)
-# Both install missing Debian/PyPI packages themselves. Feature areas add
-# their targets in mk/*.mk (appending to TEST_STEPS / RUN_STEPS).
+# relugrad's make layer: short aliases over the CMake presets (CMakePresets.json)
+# and the Python venv (.venv). The README's two commands:
+#   make run    installs what is missing, builds, runs the main job
+#   make test   installs what is missing, builds, runs every test tier (CI calls it)
+# Only deps, run, test and the venv install packages (scripts/packages.txt,
+# python/requirements-test.txt); the build and tier targets expect them.
+# Test tiers, each runnable alone (README "Test tiers" has their times):
+#   make check          quick: the C++ quick tier (every kernel on every SIMD target)
+#   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
+#   make python-test    python: the pytest suite (not the live checks)
+#   make test-live      live: relugrad against the installed torch, bit for bit
+#   make test-cuda      cuda: the CUDA wheel and the GPU benchmark driver build (where nvcc is)
+#   make test-sanitize  sanitize: the C++ suites under ASan+UBSan and TSan
+#   make fuzz-ci        fuzz: each libFuzzer target for 20 s
+#   make soak-ci        soak: a minute of random checked calls
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
-BUILD := build/release
-CLI := $(BUILD)/relugrad
-TEST_STEPS :=
-RUN_STEPS :=
+CLI := build/release/relugrad
 
-.PHONY: all deps build run test test-cpp clean
+.PHONY: all deps build check test-cpp test-sweep test run clean
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-build: deps
+build:
 	cmake --preset release $(CMAKE_ARGS) >/dev/null
 	cmake --build --preset release -j $(JOBS)
+
+check: build
+	ctest --preset quick -j $(JOBS)
+
+test-sweep: build
+	ctest --preset sweep -j $(JOBS)
 
 test-cpp: build
 	ctest --preset release -j $(JOBS)
 
--include mk/*.mk
+include mk/python.mk mk/reliability.mk mk/bench.mk mk/devices.mk
 
-test: test-cpp $(TEST_STEPS)
-	@echo "make test: all test steps passed"
+TEST_TIERS := test-cpp python-test test-live test-cuda test-sanitize fuzz-ci soak-ci
 
-run: build
+test: deps
+	@$(MAKE) --no-print-directory $(TEST_TIERS)
+	@echo "make test: all test tiers passed"
+
+run: deps
+	@$(MAKE) --no-print-directory build
 	$(CLI) info
 	$(CLI) verify
 	$(CLI) bench --dtype f32,bf16 --sizes 4K,64K,1M,16M --threads 1,2 --min-time 0.1
-	@for step in $(RUN_STEPS); do $(MAKE) --no-print-directory $$step || exit 1; done
 
 clean:
 	rm -rf build

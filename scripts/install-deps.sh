@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian packages relugrad needs that are missing, and nothing
-# else. Usage: scripts/install-deps.sh [package ...] (defaults: the build and
-# test set). Uses sudo only when not root. Safe to run repeatedly.
+# Installs the missing Debian packages of the named groups of scripts/packages.txt
+# (default: every group), and nothing else. Usage: scripts/install-deps.sh [group ...]
+# Uses sudo only when not root. Safe to run repeatedly: installs nothing when all are present.
 set -euo pipefail
+list="$(dirname "$0")/packages.txt"
 
-default_packages=(
-  cmake g++ make pkg-config
-  libhwy-dev        # Google Highway: SIMD with runtime dispatch
-  libgtest-dev      # GoogleTest
-  libbenchmark-dev  # Google Benchmark
-  python3 python3-venv python3-dev
-)
-packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=("${default_packages[@]}")
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=($(awk '!/^#/ && NF { print $1 }' "$list" | sort -u))
+
+packages=()
+for g in "${groups[@]}"; do
+  found=($(awk -v g="$g" '!/^#/ && $1 == g { print $2 }' "$list"))
+  if [ ${#found[@]} -eq 0 ]; then
+    echo "install-deps: no package group '$g' in $list" >&2; exit 2
+  fi
+  packages+=("${found[@]}")
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,8 +24,11 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo: install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
 echo "relugrad: installing missing Debian packages: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q >&2 || true
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -13,6 +13,8 @@ from cases import DTYPES, THRESHOLDS, random_case, special_case, tiled
 from compare import mismatches
 from nan_compare import same_bits
 
+pytestmark = pytest.mark.live
+
 # RELUGRAD_LIVE=tensorflow (say) limits a run to one framework: TensorFlow
 # and PyTorch cannot share a process (mk/python.mk runs one per process).
 ONLY = os.environ.get("RELUGRAD_LIVE", "")

@@ -1,4 +1,4 @@
-# CUDA backend (issue 7). Included from src/CMakeLists.txt before the
+# CUDA backend. Included from src/CMakeLists.txt before the
 # libraries relugrad / relugrad_internal are made from relugrad_objects.
 #
 # RELUGRAD_CUDA: ON (fail without nvcc), OFF (stub), AUTO (on when
@@ -36,7 +36,21 @@ if(RELUGRAD_CUDA_ENABLED)
         "CUDA architectures (relugrad default: sm_90 SASS + compute_90 PTX)" FORCE)
   endif()
   enable_language(CUDA)
-  find_package(CUDAToolkit REQUIRED)
+  # check_language() proved that nvcc compiles; the toolkit's libraries may
+  # still be half-installed. AUTO then builds without the backend and says why.
+  if(_rg_cuda_mode STREQUAL "AUTO")
+    find_package(CUDAToolkit QUIET)
+    if(NOT CUDAToolkit_FOUND)
+      message(STATUS "relugrad: CUDA backend skipped: nvcc works but the CUDA toolkit's "
+                     "libraries (cudart) were not found")
+      set(RELUGRAD_CUDA_ENABLED OFF)
+    endif()
+  else()
+    find_package(CUDAToolkit REQUIRED)
+  endif()
+endif()
+
+if(RELUGRAD_CUDA_ENABLED)
   # relugrad_objects exists already, so its CUDA properties are set on it
   # directly (the CMAKE_CUDA_* defaults only reach targets created later).
   set_target_properties(relugrad_objects PROPERTIES

@@ -205,8 +205,8 @@ TEST(OnednnVersion, Reported) {
 #else  // !RELUGRAD_HAVE_ONEDNN
 
 TEST(Onednn, ReluBackwardMatchesPreset) {
-  GTEST_SKIP() << "oneDNN not found at configure time: install it with "
-                  "`scripts/install-deps.sh libdnnl-dev` (make compat does) and reconfigure";
+  GTEST_SKIP() << "oneDNN missing or unusable at configure time (the configure printed why): "
+                  "install it with `scripts/install-deps.sh onednn` (make deps does) and reconfigure";
 }
 
 #endif

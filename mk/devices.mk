@@ -1,0 +1,30 @@
+# Accelerator backends that this machine can build but not run.
+#   make test-cuda           the cuda tier: the GPU benchmark driver builds against the installed
+#                            library, and the CUDA wheel's tests pass (device cases skip without a GPU);
+#                            where there is no nvcc it says so and passes
+#   make gpu-check           bench/gpu/check.sh: build, device tests, benchmarks (on a GPU machine)
+#   make ascend-test         the AscendC kernel through its CPU twin (ctest label "ascend")
+#   make ascend-cost         the Ascend pipe cost model
+# The CUDA C++ tests are part of ctest whenever the backend is built (RELUGRAD_CUDA=AUTO finds nvcc).
+.PHONY: test-cuda cuda-bench-compile gpu-check ascend-test ascend-cost
+NVCC := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_BENCH_DIR := build/cuda-bench
+
+test-cuda: cuda-bench-compile python-test-cuda
+
+cuda-bench-compile: build
+	@if [ -z "$(NVCC)" ]; then echo "cuda-bench-compile: no nvcc here: SKIPPED"; exit 0; fi; \
+	set -e; cmake --install build/release --prefix $(CURDIR)/$(CUDA_BENCH_DIR)/relugrad >/dev/null; \
+	PATH=$(dir $(NVCC)):$$PATH cmake -S bench/gpu -B $(CUDA_BENCH_DIR)/driver \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/$(CUDA_BENCH_DIR)/relugrad >/dev/null; \
+	cmake --build $(CUDA_BENCH_DIR)/driver -j $(JOBS) >/dev/null; \
+	echo "cuda-bench-compile: bench/gpu driver builds ($(CUDA_BENCH_DIR)/driver/relugrad_gpu_bench)"
+
+gpu-check:
+	bench/gpu/check.sh
+
+ascend-test: build
+	ctest --preset release -L ascend -j $(JOBS)
+
+ascend-cost: build
+	build/release/tests/ascend/ascend_tiling_test --gtest_filter='*CostModel*'
