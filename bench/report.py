@@ -110,7 +110,7 @@ def triad_target(rows, label):
 
 
 def targets(by, roof, warm_rows, key_rows=None, peer_rows=None):
-    out = ["\n## Targets (issue 3), ratios within this run\n"]
+    out = ["\n## Targets, ratios within this run\n"]
     if key_rows:
         out += triad_target(key_rows, "key points, 1 s per candidate")
     # 1. (sweep) n >= 16M every dtype, 1 and 2 threads: >= 0.95 x better triad,
@@ -211,7 +211,7 @@ def targets(by, roof, warm_rows, key_rows=None, peer_rows=None):
         out.append(f"- the same at equal memory bandwidth (2 x paired ratio to the triad, f16/bf16 over f32): "
                    f"worst {worst_bw:.2f} -> {verdict(worst_bw >= 1.8)}  \n"
                    f"  ({', '.join(cells_bw)})")
-    # 5. Mask path (issue 5's target, measured here): time ratio.
+    # 5. Mask path (the target, measured here): time ratio.
     cells, worst = [], None
     for (impl, dtype, n, t), r in sorted(by.items()):
         if impl == "relugrad_mask" and n >= (16 << 20):

@@ -38,7 +38,7 @@ mask_flag=""
 if "$cli" bench --help | grep -q -- "--mask"; then
   if "$cli" bench --sizes 64 --threads 1 --min-time 0 --mask --json >/dev/null 2>>"$log"; then mask_flag="--mask"; fi
 fi
-[ -n "$mask_flag" ] || step "relugrad: no mask path in this build (issue 5): relugrad_mask not measured"
+[ -n "$mask_flag" ] || step "relugrad: no mask path in this build: relugrad_mask not measured"
 
 step "relugrad f32/f16/bf16, sizes $sizes, threads $threads"
 "$cli" bench --json --dtype f32,f16,bf16 --sizes "$sizes" --threads "$threads" --min-time "$min_time" \

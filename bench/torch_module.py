@@ -7,7 +7,7 @@ on its torch-native path (C++ autograd Functions) and on its Python path
 Each step is `module(x).backward(g)` on a leaf x of n f32 elements, so the
 backward's output goes on into AccumulateGrad as in training. Candidates are
 interleaved round by round and the best of each is kept (the machine is
-shared; only ratios within one run mean anything). bench/NOTES.md 27.
+shared; only ratios within one run mean anything). docs/performance-notes.md, "Torch-native ReLU".
 """
 import argparse
 import timeit

@@ -47,7 +47,7 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
   unsigned char* pa = aligned(a) + kGuard + dy_off;
   unsigned char* pb = aligned(b) + kGuard + s_off;
   unsigned char* pc = aligned(c) + kGuard + dx_off;
-  if (bytes > 0) {  // reliability (issue 6): memcpy from an empty vector's NULL data() is UB (UBSan)
+  if (bytes > 0) {  // reliability: memcpy from an empty vector's NULL data() is UB (UBSan)
     std::memcpy(pa, dy.data(), bytes);
     std::memcpy(pb, s.data(), bytes);
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One script for a GPU machine (issue 7). From the repository root:
+# One script for a GPU machine. From the repository root:
 #   bench/gpu/check.sh            # everything, < 5 minutes on an H200
 #   QUICK=1 bench/gpu/check.sh    # sizes up to 16M only (a smoke run)
 # Steps:

@@ -1,4 +1,4 @@
-// Google Benchmark micro-benchmarks for kernel development (issue 3): the
+// Google Benchmark micro-benchmarks for kernel development: the
 // library's kernels per dtype, preset and SIMD target (capped with
 // relugrad_set_max_isa, as the tests do), the streaming variant, and the
 // measured-only variants of variants.cc (unroll, prefetch, f16/bf16 via f32).

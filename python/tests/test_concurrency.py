@@ -1,4 +1,4 @@
-"""Many Python threads calling relugrad at once (issue 6): the GIL is
+"""Many Python threads calling relugrad at once: the GIL is
 released during the C call, so the calls really overlap, each with its own
 preset, dtype, size, threshold and thread count (overlapping library thread
 pools). Every result is checked against the NumPy formula oracle

@@ -1,4 +1,4 @@
-"""CUDA arrays in Python (issue 7): CUDA tensors and CUDA DLPack arrays go to
+"""CUDA arrays in Python: CUDA tensors and CUDA DLPack arrays go to
 relugrad's CUDA backend (torch: the tensor's device, torch's current stream).
 
 Runs here without a GPU: a CUDA request fails with a clear error (checked

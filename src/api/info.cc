@@ -65,7 +65,7 @@ const char* relugrad_build_info(void) {
     s += std::string("compiler: ") + __VERSION__ + "\n";
     s += std::string("highway: ") + RG_STR(HWY_MAJOR) "." RG_STR(HWY_MINOR) "." RG_STR(HWY_PATCH) "\n";
     std::string compiled;
-    // reliability (issue 6): an unsigned shift; 1 << 63 on int64_t is UB (UBSan).
+    // reliability: an unsigned shift; 1 << 63 on int64_t is UB (UBSan).
     for (uint64_t ubit = 1; ubit != 0; ubit <<= 1) {
       const int64_t bit = static_cast<int64_t>(ubit);
       if ((HWY_TARGETS | HWY_STATIC_TARGET) & bit) {

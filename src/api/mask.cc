@@ -41,7 +41,7 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
 // Returns run(), timed under RELUGRAD_PROFILE as `op` (both mask calls move
 // two arrays of n elements of es bytes and the mask). Off, run() stays a
 // tail call: a scope with a destructor around it cost 4-5 ns of a 60 ns
-// call at n = 16 (bench/NOTES.md 28).
+// call at n = 16 (docs/performance-notes.md, "Mask path fixed cost").
 template <class Run>
 relugrad_status Profiled(const char* op, Dtype d, int64_t n, int64_t es, const Semantics& sem, const Run& run) {
   if (!profile::Enabled()) return run();

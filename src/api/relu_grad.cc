@@ -53,7 +53,7 @@ relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* 
   const Dtype d = ToDtype(dtype);
   const Semantics& sem = call->sem;
   const KernelParams& params = call->params;
-  // RELUGRAD_PROFILE (issue 3): a load and a branch when off.
+  // RELUGRAD_PROFILE: a load and a branch when off.
   profile::CallScope profile_scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
                                    profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
                                                       sem.combine == RELUGRAD_COMBINE_MULTIPLY));

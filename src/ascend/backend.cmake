@@ -1,4 +1,4 @@
-# AscendC kernel + CPU twin (issue 8).
+# AscendC kernel + CPU twin.
 #
 # RELUGRAD_ASCEND_TWIN (default ON): the kernel source
 # (kernel/relu_grad.cpp) is compiled by the host compiler against the twin's

@@ -170,7 +170,7 @@ uint64_t BitsAt(relugrad_dtype d, const void* base, size_t i) {
 std::string CompareBits(relugrad_dtype d, const void* expected, const void* actual, size_t n,
                         const void* dy, const void* s) {
   const size_t es = relugrad_dtype_size(d);
-  // reliability (issue 6): n == 0 may come with NULL buffers (empty vectors); memcmp(NULL, ...) is UB.
+  // reliability: n == 0 may come with NULL buffers (empty vectors); memcmp(NULL, ...) is UB.
   if (n == 0 || std::memcmp(expected, actual, n * es) == 0) return "";
   for (size_t i = 0; i < n; ++i) {
     const uint64_t e = BitsAt(d, expected, i), a = BitsAt(d, actual, i);

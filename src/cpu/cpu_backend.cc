@@ -89,7 +89,7 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   job.dx = dx;
   if (one_block) {
     // One block whatever the plan: skip the plan's divisions and the pool
-    // (a third of the fixed cost of a call at n <= 1024, bench/NOTES.md).
+    // (a third of the fixed cost of a call at n <= 1024, docs/performance-notes.md).
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       job.kernel(params, dy, s, dx, 0, n);

@@ -25,7 +25,7 @@ constexpr int64_t kCpuChunkBytes = 64 * 1024;
 // awake, spinning after a recent call, still take their blocks): with the
 // workers asleep, two threads measured no faster than one up to 2M f32
 // elements (1M: 1.2-1.7x slower), 0.97x at 4M and 0.71x at 16M in this VM,
-// where a wake-up costs tens to hundreds of us (bench/NOTES.md section 24).
+// where a wake-up costs tens to hundreds of us (docs/performance-notes.md, "Threads between calls").
 constexpr int64_t kCpuWakeBytes = 16 << 20;
 
 // Outputs of at least this many bytes that alias no input are written with
@@ -33,12 +33,12 @@ constexpr int64_t kCpuWakeBytes = 16 << 20;
 // 8 MiB (the inputs and output then overflow the 32 MiB L3). Measured on one
 // thread: streaming already wins from 1 MiB of dx, cold or warm (no
 // read-for-ownership of dx, which cannot stay in a 1 MiB L2 anyway).
-// bench/NOTES.md "Streaming stores".
+// docs/performance-notes.md "Streaming stores".
 constexpr int64_t kCpuStreamBytes = 1 << 20;
 // The same for calls split over two or more blocks: there the cores' L2s
 // and the L3 hold a warm 1-4 MiB output, and cached stores reach 163-194
 // GB/s (1M f32, 2 threads) where streaming stays at the 86 GB/s the memory
-// takes writes at; from 8 MiB of dx streaming wins warm too (bench/NOTES.md
+// takes writes at; from 8 MiB of dx streaming wins warm too (docs/performance-notes.md
 // section 15).
 constexpr int64_t kCpuStreamBytesMultiBlock = 8 << 20;
 

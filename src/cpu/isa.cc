@@ -31,7 +31,7 @@ std::mutex g_isa_mutex;
 
 // AMD family 19h with AVX-512 is Zen 4 (Zen 3, the same family, has none),
 // which executes 512-bit operations as two 256-bit halves. Measured there
-// (AMD EPYC, 2 vCPUs, 2026-11-29; bench/NOTES.md section 11), the AVX2
+// (AMD EPYC, 2 vCPUs, 2026-11-29; docs/performance-notes.md, "AVX2 vs AVX-512 on Zen 4"), the AVX2
 // kernels beat the AVX-512 ones at every cold point (relugrad 1.03-1.25x,
 // triad_nt 1.03-1.12x, three alternating runs) and in cache for f32
 // (1.08-1.16x); bf16 at n <= 1K was the only loss (0.95x). So on Zen 4 the
@@ -94,7 +94,7 @@ relugrad_status SetMaxIsa(const char* name) {
   }
   const std::string wanted = Lower(name);
   int64_t cap = 0;
-  // reliability (issue 6): shift an unsigned bit; shifting a signed 1 into
+  // reliability: shift an unsigned bit; shifting a signed 1 into
   // bit 63 and beyond is undefined (UBSan flagged it).
   for (uint64_t ubit = 1; ubit != 0 && cap == 0; ubit <<= 1) {
     const int64_t bit = static_cast<int64_t>(ubit);

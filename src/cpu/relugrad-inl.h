@@ -48,7 +48,7 @@ HWY_INLINE hn::Vec<DU> GeneralVec(DU du, const BitConstants<D, DU>& c, const Ker
 //               the negative NaNs, whose keys lie below key(-inf));
 //   pass_if_gt: open <=> lo <= bits <= inf (signed).
 // Exactly the key test, three vector operations fewer per vector (the
-// key's shift/and/xor): it matters in L1 only (bench/NOTES.md).
+// key's shift/and/xor): it matters in L1 only (docs/performance-notes.md).
 template <Dtype D, bool kNanOpen>
 struct RawGate {
   using Tr = DtypeTraits<D>;
@@ -89,7 +89,7 @@ struct RawGate {
 // RawGate decides. Two signed compares and an or, where RawGate needs an
 // unsigned compare too, which AVX2 lacks (Highway emulates it with an
 // xor): two vector operations fewer per vector, for the L1-bound small
-// calls (bench/NOTES.md section 19).
+// calls (docs/performance-notes.md, "Fixed cost of a call").
 template <Dtype D>
 struct NanOpenZeroGate {
   using Tr = DtypeTraits<D>;
@@ -113,7 +113,7 @@ struct NanOpenZeroGate {
 };
 
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail
-// through a bounce buffer. Unrolled by two (bench/NOTES.md: unrolling).
+// through a bounce buffer. Unrolled by two (docs/performance-notes.md, "Unrolling and prefetch").
 template <Dtype D, class Op>
 HWY_INLINE void ForEachVector(const void* dy_v, const void* s_v, void* dx_v, int64_t begin,
                               int64_t end, const Op& op) {

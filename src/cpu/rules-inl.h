@@ -144,7 +144,7 @@ HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn:
 // dy & sign, which for +-0 is dy itself); every other lane gives dy*0 =
 // dy & sign, or the default NaN for an infinite dy (never an open lane:
 // infinities are not below the smallest normal). Two vector operations
-// fewer than composing the two helpers (bench/NOTES.md section 20).
+// fewer than composing the two helpers (docs/performance-notes.md, "Multiply rule fused").
 template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
                                        hn::Vec<DU> dy) {
@@ -167,7 +167,7 @@ HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::
 // NaN, which dy*0 quiets as dy*1 would. Not on the scalar/emulated targets:
 // there the compiler may fold dy*1 into dy, which differs for a signalling
 // NaN and, under DAZ, a subnormal. 2-4 vector operations against
-// MultiplyZeroVec's ~9 (bench/NOTES.md section 22).
+// MultiplyZeroVec's ~9 (docs/performance-notes.md, "Multiply rule on x86's multiply").
 #undef RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE  // defined per target
 #define RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE 1
 // v, with the compiler forbidden to know its value: an empty asm that

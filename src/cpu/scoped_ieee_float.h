@@ -10,7 +10,7 @@
 //    NaN 0xffc00000, a NaN quieted with its payload and sign), and with DAZ
 //    set it flushes a subnormal dy the way flush_subnormals asks; as integer
 //    bit work the rule cost about 11 vector operations per vector against
-//    2-4 here (bench/NOTES.md section 22).
+//    2-4 here (docs/performance-notes.md, "Multiply rule on x86's multiply").
 #ifndef RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 #define RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 
@@ -54,7 +54,7 @@ inline bool UsesFloatMultiplyRule(const KernelParams& p) {
 // exceptions masked (inf*0 raises invalid) and DAZ: with flush_subnormals,
 // DAZ is what makes dy*1 flush a subnormal dy; without, only dy*0 is
 // computed, the same under DAZ, but a subnormal operand without DAZ costs a
-// microcode assist (bench/NOTES.md section 22: 2x slower in L1 on Zen 4
+// microcode assist (docs/performance-notes.md, "Multiply rule on x86's multiply": 2x slower in L1 on Zen 4
 // with the benchmark's data, where ~2% of dy is subnormal). A host already
 // in that state (TensorFlow's threads) pays no MXCSR write; others pay two
 // (set and restore, about 14 ns per call in all on Zen 4).

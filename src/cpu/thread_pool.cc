@@ -87,7 +87,7 @@ struct ThreadPool::Worker {
       // the caller's core (both just woke) must not spin while the caller
       // waits to return; with pauses only, a 1M f32 call on two threads took
       // 281 us after a 300 us idle gap against 157 on one thread, with the
-      // yields 95 (bench/NOTES.md section 24).
+      // yields 95 (docs/performance-notes.md, "Threads between calls").
       const auto spin_until = std::chrono::steady_clock::now() + kSpin;
       for (int i = 1; now == seen; ++i) {
         if (i % 16 != 0) {

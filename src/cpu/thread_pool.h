@@ -39,7 +39,7 @@ class ThreadPool {
   // for chunks already running. A worker that wakes late (a sleeping
   // thread's wake-up costs 50-300 us in this VM) or shares a core with the
   // caller then costs about nothing instead of up to twice the
-  // single-thread time (bench/NOTES.md section 24). With a worker awake,
+  // single-thread time (docs/performance-notes.md, "Threads between calls"). With a worker awake,
   // each thread runs its own block, as a static split would: its cache
   // lines stay in its core's caches from call to call. If another caller
   // holds the pool, every chunk runs on this caller (same results).
@@ -47,7 +47,7 @@ class ThreadPool {
   // job) is left asleep and the caller runs its block, unless the previous
   // job ended less than 200 us ago (a loop of calls: waking the workers
   // now lets the next calls use them); for jobs too short to pay for a
-  // wake-up (bench/NOTES.md section 24).
+  // wake-up (docs/performance-notes.md, "Threads between calls").
   // Returns false only if worker threads could not be created (then all
   // chunks have run on the caller).
   bool Run(int blocks, int chunks, ChunkFn fn, void* context, bool wake_sleeping = true);

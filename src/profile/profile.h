@@ -1,11 +1,11 @@
-// Production profiling (issue 3). RELUGRAD_PROFILE=1 keeps per-configuration
+// Production profiling. RELUGRAD_PROFILE=1 keeps per-configuration
 // counters and prints a summary table to stderr at exit;
 // RELUGRAD_PROFILE=path.json writes a Chrome/Perfetto trace instead (one
 // slice per call on the caller's thread and one per block on each worker
 // thread). Unset or 0: off.
 //
 // Cost when off: one load of a global and a predictable branch per call and
-// per block (measured: bench/NOTES.md "Profiler cost"). The mode is read
+// per block (measured: docs/performance-notes.md "Profiler cost"). The mode is read
 // from the environment once, when the library loads.
 #ifndef RELUGRAD_PROFILE_PROFILE_H_
 #define RELUGRAD_PROFILE_PROFILE_H_

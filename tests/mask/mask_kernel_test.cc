@@ -41,13 +41,13 @@ void CheckForward(relugrad_dtype d, const relugrad_options& o, const Bytes& x, O
   Bytes ey, em;
   ReferenceForward(d, x, o, &ey, &em);
   Guarded gx(bytes, off.in, 0), gy(bytes, off.out, 0x5A), gm(em.size(), off.mask, 0x5A);
-  if (bytes > 0) std::memcpy(gx.data(), x.data(), bytes);  // reliability (issue 6): x.data() is NULL when empty (UBSan)
+  if (bytes > 0) std::memcpy(gx.data(), x.data(), bytes);  // reliability: x.data() is NULL when empty (UBSan)
   unsigned char* y = in_place ? gx.data() : gy.data();
   ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), gx.data(), y, gm.data(), &o), RELUGRAD_OK)
       << relugrad_last_error();
   ASSERT_EQ(CompareBits(d, ey.data(), y, n, x.data(), x.data()), "") << what << " (y)";
   ASSERT_EQ(CompareMask(em, gm.data(), n), "") << what;
-  if (!in_place && bytes > 0) ASSERT_EQ(std::memcmp(gx.data(), x.data(), bytes), 0) << what << ": x changed";  // reliability (issue 6): no memcmp on NULL
+  if (!in_place && bytes > 0) ASSERT_EQ(std::memcmp(gx.data(), x.data(), bytes), 0) << what << ": x changed";  // reliability: no memcmp on NULL
   ASSERT_EQ(gx.CheckGuards(), "") << what << " (x)";
   ASSERT_EQ(gy.CheckGuards(), "") << what << " (y)";
   ASSERT_EQ(gm.CheckGuards(), "") << what << " (mask)";
@@ -60,13 +60,13 @@ void CheckGrad(relugrad_dtype d, const relugrad_options& o, const Bytes& dy, con
   const size_t n = bytes / relugrad_dtype_size(d);
   const Bytes expected = ReferenceGradMask(d, dy, mask, o);
   Guarded gdy(bytes, off.in, 0), gdx(bytes, off.out, 0x5A), gm(mask.size(), off.mask, 0);
-  if (bytes > 0) std::memcpy(gdy.data(), dy.data(), bytes);  // reliability (issue 6): no memcpy from NULL
+  if (bytes > 0) std::memcpy(gdy.data(), dy.data(), bytes);  // reliability: no memcpy from NULL
   if (!mask.empty()) std::memcpy(gm.data(), mask.data(), mask.size());
   unsigned char* dx = in_place ? gdy.data() : gdx.data();
   ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), gdy.data(), gm.data(), dx, &o), RELUGRAD_OK)
       << relugrad_last_error();
   ASSERT_EQ(CompareBits(d, expected.data(), dx, n), "") << what;
-  if (!mask.empty()) ASSERT_EQ(std::memcmp(gm.data(), mask.data(), mask.size()), 0) << what << ": mask changed";  // reliability (issue 6)
+  if (!mask.empty()) ASSERT_EQ(std::memcmp(gm.data(), mask.data(), mask.size()), 0) << what << ": mask changed";  // reliability
   ASSERT_EQ(gdy.CheckGuards(), "") << what << " (dy)";
   ASSERT_EQ(gdx.CheckGuards(), "") << what << " (dx)";
   ASSERT_EQ(gm.CheckGuards(), "") << what << " (mask)";
