@@ -2,8 +2,8 @@
 # and the Python venv (.venv). The README's two commands:
 #   make run    installs what is missing, builds, runs the main job
 #   make test   installs what is missing, builds, runs every test tier (CI calls it)
-# Only deps, run, test and the venv install packages (scripts/packages.txt,
-# python/requirements-test.txt); the build and tier targets expect them.
+# Only deps (every group), run, test (the groups they need) and the venv install packages
+# (scripts/packages.txt, python/requirements-test.txt); the build and tier targets expect them.
 # Test tiers, each runnable alone (README "Test tiers" has their times):
 #   make check          quick: the C++ quick tier (every kernel on every SIMD target)
 #   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
@@ -16,6 +16,10 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CLI := build/release/relugrad
+
+# The Debian package groups (scripts/packages.txt) that each of the two commands needs.
+RUN_PACKAGES := build test onednn
+TEST_PACKAGES := build test onednn python fuzz
 
 .PHONY: all deps build check test-cpp test-sweep test run clean
 all: build
@@ -40,11 +44,13 @@ include mk/python.mk mk/reliability.mk mk/bench.mk mk/devices.mk
 
 TEST_TIERS := test-cpp python-test test-live test-cuda test-sanitize fuzz-ci soak-ci
 
-test: deps
+test:
+	@scripts/install-deps.sh $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory $(TEST_TIERS)
 	@echo "make test: all test tiers passed"
 
-run: deps
+run:
+	@scripts/install-deps.sh $(RUN_PACKAGES)
 	@$(MAKE) --no-print-directory build
 	$(CLI) info
 	$(CLI) verify
