@@ -1,5 +1,5 @@
 // The oracle itself, checked against expectations written by hand from the
-// frameworks' documented and measured behaviour (REFERENCE.md section 1),
+// frameworks' documented and measured behaviour (README.md "Semantics"),
 // so that the kernel suites are not just comparing the code with itself.
 #include <gtest/gtest.h>
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cpu/mask_backend.h"
-#include "cpu/triad.h"
+#include "bench_support/triad.h"
 #include "io/aligned_buffer.h"
 #include "relugrad/relugrad.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "relugrad/timer.hpp"
+#include "bench_support/timer.h"
 
 namespace peer {
 

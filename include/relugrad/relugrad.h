@@ -147,8 +147,8 @@ typedef struct relugrad_options {
                        more than 256 is served with 256 */
   relugrad_backend backend;
   void* stream;     /* CUDA: a cudaStream_t (NULL = default stream) */
-  relugrad_stores stores; /* CPU store hint; AUTO by default (added in 0.2:
-                             older, shorter structs get AUTO) */
+  relugrad_stores stores; /* CPU store hint; AUTO by default (a struct_size
+                             that ends before this field gets AUTO) */
 } relugrad_options;
 
 /* Fills *options with the preset's settings and defaults for the rest. */

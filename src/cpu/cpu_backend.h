@@ -9,9 +9,10 @@
 
 namespace relugrad {
 
-// Below this many bytes of dx per block, fewer blocks are used: a wake-up
-// costs about as much as computing 16 KiB in L1 here (REFERENCE.md: two
-// threads lose at 4K f32 elements and win from 64K).
+// Below this many bytes of dx per block, fewer blocks are used: waking a
+// thread costs about as much as computing 16 KiB in L1, so two threads lose
+// at 4K f32 elements and win from 64K (docs/performance-notes.md,
+// "Grain size and thread split").
 constexpr int64_t kCpuGrainBytes = 64 * 1024;
 // Block boundaries fall on cache lines of dx: no two threads write one line.
 constexpr int64_t kCpuUnitBytes = 64;

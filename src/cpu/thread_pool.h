@@ -2,8 +2,8 @@
 // and their chunks.
 //
 // Why not OpenMP: measured fork/join of 2 threads, median of 31 x 2000
-// (bench/forkjoin): this pool 180-190 ns, libgomp 540 ns on this machine
-// (REFERENCE.md reports 1-2 us for OpenMP on others). libgomp is also
+// (bench/forkjoin): this pool 180-190 ns, libgomp 540 ns on a 2-core Zen 4
+// VM. libgomp is also
 // invisible to ThreadSanitizer (false reports in the TSan preset), and a
 // block should map to the same thread from call to call, so that its cache
 // lines stay in one core's caches; OpenMP's static schedule does that but

@@ -1,7 +1,7 @@
 // CUDA entry points of the 1-bit mask path (device pointers, semantics.stream;
-// arguments already validated as in api/mask.cc). Declared here until
-// core/backends.h carries them (the lead wires api/mask.cc to call them for
-// RELUGRAD_BACKEND_CUDA); cuda_unavailable.cc provides the UNSUPPORTED stubs.
+// arguments already validated by api/mask.cc, which calls them for
+// RELUGRAD_BACKEND_CUDA); cuda_unavailable.cc provides the UNSUPPORTED stubs
+// when the backend is not built.
 #ifndef RELUGRAD_CUDA_CUDA_MASK_H_
 #define RELUGRAD_CUDA_CUDA_MASK_H_
 

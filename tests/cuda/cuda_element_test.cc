@@ -203,10 +203,8 @@ TEST(CudaElementTest, DeviceParamsCarryKernelParams) {
 
 // alpha beyond FLT_MAX rounds to inf in the f32 compute type, so a zero dy
 // on a closed lane computes 0*inf = NaN, which the kernels write as the
-// default NaN of the data type (IEEE: a NaN stays NaN when narrowed). The
-// reference agrees for f32/f64; for f16/bf16 its DoubleToBitsRne(NaN)
-// currently yields -0 (reported to the lead), so this case is pinned here
-// against IEEE rather than against the reference.
+// default NaN of the data type (IEEE: a NaN stays NaN when narrowed), as
+// the reference does for every dtype.
 TEST(CudaElementTest, AlphaOverflowTimesZeroIsDefaultNan) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
@@ -219,7 +217,9 @@ TEST(CudaElementTest, AlphaOverflowTimesZeroIsDefaultNan) {
   EXPECT_EQ(Hex(rule(Dtype::kF32, 0, 0xff800000u)), Hex(DefaultNan<Dtype::kF32>()));
   EXPECT_EQ(Hex(rule(Dtype::kF32, 0, 0xff800000u)), Hex(ReferenceElement(Dtype::kF32, 0, 0xff800000u, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kF16, 0x8000, 0xfc00)), Hex(DefaultNan<Dtype::kF16>()));
+  EXPECT_EQ(Hex(rule(Dtype::kF16, 0x8000, 0xfc00)), Hex(ReferenceElement(Dtype::kF16, 0x8000, 0xfc00, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kBF16, 0, 0xff80)), Hex(DefaultNan<Dtype::kBF16>()));
+  EXPECT_EQ(Hex(rule(Dtype::kBF16, 0, 0xff80)), Hex(ReferenceElement(Dtype::kBF16, 0, 0xff80, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kBF16, 0x3f80, 0xff80)), Hex(0x7f80u));  // 1 * inf = inf
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "bench_types.h"
-#include "relugrad/timer.hpp"
+#include "bench_support/timer.h"
 
 namespace relugrad {
 namespace cli {

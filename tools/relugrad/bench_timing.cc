@@ -1,5 +1,5 @@
 // Interleaved medians for `relugrad bench` (see bench_types.h), built on the
-// public timing helpers (relugrad/timer.hpp) so applications and the
+// timing helpers (bench_support/timer.h) so applications and the
 // profiler time the same way.
 #include <algorithm>
 #include <numeric>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench_types.h"
-#include "relugrad/timer.hpp"
+#include "bench_support/timer.h"
 
 namespace relugrad {
 namespace cli {

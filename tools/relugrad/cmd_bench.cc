@@ -17,9 +17,9 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/triad.h"
+#include "bench_support/triad.h"
 #include "io/aligned_buffer.h"
-#include "relugrad/timer.hpp"
+#include "bench_support/timer.h"
 #include "relugrad/relugrad.h"
 #include "semantics_flags.h"
 

@@ -1,5 +1,5 @@
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpu/triad.cc"
+#define HWY_TARGET_INCLUDE "bench_support/triad.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/cache_control.h"
@@ -35,7 +35,7 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/thread_pool.h"
-#include "cpu/triad.h"
+#include "bench_support/triad.h"
 
 namespace relugrad {
 HWY_EXPORT(TriadBlock);

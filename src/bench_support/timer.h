@@ -1,13 +1,12 @@
 // relugrad::Timer and the median-of-batches timing loop used by
-// `relugrad bench`, the peer drivers' C++ side and the profiler, exposed so
-// applications measure the same way the published numbers were measured.
-// Header-only (no ABI): a monotonic clock, batch calibration, samples, and
-// the median.
+// `relugrad bench` and the peer drivers' C++ side, so that every published
+// number is measured the same way. A benchmark utility, not installed:
+// header-only, a monotonic clock, batch calibration, samples, and the median.
 //
 //   relugrad::timing::Options opt;  opt.min_time = 0.2;
 //   double s = relugrad::timing::median_seconds([&] { call(); }, opt);
-#ifndef RELUGRAD_TIMER_HPP_
-#define RELUGRAD_TIMER_HPP_
+#ifndef RELUGRAD_BENCH_SUPPORT_TIMER_H_
+#define RELUGRAD_BENCH_SUPPORT_TIMER_H_
 
 #include <algorithm>
 #include <chrono>
@@ -88,4 +87,4 @@ double median_seconds(F&& call, const Options& o = Options()) {
 }  // namespace timing
 }  // namespace relugrad
 
-#endif  // RELUGRAD_TIMER_HPP_
+#endif  // RELUGRAD_BENCH_SUPPORT_TIMER_H_

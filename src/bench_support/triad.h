@@ -1,9 +1,10 @@
 // The STREAM-style triad a[i] = b[i] + q * c[i] (2 reads + 1 write, f32),
-// the in-process roofline every ReluGrad measurement is divided by. It lives
-// in the library (internal) so the benchmark tool, the Google Benchmark
-// suite and the profiler share one implementation and one worker pool.
-#ifndef RELUGRAD_CPU_TRIAD_H_
-#define RELUGRAD_CPU_TRIAD_H_
+// the in-process roofline every ReluGrad measurement is divided by. A
+// benchmark utility, not library surface: it is linked into the CLI and the
+// benchmarks (relugrad_bench_support), never into the installed library, and
+// runs on the library's own worker pool so both are split the same way.
+#ifndef RELUGRAD_BENCH_SUPPORT_TRIAD_H_
+#define RELUGRAD_BENCH_SUPPORT_TRIAD_H_
 
 #include <cstdint>
 
@@ -16,4 +17,4 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CPU_TRIAD_H_
+#endif  // RELUGRAD_BENCH_SUPPORT_TRIAD_H_
