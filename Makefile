@@ -44,10 +44,13 @@ include mk/python.mk mk/reliability.mk mk/bench.mk mk/devices.mk
 
 TEST_TIERS := test-cpp python-test test-live test-cuda test-sanitize fuzz-ci soak-ci
 
+# Each tier in turn; its time is printed so every CI log says what each tier costs.
 test:
 	@scripts/install-deps.sh $(TEST_PACKAGES)
-	@$(MAKE) --no-print-directory $(TEST_TIERS)
-	@echo "make test: all test tiers passed"
+	@total=$$(date +%s); for tier in $(TEST_TIERS); do start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$tier || { echo "make test: tier $$tier FAILED"; exit 1; }; \
+	  echo "make test: tier $$tier passed in $$(( $$(date +%s) - start )) s"; done; \
+	echo "make test: all test tiers passed in $$(( $$(date +%s) - total )) s"
 
 run:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
