@@ -23,24 +23,22 @@ constexpr int64_t kCpuUnitBytes = 64;
 // costs nothing measurable (512 KiB chunks at 16M f32 on two threads).
 constexpr int64_t kCpuChunkBytes = 64 * 1024;
 // Below this many bytes of dx a call does not wake sleeping workers (those
-// awake, spinning after a recent call, still take their blocks): with the
-// workers asleep, two threads measured no faster than one up to 2M f32
-// elements (1M: 1.2-1.7x slower), 0.97x at 4M and 0.71x at 16M in this VM,
-// where a wake-up costs tens to hundreds of us (docs/performance-notes.md, "Threads between calls").
+// awake, spinning after a recent call, still take their blocks): a sleeping
+// worker can take tens to hundreds of microseconds to wake, more than a
+// second core saves on a call this small (evidence: docs/performance-notes.md,
+// "Threads between calls").
 constexpr int64_t kCpuWakeBytes = 16 << 20;
 
 // Outputs of at least this many bytes that alias no input are written with
-// non-temporal stores (whole aligned lines) under stores = AUTO. Predicted:
-// 8 MiB (the inputs and output then overflow the 32 MiB L3). Measured on one
-// thread: streaming already wins from 1 MiB of dx, cold or warm (no
-// read-for-ownership of dx, which cannot stay in a 1 MiB L2 anyway).
-// docs/performance-notes.md "Streaming stores".
+// non-temporal stores (whole aligned lines) under stores = AUTO: on one
+// thread a dx this large does not stay in the core's L2 anyway, and
+// streaming saves the read-for-ownership of every line, cold or warm
+// (evidence: docs/performance-notes.md, "Streaming stores").
 constexpr int64_t kCpuStreamBytes = 1 << 20;
 // The same for calls split over two or more blocks: there the cores' L2s
-// and the L3 hold a warm 1-4 MiB output, and cached stores reach 163-194
-// GB/s (1M f32, 2 threads) where streaming stays at the 86 GB/s the memory
-// takes writes at; from 8 MiB of dx streaming wins warm too (docs/performance-notes.md
-// section 15).
+// and the L3 together keep a warm output of a few MiB, which cached stores
+// write at cache speed and streaming stores at memory speed (evidence:
+// docs/performance-notes.md, "Streaming threshold for split calls").
 constexpr int64_t kCpuStreamBytesMultiBlock = 8 << 20;
 
 // For the benchmark's A/B runs only: overrides both thresholds process-wide

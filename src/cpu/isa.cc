@@ -31,7 +31,7 @@ std::mutex g_isa_mutex;
 
 // AMD family 19h with AVX-512 is Zen 4 (Zen 3, the same family, has none),
 // which executes 512-bit operations as two 256-bit halves. Measured there
-// (AMD EPYC, 2 vCPUs, 2026-11-29; docs/performance-notes.md, "AVX2 vs AVX-512 on Zen 4"), the AVX2
+// (docs/performance-notes.md, "AVX2 vs AVX-512 on Zen 4"), the AVX2
 // kernels beat the AVX-512 ones at every cold point (relugrad 1.03-1.25x,
 // triad_nt 1.03-1.12x, three alternating runs) and in cache for f32
 // (1.08-1.16x); bf16 at n <= 1K was the only loss (0.95x). So on Zen 4 the

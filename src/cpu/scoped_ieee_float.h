@@ -10,7 +10,7 @@
 //    NaN 0xffc00000, a NaN quieted with its payload and sign), and with DAZ
 //    set it flushes a subnormal dy the way flush_subnormals asks; as integer
 //    bit work the rule cost about 11 vector operations per vector against
-//    2-4 here (docs/performance-notes.md, "Multiply rule on x86's multiply").
+//    2-4 this way (docs/performance-notes.md, "Multiply rule on x86's multiply").
 #ifndef RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 #define RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 

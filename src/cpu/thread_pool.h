@@ -37,9 +37,10 @@ class ThreadPool {
   // takes the chunks of a started worker from the back (two-ended: the
   // worker takes from the front, one CAS per chunk), so it only ever waits
   // for chunks already running. A worker that wakes late (a sleeping
-  // thread's wake-up costs 50-300 us in this VM) or shares a core with the
-  // caller then costs about nothing instead of up to twice the
-  // single-thread time (docs/performance-notes.md, "Threads between calls"). With a worker awake,
+  // thread can take tens to hundreds of microseconds) or shares a core with
+  // the caller then costs about nothing instead of up to twice the
+  // single-thread time (docs/performance-notes.md, "Threads between calls").
+  // With a worker awake,
   // each thread runs its own block, as a static split would: its cache
   // lines stay in its core's caches from call to call. If another caller
   // holds the pool, every chunk runs on this caller (same results).

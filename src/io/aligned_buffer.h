@@ -1,10 +1,10 @@
 // A move-only byte buffer for large operands: 64-byte aligned, and for
 // sizes of 2 MiB and more 2 MiB aligned. Transparent huge pages are opt-in
-// (RELUGRAD_HUGEPAGES=1 -> MADV_HUGEPAGE): on this VM (THP defrag =
-// madvise) the first touch of a madvised 256 MiB buffer took 0.05 s when
-// huge pages were free but 0.9-3.2 s when the kernel had to compact memory
-// for them, against a steady 0.2 s with 4 KiB pages (measured 2026-11-29,
-// docs/performance.md). Allocation failure is reported, never thrown.
+// (RELUGRAD_HUGEPAGES=1 -> MADV_HUGEPAGE): where the kernel must compact
+// memory to find huge pages (THP defrag = madvise), the first touch of a
+// madvised buffer can take several times longer than with 4 KiB pages
+// (evidence: docs/performance-notes.md, "Findings left open"). Allocation
+// failure is reported, never thrown.
 #ifndef RELUGRAD_IO_ALIGNED_BUFFER_H_
 #define RELUGRAD_IO_ALIGNED_BUFFER_H_
 
