@@ -80,3 +80,105 @@ def test_jax_arrays_in_jax_arrays_out():
     assert np.asarray(dx).tolist() == [1.0, -2.0, 0.0]
     xb = jnp.asarray(np.array([1.0, -1.0], np.float32)).astype(jnp.bfloat16)
     assert relugrad.relu_grad(xb, xb, semantics="jax").dtype == jnp.bfloat16
+
+
+# ------------------------------------------- thresholds on rounding boundaries
+import functools  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import rounding_cases  # noqa: E402
+
+ROUNDING = [pytest.param(dtype, i, id=f"{dtype}-{i}-t{t!r}")
+            for dtype, ts in rounding_cases.BOUNDARY_THRESHOLDS.items() for i, t in enumerate(ts)]
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_rounding_runs():
+    return rounding_cases.torch_runs()
+
+
+def _check_rounding_run(r):
+    dy, s, want = (r[k].view(DTYPES[r["dtype"]]) for k in ("dy", "s", "dx"))
+    overrides = dict(kv.split("=") for kv in r["overrides"].split(",") if "=" in kv)
+    got = relugrad.relu_grad(dy, s, threshold=r["threshold"], **overrides)
+    assert same_bits(want, got, "exact"), (f"torch {r['version']} {r['op']} {r['dtype']} t={r['threshold']!r}\n" +
+                                           "\n".join(mismatches(dy, s, want, got)))
+
+
+@pytest.mark.parametrize("dtype, index", ROUNDING)
+def test_torch_threshold_on_rounding_boundaries(dtype, index):
+    # threshold_backward with t as a Python float (2.x: compared in f32), and
+    # with t first converted by torch.full (PyTorch's double -> f32 -> 16-bit,
+    # which threshold_rounding="dtype" must reproduce).
+    need("torch.threshold_backward")
+    runs = [r for r in _torch_rounding_runs() if r["dtype"] == dtype and r["index"] == index]
+    assert runs and all("dx" in r for r in runs), runs
+    for r in runs:
+        _check_rounding_run(r)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_torch_clamp_bounds_round_like_relugrad_clip(dtype):
+    # relugrad's clip bounds reach a 16-bit type as torch.clamp's do.
+    need("torch.threshold_backward")
+    import torch
+    for t in rounding_cases.BOUNDARY_THRESHOLDS[dtype]:
+        dy_bits, _ = rounding_cases.boundary_case(dtype, t)
+        dy = dy_bits.view(DTYPES[dtype])
+        s = np.ones_like(dy)
+        big = 6e4  # inside both types: torch refuses a bound the type cannot hold
+        for lo, hi in ((t, big), (-big, t)):
+            want_t = torch.clamp(frameworks._torch_in(dy), min=lo, max=hi)
+            want = frameworks._torch_out(want_t, dy.dtype)
+            got = relugrad.relu_grad(dy, s, clip=(lo, hi))
+            assert same_bits(want, got, "exact"), (dtype, lo, hi, "\n".join(mismatches(dy, s, want, got)))
+
+
+def test_torch_bf16_dtype_rounding_reproducer():
+    # bf16, t = 1 + 2^-8 + 2^-40: torch converts t to 1.0 (two roundings), so
+    # s = 1.0078125 is above it and dy passes; one rounding would give
+    # t = 1.0078125 and a closed gate.
+    need("torch.threshold_backward")
+    import torch
+    t = 1 + 2 ** -8 + 2 ** -40
+    assert int(torch.full((), t, dtype=torch.bfloat16).view(torch.int16)) == 0x3F80
+    dy = np.array([0x3F80], np.uint16).view(DTYPES["bf16"])
+    s = np.array([0x3F81], np.uint16).view(DTYPES["bf16"])
+    got = relugrad.relu_grad(dy, s, threshold=t, threshold_rounding="dtype")
+    assert got.view(np.uint16).tolist() == [0x3F80]
+
+
+# PyTorch 1.x lives in its own venv (it needs numpy < 2), e.g.
+#   python3 -m venv /tmp/venv-t113 && /tmp/venv-t113/bin/pip install torch==1.13.1 "numpy<2"
+# RELUGRAD_TORCH_OLD_PYTHON names its interpreter; torch runs there, relugrad here.
+OLD_PYTHON = os.environ.get("RELUGRAD_TORCH_OLD_PYTHON", "")
+
+
+@functools.lru_cache(maxsize=None)
+def _old_torch_runs():
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(rounding_cases.__file__)
+        subprocess.run([OLD_PYTHON, str(script), "--out", tmp], check=True)
+        return rounding_cases.load_runs(Path(tmp))
+
+
+def test_old_torch_threshold_rounds_to_the_data_type():
+    if not OLD_PYTHON:
+        pytest.skip("RELUGRAD_TORCH_OLD_PYTHON is not set (an interpreter with torch 1.x)")
+    runs = _old_torch_runs()
+    assert runs[0]["version"].startswith("1."), runs[0]["version"]
+    for r in runs:
+        if r["dtype"] == "f16":
+            # 1.13.1 has no f16 threshold kernel on the CPU.
+            assert "not implemented for 'Half'" in r.get("error", ""), r
+            continue
+        _check_rounding_run(r)
+    repro = [r for r in runs if r["dtype"] == "bf16" and r["op"] == "threshold_backward"
+             and r["threshold"] == 1 + 2 ** -8 + 2 ** -40]
+    assert len(repro) == 1
+    # The reproducer's element: dy = 1.0 on the gate s = 1.0078125 passes.
+    i = [k for k, (d, g) in enumerate(zip(repro[0]["dy"], repro[0]["s"])) if d == 0x3F80 and g == 0x3F81]
+    assert [int(repro[0]["dx"][k]) for k in i] == [0x3F80]
