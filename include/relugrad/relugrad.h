@@ -133,6 +133,15 @@ typedef enum relugrad_preset {
   RELUGRAD_PRESET_JAX = 2,        /* pass_if_gt + select, FTZ/DAZ gate (XLA CPU) */
   RELUGRAD_PRESET_ONEDNN = 3,     /* zero_if_le + multiply with alpha */
   RELUGRAD_PRESET_MINDSPORE = 4,  /* pass_if_gt + select, IEEE (MindSpore CPU ReluGrad) */
+  /* Huawei CANN operators (ops-nn sources; docs/ascend.md "CANN's semantics"
+   * says which source and version each follows; NaN and subnormal bits are
+   * relugrad's x86 rules, not measured on an NPU): */
+  RELUGRAD_PRESET_CANN_RELUGRAD = 5,       /* ReluGrad: dy * (s <= 0 ? 0 : 1): zero_if_le + multiply, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD_V2 = 6,    /* ReluGradV2: mask (ReluV2: x > 0) ? dy : 0: pass_if_gt + select, IEEE */
+  RELUGRAD_PRESET_CANN_THRESHOLD_GRAD = 7, /* ThresholdGradV2D (aclnnThresholdBackward): s <= t ? 0 : dy in f32:
+                                              zero_if_le + select, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP = 8, /* legacy TBE ReluGradV2, fp32 high-performance path:
+                                              dy * (mask ? 1 : 0): pass_if_gt + multiply, IEEE */
 } relugrad_preset;
 
 /* Options. Always initialise with relugrad_options_init(), which sets

@@ -30,6 +30,10 @@ PRESETS = {
     "jax": dict(gate="pass_if_gt", combine="select", denormals="ftz_daz", threshold_rounding="compute"),
     "onednn": dict(gate="zero_if_le", combine="multiply", denormals="ieee", threshold_rounding="compute"),
     "mindspore": dict(gate="pass_if_gt", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad": dict(gate="zero_if_le", combine="multiply", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad_v2": dict(gate="pass_if_gt", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_threshold_grad": dict(gate="zero_if_le", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad_v2_hp": dict(gate="pass_if_gt", combine="multiply", denormals="ieee", threshold_rounding="compute"),
 }
 
 
