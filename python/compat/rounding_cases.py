@@ -126,7 +126,7 @@ def torch_runs() -> List[dict]:
                             "threshold_rounding=dtype"))
             for op, t_arg, overrides in ops:
                 row = dict(op=op, dtype=dtype, index=i, threshold=t, overrides=overrides,
-                           version=torch.__version__.split("+")[0])
+                           version=torch.__version__.split("+")[0], t_arg=t_arg)
                 try:
                     dx = torch.ops.aten.threshold_backward(_torch_in(torch, dtype, dy),
                                                            _torch_in(torch, dtype, s), t_arg)
@@ -141,7 +141,7 @@ def save_runs(runs: List[dict], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     meta = []
     for k, r in enumerate(runs):
-        entry = {key: r[key] for key in ("op", "dtype", "index", "threshold", "overrides", "version")}
+        entry = {key: r[key] for key in ("op", "dtype", "index", "threshold", "overrides", "version", "t_arg")}
         if "error" in r:
             entry["error"] = r["error"]
         else:

@@ -167,6 +167,18 @@ def test_torch_bf16_dtype_rounding_reproducer():
     assert got.view(np.uint16).tolist() == [0x3F80]
 
 
+def _check_dtype_rounding_is(dtype, t, converted):
+    # relugrad's threshold_rounding="dtype" turns t into `converted` (the value
+    # torch.full((), t, dtype=...) gave): s = converted is closed, the next
+    # value up is open.
+    b = int(np.array([converted], DTYPES[dtype]).view(np.uint16)[0])
+    up = b - 1 if b & 0x8000 and b != 0x8000 else (1 if b == 0x8000 else b + 1)
+    s = np.array([b, up], np.uint16).view(DTYPES[dtype])
+    dy = np.ones(2, DTYPES[dtype])
+    got = relugrad.relu_grad(dy, s, threshold=t, threshold_rounding="dtype")
+    assert got.astype(np.float32).tolist() == [0.0, 1.0], (dtype, t, converted)
+
+
 # PyTorch 1.x lives in its own venv (it needs numpy < 2), e.g.
 #   python3 -m venv /tmp/venv-t113 && /tmp/venv-t113/bin/pip install torch==1.13.1 "numpy<2"
 # RELUGRAD_TORCH_OLD_PYTHON names its interpreter; torch runs there, relugrad here.
@@ -190,6 +202,8 @@ def test_old_torch_threshold_rounds_to_the_data_type():
         if r["dtype"] == "f16":
             # 1.13.1 has no f16 threshold kernel on the CPU.
             assert "not implemented for 'Half'" in r.get("error", ""), r
+            if r["op"] == "threshold_backward.t_full":
+                _check_dtype_rounding_is(r["dtype"], r["threshold"], r["t_arg"])
             continue
         _check_rounding_run(r)
     repro = [r for r in runs if r["dtype"] == "bf16" and r["op"] == "threshold_backward"
