@@ -212,3 +212,27 @@ def test_old_torch_threshold_rounds_to_the_data_type():
     # The reproducer's element: dy = 1.0 on the gate s = 1.0078125 passes.
     i = [k for k, (d, g) in enumerate(zip(repro[0]["dy"], repro[0]["s"])) if d == 0x3F80 and g == 0x3F81]
     assert [int(repro[0]["dx"][k]) for k in i] == [0x3F80]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_torch_leaky_relu_slope_is_a_float_factor(dtype):
+    # alpha is never rounded to the data type: PyTorch's leaky_relu_backward
+    # multiplies a 16-bit dy by the slope as a float (opmath) and rounds the
+    # product once, as relugrad does; rounding the slope to the data type
+    # first (torch.full) changes many results.
+    need("torch.threshold_backward")
+    import torch
+    rng = np.random.default_rng(3)
+    dy = rng.standard_normal(4096).astype(DTYPES[dtype])
+    x = (-np.abs(rng.standard_normal(4096)) - 0.5).astype(DTYPES[dtype])  # closed gates
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    for slope in (0.1, 0.3333333333, 1 + 2 ** -8 + 2 ** -20, 1 + 2 ** -11 + 2 ** -21):
+        want = frameworks._torch_out(torch.ops.aten.leaky_relu_backward(
+            frameworks._torch_in(dy), frameworks._torch_in(x), slope, False), dy.dtype)
+        got = relugrad.relu_grad(dy, x, semantics="onednn", alpha=slope, combine="select")
+        assert same_bits(want, got, "exact"), (dtype, slope, "\n".join(mismatches(dy, x, want, got)))
+    # The other decision would be visible: slope 0.1 rounded to the data type first.
+    rounded = float(torch.full((), 0.1, dtype=tdt))
+    want = frameworks._torch_out(torch.ops.aten.leaky_relu_backward(
+        frameworks._torch_in(dy), frameworks._torch_in(x), 0.1, False), dy.dtype)
+    assert not same_bits(want, relugrad.relu_grad(dy, x, semantics="onednn", alpha=rounded, combine="select"), "exact")
