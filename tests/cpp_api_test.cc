@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "relugrad/relugrad.hpp"
@@ -64,3 +65,22 @@ TEST(CppApi, IsaListingAndDefaultSelection) {
 }
 
 }  // namespace
+
+TEST(CppApiPresets, CannPresetsMatchTheirNames) {
+  struct Row {
+    relugrad::Preset preset;
+    const char* name;
+  };
+  for (const Row& r : {Row{relugrad::Preset::kCannRelugrad, "cann_relugrad"},
+                       Row{relugrad::Preset::kCannRelugradV2, "cann_relugrad_v2"},
+                       Row{relugrad::Preset::kCannThresholdGrad, "cann_threshold_grad"},
+                       Row{relugrad::Preset::kCannRelugradV2Hp, "cann_relugrad_v2_hp"}}) {
+    const relugrad_options a = relugrad::Options(r.preset).raw();
+    const relugrad_options b = relugrad::Options::from_name(r.name).raw();
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof(a)), 0) << r.name;
+    EXPECT_STREQ(relugrad_preset_name(static_cast<relugrad_preset>(r.preset)), r.name);
+  }
+  const relugrad_options v2hp = relugrad::Options(relugrad::Preset::kCannRelugradV2Hp).raw();
+  EXPECT_EQ(v2hp.gate, RELUGRAD_GATE_PASS_IF_GT);
+  EXPECT_EQ(v2hp.combine, RELUGRAD_COMBINE_MULTIPLY);
+}

@@ -206,6 +206,58 @@ TEST(ReferenceF32, ClipClampsPassedGradientsOnly) {
   EXPECT_EQ(One(d, o, kMinus3, kOne), kPos0);
 }
 
+TEST(ReferenceF32, CannPresetsFollowTheirKernels) {
+  const auto d = RELUGRAD_F32;
+  // ReluGrad: dy * (s <= 0 ? 0 : 1): a NaN gate is open (LE is false), dy*1
+  // quiets a signalling NaN, a closed gate gives dy*0.
+  auto o = Preset(RELUGRAD_PRESET_CANN_RELUGRAD);
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kMinus3);
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN | 0x00400000u);
+  EXPECT_EQ(One(d, o, kMinus3, kNeg0), kNeg0);
+  EXPECT_EQ(One(d, o, kInf, kNegInf), kDefaultNaN);
+  // ReluGradV2: mask (x > 0) ? dy : +0.
+  o = Preset(RELUGRAD_PRESET_CANN_RELUGRAD_V2);
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);
+  EXPECT_EQ(One(d, o, kInf, kNeg0), kPos0);
+  // ThresholdGradV2D: s <= t ? 0 : dy, t in f32.
+  o = Preset(RELUGRAD_PRESET_CANN_THRESHOLD_GRAD);
+  o.threshold = 0.75;
+  EXPECT_EQ(One(d, o, kMinus3, 0x3f400000), kPos0);
+  EXPECT_EQ(One(d, o, kMinus3, 0x3f400001), kMinus3);
+  EXPECT_EQ(One(d, o, kNegQNaN, kQNaN), kNegQNaN);
+  // Legacy TBE ReluGradV2, f32 high-performance: dy * (mask ? 1 : 0).
+  o = Preset(RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP);
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kNeg0);
+  EXPECT_EQ(One(d, o, kQNaNPayload, kNegInf), kQNaNPayload);
+  EXPECT_EQ(One(d, o, kInf, kNeg0), kDefaultNaN);
+}
+
+TEST(ReferenceAll, TensorflowAndJaxFlushASubnormalThreshold) {
+  // t subnormal in the compute type (f32; f64 for f64) compares as -0 under
+  // FTZ/DAZ: s = +-0 is then not above it. torch and mindspore (IEEE) keep
+  // t and open the gate. The flush applies to f16 data too: its threshold is
+  // an f32 value.
+  struct Case {
+    relugrad_dtype d;
+    double t;
+    uint64_t one, pos0, neg0;
+  };
+  for (const Case& c : {Case{RELUGRAD_F32, -1e-40, kOne, kPos0, kNeg0}, Case{RELUGRAD_BF16, -1e-40, 0x3f80, 0, 0x8000},
+                        Case{RELUGRAD_F16, -1e-40, 0x3c00, 0, 0x8000},
+                        Case{RELUGRAD_F64, -1e-310, 0x3ff0000000000000, 0, 1ull << 63}}) {
+    for (relugrad_preset p : {RELUGRAD_PRESET_TENSORFLOW, RELUGRAD_PRESET_JAX, RELUGRAD_PRESET_TORCH,
+                              RELUGRAD_PRESET_MINDSPORE}) {
+      auto o = Preset(p);
+      o.threshold = c.t;
+      const bool daz = p == RELUGRAD_PRESET_TENSORFLOW || p == RELUGRAD_PRESET_JAX;
+      const uint64_t want = daz ? 0 : c.one;
+      EXPECT_EQ(Hex(One(c.d, o, c.one, c.pos0)), Hex(want)) << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
+      EXPECT_EQ(Hex(One(c.d, o, c.one, c.neg0)), Hex(want)) << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace relugrad

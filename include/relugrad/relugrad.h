@@ -82,8 +82,10 @@ typedef enum relugrad_combine {
 typedef enum relugrad_denormals {
   RELUGRAD_DENORMALS_IEEE = 0,
   /* As a CPU running with MXCSR FTZ+DAZ: a subnormal gate compares as zero,
-   * and subnormal inputs/results of arithmetic (multiply) become signed
-   * zero. Bits copied by SELECT are never altered. */
+   * so does a threshold subnormal in the compute type (t = -1e-40 with f32,
+   * bf16 or f16 data closes s = +-0, which IEEE passes; the tensorflow and
+   * jax presets), and subnormal inputs/results of arithmetic (multiply)
+   * become signed zero. Bits copied by SELECT are never altered. */
   RELUGRAD_DENORMALS_FTZ_DAZ = 1,
 } relugrad_denormals;
 
@@ -92,7 +94,11 @@ typedef enum relugrad_threshold_rounding {
   /* t rounded (to nearest even) to the compute type: f32 for 16-bit and f32
    * data, f64 for f64 data; the gate is widened exactly. PyTorch >= 2.0. */
   RELUGRAD_THRESHOLD_COMPUTE = 0,
-  /* t rounded to the data type first (PyTorch 1.13 on CPU for bf16/f16). */
+  /* t converted to the data type first, as PyTorch converts a Python float:
+   * through float for bf16/f16 (double -> f32 -> 16-bit, two roundings to
+   * nearest even; bf16 1 + 2^-8 + 2^-40 becomes 1.0). PyTorch 1.13.1 on CPU
+   * for bf16 (measured); 1.13.1 has no f16 threshold kernel on the CPU, so
+   * for f16 this is PyTorch's scalar conversion (torch.full), measured. */
   RELUGRAD_THRESHOLD_DTYPE = 1,
 } relugrad_threshold_rounding;
 
@@ -127,6 +133,15 @@ typedef enum relugrad_preset {
   RELUGRAD_PRESET_JAX = 2,        /* pass_if_gt + select, FTZ/DAZ gate (XLA CPU) */
   RELUGRAD_PRESET_ONEDNN = 3,     /* zero_if_le + multiply with alpha */
   RELUGRAD_PRESET_MINDSPORE = 4,  /* pass_if_gt + select, IEEE (MindSpore CPU ReluGrad) */
+  /* Huawei CANN operators (ops-nn sources; docs/ascend.md "CANN's semantics"
+   * says which source and version each follows; NaN and subnormal bits are
+   * relugrad's x86 rules, not measured on an NPU): */
+  RELUGRAD_PRESET_CANN_RELUGRAD = 5,       /* ReluGrad: dy * (s <= 0 ? 0 : 1): zero_if_le + multiply, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD_V2 = 6,    /* ReluGradV2: mask (ReluV2: x > 0) ? dy : 0: pass_if_gt + select, IEEE */
+  RELUGRAD_PRESET_CANN_THRESHOLD_GRAD = 7, /* ThresholdGradV2D (aclnnThresholdBackward): s <= t ? 0 : dy in f32:
+                                              zero_if_le + select, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP = 8, /* legacy TBE ReluGradV2, fp32 high-performance path:
+                                              dy * (mask ? 1 : 0): pass_if_gt + multiply, IEEE */
 } relugrad_preset;
 
 /* Options. Always initialise with relugrad_options_init(), which sets
@@ -139,9 +154,11 @@ typedef struct relugrad_options {
   relugrad_denormals denormals;
   relugrad_threshold_rounding threshold_rounding;
   double threshold; /* t; NaN is invalid */
-  double alpha;     /* closed-gate factor; finite; 0 by default */
+  double alpha;     /* closed-gate factor; finite; 0 by default; rounded to the
+                       compute type (float for 16-bit data), not the data type */
   int32_t clip;     /* nonzero: clamp passed gradients to [clip_lo, clip_hi] */
-  double clip_lo;   /* bounds are rounded to the data type; NaN dy stays NaN */
+  double clip_lo;   /* bounds converted to the data type as torch.clamp does
+                       (through float for 16-bit data); NaN dy stays NaN */
   double clip_hi;
   int32_t threads;  /* 0: all cores; 1: the calling thread only; <0 invalid;
                        more than 256 is served with 256 */

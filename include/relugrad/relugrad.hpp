@@ -96,6 +96,10 @@ enum class Preset {
   kJax = RELUGRAD_PRESET_JAX,
   kOnednn = RELUGRAD_PRESET_ONEDNN,
   kMindspore = RELUGRAD_PRESET_MINDSPORE,
+  kCannRelugrad = RELUGRAD_PRESET_CANN_RELUGRAD,
+  kCannRelugradV2 = RELUGRAD_PRESET_CANN_RELUGRAD_V2,
+  kCannThresholdGrad = RELUGRAD_PRESET_CANN_THRESHOLD_GRAD,
+  kCannRelugradV2Hp = RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP,
 };
 
 // Options with chainable setters: Options(Preset::kOnednn).alpha(0.1).threads(1)

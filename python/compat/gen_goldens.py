@@ -104,6 +104,15 @@ def main() -> int:
     (out / "manifest.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"gen_goldens: wrote {sum(r['framework'] in run for r in rows)} cases for "
           f"{', '.join(sorted({a.framework + ' ' + frameworks.framework_version(a.framework) for a in adapters}))}")
+    if "torch" in run:
+        # Thresholds on rounding boundaries: this torch, and an older one
+        # where RELUGRAD_TORCH_OLD_PYTHON names its interpreter.
+        import os
+        import gen_rounding_goldens
+        pythons = [sys.executable] + list(filter(None, [os.environ.get("RELUGRAD_TORCH_OLD_PYTHON")]))
+        for py in pythons:
+            if gen_rounding_goldens.main(["--python", py, "--out", str(out)]) != 0:
+                return 1
     return 0
 
 

@@ -4,7 +4,8 @@ C library, following the documented semantics (include/relugrad/relugrad.h):
   gate      zero_if_le: open = !(s <= t)   pass_if_gt: open = s > t
             (s widened exactly to the compute type: f32 for 16-bit/f32, f64 for f64;
              t rounded to the compute type, or to the data type when
-             threshold_rounding == "dtype")
+             threshold_rounding == "dtype", through f32 for 16-bit data as
+             PyTorch converts a Python float: double -> f32 -> 16-bit)
   combine   select: open -> dy bits, closed -> +0 (or dy*alpha)
             multiply: dy*1 / dy*0 (or dy*alpha) in the compute type, IEEE as on x86:
             a NaN operand comes back quieted with its payload and sign; inf*0 is
@@ -12,7 +13,8 @@ C library, following the documented semantics (include/relugrad/relugrad.h):
   denormals ftz_daz: compute-type subnormal inputs of the compare and of the
             multiply count as signed zero, subnormal products flush to signed zero;
             select copies dy bits untouched
-  clip      open lanes: v < lo -> lo, v > hi -> hi (bounds rounded to the dtype); NaN stays
+  clip      open lanes: v < lo -> lo, v > hi -> hi (bounds rounded to the dtype, through f32 for
+            16-bit data); NaN stays
 """
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ PRESETS = {
     "jax": dict(gate="pass_if_gt", combine="select", denormals="ftz_daz", threshold_rounding="compute"),
     "onednn": dict(gate="zero_if_le", combine="multiply", denormals="ieee", threshold_rounding="compute"),
     "mindspore": dict(gate="pass_if_gt", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad": dict(gate="zero_if_le", combine="multiply", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad_v2": dict(gate="pass_if_gt", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_threshold_grad": dict(gate="zero_if_le", combine="select", denormals="ieee", threshold_rounding="compute"),
+    "cann_relugrad_v2_hp": dict(gate="pass_if_gt", combine="multiply", denormals="ieee", threshold_rounding="compute"),
 }
 
 
@@ -39,6 +45,15 @@ def _flush(x: np.ndarray) -> np.ndarray:
     tiny = np.finfo(x.dtype).tiny
     sub = (x != 0) & (np.abs(x) < tiny)
     return np.where(sub, np.copysign(np.zeros_like(x), x), x)
+
+
+def scalar_in_dtype(value: float, dtype: np.dtype) -> np.ndarray:
+    """A Python float as a one-element array of dtype, converted as PyTorch
+    converts a scalar for a tensor of that type: through f32 for the 16-bit
+    types (two roundings), directly otherwise."""
+    if dtype.itemsize == 2:
+        return np.array([value], dtype=np.float64).astype(np.float32).astype(dtype)
+    return np.array([value], dtype=dtype)
 
 
 def relu_grad(dy: np.ndarray, s: np.ndarray, semantics: str = "torch", threshold: float = 0.0,
@@ -57,7 +72,7 @@ def relu_grad(dy: np.ndarray, s: np.ndarray, semantics: str = "torch", threshold
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
         sc = s.astype(ctype)
         if cfg["threshold_rounding"] == "dtype":
-            t = np.array([threshold], dtype=dtype).astype(ctype)[0]
+            t = scalar_in_dtype(threshold, dtype).astype(ctype)[0]
         else:
             t = ctype(threshold)
         if daz:
@@ -85,8 +100,8 @@ def relu_grad(dy: np.ndarray, s: np.ndarray, semantics: str = "torch", threshold
         else:
             passed = dy_bits
         if clip is not None:
-            lo = np.array([clip[0]], dtype=dtype)
-            hi = np.array([clip[1]], dtype=dtype)
+            lo = scalar_in_dtype(clip[0], dtype)
+            hi = scalar_in_dtype(clip[1], dtype)
             v = passed.astype(UINT[size]).view(dtype)
             passed = np.where(v < lo[0], to_bits(lo)[0], np.where(v > hi[0], to_bits(hi)[0], passed))
             passed = passed.astype(np.uint64)

@@ -29,7 +29,8 @@ except ImportError:  # pragma: no cover
 # (BufferCache::kMinCachedBytes; NumPy's own allocator recycles smaller ones).
 _CACHED_MIN_BYTES = 256 * 1024
 
-PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore")
+PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore",
+           "cann_relugrad", "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp")
 GATES = {"zero_if_le": 0, "pass_if_gt": 1}
 COMBINES = {"select": 0, "multiply": 1}
 DENORMALS = {"ieee": 0, "ftz_daz": 1}
@@ -337,7 +338,9 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
         result); same dtype and shape as dy.
       semantics: framework preset: "torch" (zero_if_le + select, as
         aten::threshold_backward), "tensorflow", "jax", "onednn" or
-        "mindspore" (pass_if_gt + select, IEEE: MindSpore CPU ReluGrad).
+        "mindspore" (pass_if_gt + select, IEEE: MindSpore CPU ReluGrad), or
+        one of Huawei CANN's operators (docs/ascend.md): "cann_relugrad",
+        "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp".
       threshold: t; the gate compares s with t.
       alpha: closed-gate factor (dx = dy * alpha), as oneDNN's relu backward.
       clip: optional (lo, hi): passed gradients are clamped; NaN stays NaN.

@@ -1,5 +1,6 @@
 """relugrad against the golden vectors produced by real frameworks
-(tests/golden/manifest.tsv); no framework needed."""
+(tests/golden/manifest.tsv, and rounding/manifest.tsv: thresholds on rounding
+boundaries from PyTorch 2.15 and 1.13.1); no framework needed."""
 import csv
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from nan_compare import same_bits
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden"
 
 
-def rows():
-    path = GOLDEN / "manifest.tsv"
+def rows(name="manifest.tsv"):
+    path = GOLDEN / name
     if not path.exists():
         return []
     with open(path) as f:
@@ -31,7 +32,14 @@ def test_manifest_present_with_three_frameworks():
     assert {"torch", "tensorflow", "jax"} <= frameworks, frameworks
 
 
-@pytest.mark.parametrize("row", rows(), ids=lambda r: r["id"])
+def test_rounding_boundaries_present():
+    versions = {(r["version"], r["op"], r["dtype"]) for r in rows("rounding/manifest.tsv")}
+    for want in (("2.15.0", "torch.threshold_backward", "bf16"), ("2.15.0", "torch.threshold_backward.t_full", "f16"),
+                 ("1.13.1", "torch.threshold_backward", "bf16")):
+        assert want in versions, want
+
+
+@pytest.mark.parametrize("row", rows() + rows("rounding/manifest.tsv"), ids=lambda r: r["id"])
 def test_golden(row):
     dy, s, want = (load(row[k], row["dtype"]) for k in ("dy", "s", "dx"))
     assert dy.dtype == DTYPES[row["dtype"]] and dy.size == int(row["n"])

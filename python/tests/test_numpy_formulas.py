@@ -68,3 +68,16 @@ def test_preset_table_matches_library():
     # presets must say the same.
     for name in PRESETS:
         assert relugrad.preset_settings(name) == numpy_formulas.PRESETS[name], name
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32", "f64"])
+@pytest.mark.parametrize("threshold_rounding", ["compute", "dtype"])
+def test_thresholds_and_clip_bounds_on_rounding_boundaries(dtype, threshold_rounding):
+    # Both oracles convert a scalar for a 16-bit type through f32, as PyTorch does.
+    import rounding_cases
+    for t in rounding_cases.BOUNDARY_THRESHOLDS[dtype]:
+        dy_bits, s_bits = rounding_cases.boundary_case(dtype, t)
+        dy, s = dy_bits.view(DTYPES[dtype]), s_bits.view(DTYPES[dtype])
+        check(dy, s, threshold=t, threshold_rounding=threshold_rounding)
+        check(s, np.ones_like(s), clip=(t, 6e4))
+        check(s, np.ones_like(s), clip=(-6e4, t))

@@ -15,7 +15,8 @@ GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden"
 
 
 def test_every_python_preset_is_known_to_the_c_abi():
-    assert relugrad.PRESETS == ("torch", "tensorflow", "jax", "onednn", "mindspore")
+    assert relugrad.PRESETS == ("torch", "tensorflow", "jax", "onednn", "mindspore",
+                                "cann_relugrad", "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp")
     for name in relugrad.PRESETS:
         assert set(relugrad.preset_settings(name)) == {"gate", "combine", "denormals", "threshold_rounding"}
 

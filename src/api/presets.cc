@@ -21,7 +21,11 @@ constexpr Named kPresets[] = {{"torch", RELUGRAD_PRESET_TORCH},
                               {"tensorflow", RELUGRAD_PRESET_TENSORFLOW},
                               {"jax", RELUGRAD_PRESET_JAX},
                               {"onednn", RELUGRAD_PRESET_ONEDNN},
-                              {"mindspore", RELUGRAD_PRESET_MINDSPORE}};
+                              {"mindspore", RELUGRAD_PRESET_MINDSPORE},
+                              {"cann_relugrad", RELUGRAD_PRESET_CANN_RELUGRAD},
+                              {"cann_relugrad_v2", RELUGRAD_PRESET_CANN_RELUGRAD_V2},
+                              {"cann_threshold_grad", RELUGRAD_PRESET_CANN_THRESHOLD_GRAD},
+                              {"cann_relugrad_v2_hp", RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP}};
 
 template <size_t N>
 const char* NameOf(const Named (&table)[N], int value) {
@@ -90,6 +94,36 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
       o.gate = RELUGRAD_GATE_PASS_IF_GT;
       o.combine = RELUGRAD_COMBINE_SELECT;
       break;
+    // CANN (Ascend ops-nn, read at hicann/ops-nn e5c3fa93; docs/ascend.md).
+    // Each preset follows the kernel's computation graph, which is what the
+    // NPU runs; where the operator's own golden script says otherwise it is
+    // documented and tested (python/tests/test_cann_presets.py).
+    case RELUGRAD_PRESET_CANN_RELUGRAD:
+      // activation/relu_grad/op_kernel/arch35/relu_grad_dag.h: Compare(s, 0, LE)
+      // selects a factor 0 or 1, then Mul(dy, factor): a NaN s compares false
+      // and gets factor 1 (open), unlike TensorFlow's features > 0 that the
+      // comment and golden.py follow.
+      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
+      o.combine = RELUGRAD_COMBINE_MULTIPLY;
+      break;
+    case RELUGRAD_PRESET_CANN_RELUGRAD_V2:
+      // relu_v2_dag.h: mask = Compare(x, 0, GT) (NaN -> 0); relu_grad_v2_dag.h:
+      // Select(mask, dy, 0).
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_SELECT;
+      break;
+    case RELUGRAD_PRESET_CANN_THRESHOLD_GRAD:
+      // threshold_grad_v2_d_dag.h: cast to f32, Compare(s, t, LE) against the
+      // f32 threshold attribute, Select(cmp, 0, dy), cast back.
+      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
+      o.combine = RELUGRAD_COMBINE_SELECT;
+      break;
+    case RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP:
+      // TBE ReluGradV2 (impl/dynamic/relu_grad_v2.py), f32 in high-performance
+      // mode on SoCs without vcopy: factor = vsel(mask, 1, 0), vmul(factor, dy).
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+      o.combine = RELUGRAD_COMBINE_MULTIPLY;
+      break;
     default:
       return Fail(RELUGRAD_INVALID_ARGUMENT, "preset %d is not a relugrad_preset", static_cast<int>(preset));
   }
@@ -126,7 +160,10 @@ relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out
   int v = 0;
   if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
   if (!ValueOf(kPresets, name, &v)) {
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore)", name);
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT,
+                          "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore, cann_relugrad, "
+                          "cann_relugrad_v2, cann_threshold_grad, cann_relugrad_v2_hp)",
+                          name);
   }
   *out = static_cast<relugrad_preset>(v);
   return RELUGRAD_OK;

@@ -102,4 +102,11 @@ uint64_t DoubleToBitsRne(Dtype dtype, double v) {
   return 0;
 }
 
+uint64_t ScalarToDtypeBits(Dtype dtype, double v) {
+  if (dtype == Dtype::kF16 || dtype == Dtype::kBF16) {
+    return DoubleToBitsRne(dtype, static_cast<double>(RoundToFloat(v)));
+  }
+  return DoubleToBitsRne(dtype, v);
+}
+
 }  // namespace relugrad

@@ -86,8 +86,11 @@ uint64_t Multiply(Dtype dtype, uint64_t dy_bits, double factor, const Semantics&
 
 uint64_t Clip(Dtype dtype, uint64_t bits, const Semantics& sem) {
   if (IsNanBits(dtype, bits)) return bits;
-  const uint64_t lo = DoubleToBitsRne(dtype, sem.clip_lo);
-  const uint64_t hi = DoubleToBitsRne(dtype, sem.clip_hi);
+  // Bounds in the data type as PyTorch's clamp converts them (through
+  // float for 16-bit data); clamping in f32 and rounding the result gives
+  // the same bits, rounding being monotone.
+  const uint64_t lo = ScalarToDtypeBits(dtype, sem.clip_lo);
+  const uint64_t hi = ScalarToDtypeBits(dtype, sem.clip_hi);
   const double v = BitsToDouble(dtype, bits);
   if (v < BitsToDouble(dtype, lo)) return lo;
   if (v > BitsToDouble(dtype, hi)) return hi;

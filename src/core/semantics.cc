@@ -45,8 +45,8 @@ void FillKeys(KernelParams* p, const Semantics& sem) {
   using T = DtypeTraits<D>;
   p->gate_key_lo = GateKeyLo<D>(sem);
   if (p->clip) {
-    p->clip_lo_bits = DoubleToBitsRne(D, sem.clip_lo);
-    p->clip_hi_bits = DoubleToBitsRne(D, sem.clip_hi);
+    p->clip_lo_bits = ScalarToDtypeBits(D, sem.clip_lo);
+    p->clip_hi_bits = ScalarToDtypeBits(D, sem.clip_hi);
     // Float compares treat -0 == +0; in key order -0 is one below +0.
     const bool lo_zero = (p->clip_lo_bits & T::kMagnitude) == 0;
     const bool hi_zero = (p->clip_hi_bits & T::kMagnitude) == 0;
@@ -71,9 +71,12 @@ int RawEnum(const E& e) {
 
 }  // namespace
 
+// Data-type rounding converts t as PyTorch converts a Python float for the
+// tensor's type (through float for 16-bit data: ScalarToDtypeBits), which is
+// what its 1.x CPU and CUDA threshold kernels compared against.
 double ComparedThreshold(Dtype dtype, const Semantics& sem) {
   if (sem.threshold_rounding == RELUGRAD_THRESHOLD_DTYPE) {
-    return BitsToDouble(dtype, DoubleToBitsRne(dtype, sem.threshold));
+    return BitsToDouble(dtype, ScalarToDtypeBits(dtype, sem.threshold));
   }
   return dtype == Dtype::kF64 ? sem.threshold
                               : static_cast<double>(RoundToFloat(sem.threshold));
@@ -247,6 +250,9 @@ KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
   // f16 data has no subnormals in its f32 compute type.
   p.flush_subnormals = sem.denormals == RELUGRAD_DENORMALS_FTZ_DAZ && dtype != Dtype::kF16;
   p.clip = sem.clip;
+  // alpha is never rounded to the data type: it is a factor of the
+  // compute-type multiply (float for 16-bit data, as oneDNN's float alpha
+  // and PyTorch's opmath negative slope), whose product alone is rounded.
   p.alpha = dtype == Dtype::kF64 ? sem.alpha : static_cast<double>(RoundToFloat(sem.alpha));
   p.alpha_f32 = RoundToFloat(sem.alpha);
   if (p.alpha != 0.0) {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -38,9 +39,12 @@ std::vector<std::string> Split(const std::string& line) {
   return out;
 }
 
-std::vector<GoldenCase> LoadManifest() {
+// manifest.tsv: the framework suites (gen_goldens.py); rounding/manifest.tsv:
+// thresholds on rounding boundaries (gen_rounding_goldens.py). Paths in both
+// are relative to tests/golden.
+std::vector<GoldenCase> LoadManifest(const std::string& name = "manifest.tsv") {
   std::vector<GoldenCase> cases;
-  std::ifstream in(std::string(RELUGRAD_GOLDEN_DIR) + "/manifest.tsv");
+  std::ifstream in(std::string(RELUGRAD_GOLDEN_DIR) + "/" + name);
   std::string line;
   if (!std::getline(in, line)) return cases;
   const auto header = Split(line);
@@ -128,7 +132,8 @@ TEST_P(Golden, MatchesFramework) {
   ASSERT_EQ(std::to_string(dy.count), c.Get("n"));
   relugrad_options o;
   ASSERT_EQ(relugrad_options_init(&o, preset), RELUGRAD_OK);
-  o.threshold = std::stod(c.Get("threshold"));
+  // strtod, not stod: stod throws out_of_range for a subnormal double (ERANGE).
+  o.threshold = std::strtod(c.Get("threshold").c_str(), nullptr);
   ApplyOverrides(c.Get("overrides"), &o);
 
   auto check = [&](const std::string& how, relugrad_status status, const std::vector<char>& got) {
@@ -168,6 +173,8 @@ std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, Golden, ::testing::ValuesIn(LoadManifest()), CaseName);
+INSTANTIATE_TEST_SUITE_P(ThresholdRounding, Golden, ::testing::ValuesIn(LoadManifest("rounding/manifest.tsv")),
+                         CaseName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
 TEST(GoldenManifest, Present) {
@@ -177,6 +184,19 @@ TEST(GoldenManifest, Present) {
   for (const auto& c : cases) ++frameworks[c.Get("framework")];
   EXPECT_GE(frameworks.size(), 1u);
   for (const auto& [name, count] : frameworks) std::printf("golden: %s %d cases\n", name.c_str(), count);
+}
+
+// The rounding-boundary set is committed, so its absence is a failure: at
+// least PyTorch 2.x (threshold compared in f32; t converted by torch.full)
+// and 1.13 (t converted to the data type) for both 16-bit types.
+TEST(GoldenManifest, RoundingBoundariesPresent) {
+  std::map<std::string, int> per;
+  for (const auto& c : LoadManifest("rounding/manifest.tsv")) ++per[c.Get("version") + " " + c.Get("op") + " " + c.Get("dtype")];
+  for (const auto& [key, count] : per) std::printf("golden rounding: %s %d cases\n", key.c_str(), count);
+  EXPECT_GE(per["2.15.0 torch.threshold_backward bf16"], 8);
+  EXPECT_GE(per["2.15.0 torch.threshold_backward.t_full bf16"], 8);
+  EXPECT_GE(per["2.15.0 torch.threshold_backward.t_full f16"], 8);
+  EXPECT_GE(per["1.13.1 torch.threshold_backward bf16"], 8);
 }
 
 }  // namespace

@@ -108,7 +108,10 @@ double ParseDouble(const std::string& text, const std::string& what) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || errno == ERANGE) throw UsageError(what + ": '" + text + "' is not a number");
+  if (*end != '\0') throw UsageError(what + ": '" + text + "' is not a number");
+  // ERANGE also flags underflow, whose result (a subnormal or zero, rounded
+  // to nearest) is the number written: only overflow is refused.
+  if (errno == ERANGE && std::isinf(v)) throw UsageError(what + ": '" + text + "' overflows a double");
   return v;
 }
 

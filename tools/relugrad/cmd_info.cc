@@ -1,5 +1,6 @@
 // relugrad info: version, build options, SIMD targets, threads, backends.
 #include <cstdio>
+#include <string>
 
 #include "cli_args.h"
 #include "commands.h"
@@ -22,7 +23,13 @@ int InfoCommand(int argc, char** argv, int first) {
   for (int i = 0; i < relugrad_isa_count(); ++i) std::printf(" %s", relugrad_isa_name(i));
   std::printf("\nsimd_selected: %s\n", relugrad_isa_selected());
   std::printf("threads_default: %d\n", relugrad_default_threads());
-  std::printf("presets: torch tensorflow jax onednn mindspore\n");
+  std::printf("presets:");
+  for (int i = 0;; ++i) {
+    const char* name = relugrad_preset_name(static_cast<relugrad_preset>(i));
+    if (std::string(name) == "invalid") break;
+    std::printf(" %s", name);
+  }
+  std::printf("\n");
   return 0;
 }
 

@@ -9,6 +9,7 @@ const Command kCommands[] = {
     {"verify", VerifyCommand, "self-check every preset x dtype x SIMD target x threads against the reference"},
     {"bench", BenchCommand, "time ReluGrad against an in-process STREAM-style triad"},
     {"soak", SoakCommand, "random calls for --duration (10m, 24h), all checked, RSS watched for leaks"},
+    {"diff", DiffCommand, "where two presets give different bits: --semantics A,B (or --all)"},
     {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},
 };
 const int kCommandCount = sizeof(kCommands) / sizeof(kCommands[0]);

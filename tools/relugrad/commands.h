@@ -12,6 +12,7 @@ int InfoCommand(int argc, char** argv, int first);
 int BenchCommand(int argc, char** argv, int first);
 int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path (issue 5)
 int SoakCommand(int argc, char** argv, int first);  // reliability (issue 6)
+int DiffCommand(int argc, char** argv, int first);
 
 struct Command {
   const char* name;

@@ -5,7 +5,8 @@ namespace cli {
 
 std::vector<FlagSpec> SemanticsFlagSpecs() {
   return {
-      {"semantics", true, "preset: torch (default), tensorflow, jax, onednn, mindspore"},
+      {"semantics", true, "preset: torch (default), tensorflow, jax, onednn, mindspore, cann_relugrad, cann_relugrad_v2, "
+                            "cann_threshold_grad, cann_relugrad_v2_hp"},
       {"threshold", true, "threshold t (default 0)"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
