@@ -208,6 +208,9 @@ def _relu_grad_torch(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
     st = _api.preset_settings(semantics)
     if semantics == "torch" and alpha == 0.0:
         return torch.ops.aten.threshold_backward(dy, s, threshold)
+    if dy.is_nested and dy.layout is torch.strided:  # few ops take strided nested tensors: per component
+        return torch.nested.as_nested_tensor([_relu_grad_torch(a, b, semantics, threshold, alpha)
+                                              for a, b in zip(dy.unbind(), s.unbind())])
     open_ = _gate_open(s, semantics, threshold)
     if st["combine"] == "select":
         closed = dy * alpha if alpha != 0.0 else torch.zeros_like(dy)
@@ -427,6 +430,24 @@ def _below_autograd():
     return _TC._AutoDispatchBelowAutograd()
 
 
+def _grad_op(dy, s, semantics, threshold, alpha, threads):
+    """relugrad::relu_grad for backward formulas. Under torch.func its Function
+    is applied from here (Python, run by the autograd engine), where functorch
+    nests it; the op's own autograd kernel lies below functorch's layer and
+    serves one level only. (jvp formulas run inside the forward's call and
+    call the op.)"""
+    if _TC._are_functorch_transforms_active():
+        return _ReluGradOp.apply(dy, s, semantics, threshold, alpha, threads)
+    return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads)
+
+
+def _grad_mask_op(dy, mask, semantics, threads, dim_order):
+    """relugrad::relu_grad_mask for backward formulas (see _grad_op)."""
+    if _TC._are_functorch_transforms_active():
+        return _ReluGradMaskOp.apply(dy, mask, semantics, threads, dim_order)
+    return torch.ops.relugrad.relu_grad_mask(dy, mask, semantics, threads, dim_order)
+
+
 class _ReluGradOp(torch.autograd.Function):
     generate_vmap_rule = True
 
@@ -444,7 +465,7 @@ class _ReluGradOp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (s,) = ctx.saved_tensors
-        return torch.ops.relugrad.relu_grad(grad, s, *ctx.options), None, None, None, None, None
+        return _grad_op(grad, s, *ctx.options), None, None, None, None, None
 
     @staticmethod
     def jvp(ctx, t_dy, t_s, *_):
@@ -475,7 +496,7 @@ class _ReluOp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
+        return _grad_op(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -504,7 +525,7 @@ class _ReluMaskOp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_y, grad_mask):
         (mask,) = ctx.saved_tensors
-        return torch.ops.relugrad.relu_grad_mask(grad_y, mask, ctx.semantics, ctx.threads, ctx.order), None, None
+        return _grad_mask_op(grad_y, mask, ctx.semantics, ctx.threads, ctx.order), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -529,7 +550,7 @@ class _ReluGradMaskOp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        return torch.ops.relugrad.relu_grad_mask(grad, mask, *ctx.options), None, None, None, None
+        return _grad_mask_op(grad, mask, *ctx.options), None, None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -546,14 +567,16 @@ def _register_autograd(op_def, function) -> None:
 
     def autograd_kernel(keyset, *args, **kwargs):
         args, _ = _fill_defaults(schema, args, kwargs)
-        if _TC._are_functorch_transforms_active():
-            # Below functorch's dynamic layer, autograd.Function.apply cannot
-            # reach its functorch rules: hand the Function to the current
-            # transform (grad/jvp/vmap) as functorch's own dispatch would.
-            from torch._functorch.autograd_function import custom_function_call
-            from torch._functorch.pyfunctorch import retrieve_current_functorch_interpreter
-            return retrieve_current_functorch_interpreter().process(custom_function_call, (function, *args), {})
         if (_TC.is_grad_enabled() and _TC._any_requires_grad(*args)) or _fwAD._current_level >= 0:
+            if _TC._are_functorch_transforms_active():
+                # Below functorch's dynamic layer, autograd.Function.apply cannot
+                # reach its functorch rules: hand the Function to the current
+                # transform (grad, jvp) as functorch's own dispatch would. One
+                # level deep only: nested transforms (vmap of grad) of a direct
+                # op call fail there; ReLU applies the Functions from Python.
+                from torch._functorch.autograd_function import custom_function_call
+                from torch._functorch.pyfunctorch import retrieve_current_functorch_interpreter
+                return retrieve_current_functorch_interpreter().process(custom_function_call, (function, *args), {})
             return function.apply(*args)
         with _below_autograd():
             return op.redispatch(keyset & _TC._after_autograd_keyset, *args)
@@ -657,15 +680,17 @@ def _torch_relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     """nn.ReLU's forward; its gradient is the preset's, from torch ops."""
     if semantics == "torch":
         return torch.relu_(x) if inplace else torch.relu(x)
-    y = _ReluTorchOps.apply(x, semantics)
+    if x.is_nested and x.layout is torch.strided:  # autograd.Function cannot take these: per component
+        y = torch.nested.as_nested_tensor([_ReluTorchOps.apply(c, semantics) for c in x.unbind()])
+    else:
+        y = _ReluTorchOps.apply(x, semantics)
     return x.copy_(y) if inplace else y
 
 
 def _mask_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
-    """relu_mask's y without the mask, for forwards autograd does not record."""
-    if semantics == "torch":
-        return torch.threshold_(x, 0.0, 0.0) if inplace else torch.threshold(x, 0.0, 0.0)
-    y = torch.where(_gate_open(x, semantics, 0.0), x, torch.zeros_like(x))
+    """relu_mask's y without the mask, for forwards autograd does not record:
+    x where the gate is open or x is NaN (its bits), +0 elsewhere."""
+    y = torch.where(_gate_open(x, semantics, 0.0) | torch.isnan(x), x, torch.zeros_like(x))
     return x.copy_(y) if inplace else y
 
 
@@ -771,6 +796,14 @@ class ReLU(nn.Module):
                                                       or _dispatch_modes()))
                      or isinstance(x, _fake_tensor_type())):
             # the custom ops: fake kernels, vmap rules, jvp; one graph node each
+            if exact and _TC._are_functorch_transforms_active():
+                # Their autograd Functions applied from Python, where functorch
+                # nests them (vmap of grad) as it does its own ops.
+                if self.mask:
+                    y = _ReluMaskOp.apply(x, self.semantics, self.threads)[0]
+                else:
+                    y = _ReluOp.apply(x, self.semantics, self.threads)
+                return x.copy_(y) if self.inplace else y
             if self.mask:
                 y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
             else:
