@@ -1,13 +1,19 @@
 """PyTorch integration: torch.library custom ops and a drop-in ReLU module.
 
 Ops (registered the torch.library way: schema, CPU and CUDA kernels, fake
-kernel for torch.compile, autograd formula):
+kernels for torch.compile, FakeTensorMode and meta tensors, autograd as
+setup_context Functions with jvp (torch.func, forward AD), vmap rules):
 
     torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
     torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                               # backward = relugrad.relu_grad
     torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0) -> (y, mask)   # 1-bit mask path:
-    torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0) -> Tensor  # keeps only mask
+    torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0,
+                                      dim_order=None) -> Tensor  # mask in y's storage order
+
+Every result has the layout PyTorch's own op gives (torch.relu,
+threshold_backward): channels_last stays channels_last, and dense layouts
+run over the storage without a copy. threads 0 = torch's intra-op threads.
 
 Modules:
 
@@ -20,8 +26,10 @@ NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
 
 CUDA tensors run on relugrad's CUDA backend (same C ABI, device pointers,
 torch's current stream) when the library was built with CUDA and a device is
-present; otherwise the ops raise a clear RuntimeError and ReLU falls back to
-torch.relu's own autograd for CUDA tensors.
+present. Whatever the kernels cannot read (CUDA in a CPU-only build, with one
+warning; tensor subclasses, DTensor, nested tensors, other dtypes) gets
+torch's own ops with the preset's bits (threshold_backward itself for the
+torch preset).
 
 In the torch preset the gradients equal PyTorch's own bit for bit: autograd of
 torch.relu calls threshold_backward(grad, result, 0), which is the gate
@@ -758,13 +766,15 @@ class ReLU(nn.Module):
         into x.
       threads: 0 (default) splits forward (mask) and backward over torch's
         own intra-op threads (torch.get_num_threads(), at::parallel_for) on
-        the torch-native path, or over relugrad's pool on all cores where the
-        Python path serves (NATIVE_STATUS says which); N > 0: relugrad's pool
-        with N threads.
+        the torch-native path, or over relugrad's pool with as many threads
+        where the Python path serves (NATIVE_STATUS says which); N > 0:
+        relugrad's pool with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
         ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
         (for the torch preset: torch.relu except +0 instead of -0 for x = -0);
-        gradients are the same bits as mask=False.
+        gradients are the same bits as mask=False. When autograd records
+        nothing (no_grad, inference_mode, x needs no gradient) no mask is
+        computed or kept; y has the same bits.
     """
 
     def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0,

@@ -8,9 +8,10 @@
 // back into the interpreter for backward (bench/NOTES.md 27). Here forward
 // is one dispatcher call and backward never enters Python.
 //
-// Scope: eager CPU tensors of relugrad's four float dtypes; relugrad/torch.py
-// routes everything else (CUDA, torch.compile, other dtypes) to its Python
-// path. Under create_graph the backward calls relugrad's torch.library ops,
+// Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
+// (relugrad/torch.py's _plain_cpu decides); everything else goes elsewhere
+// there (custom ops, Python Functions, torch's own ops). Results have the
+// layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls relugrad's torch.library ops,
 // whose autograd formulas make it differentiable again. The library is the
 // _relugrad module's, reached through c_api_table.h, not a second copy.
 #include <ATen/Parallel.h>

@@ -185,3 +185,33 @@ def test_dense_layouts_run_without_a_copy(eager_path):
         names = {e.name for e in prof.events()}
         assert not names & {"aten::copy_", "aten::clone", "aten::contiguous"}, sorted(names)
         assert dx.is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_channels_last_conv_net_parameter_gradients_match_nn_relu(mask, inplace, eager_path):
+    # A channels_last gradient that came back NCHW changed the convolutions'
+    # backward bits; every parameter gradient must equal stock's, eager and
+    # compiled (the custom ops under aot_eager).
+    torch.manual_seed(0)
+
+    def model(relu):
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), relu, torch.nn.Conv2d(8, 4, 3), relu,
+                                   torch.nn.Conv2d(4, 2, 1))
+
+    stock = model(torch.nn.ReLU(inplace=inplace)).to(memory_format=torch.channels_last)
+    ours = model(rt.ReLU(inplace=inplace, mask=mask))
+    ours.load_state_dict(stock.state_dict())
+    ours = ours.to(memory_format=torch.channels_last)
+    x = torch.randn(2, 3, 10, 10).to(memory_format=torch.channels_last)
+
+    def grads(m):
+        m.zero_grad()
+        m(x).square().sum().backward()
+        return [p.grad.clone() for p in m.parameters()]
+
+    want = grads(stock)
+    runs = [ours] + ([torch.compile(ours, backend="aot_eager", fullgraph=True)] if eager_path == "native" else [])
+    for m in runs:
+        got = grads(m)
+        assert all(torch.equal(bits(a), bits(b)) and a.stride() == b.stride() for a, b in zip(want, got))
