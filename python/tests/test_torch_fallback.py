@@ -6,7 +6,6 @@ fast path's predicate accepts exactly plain dense CPU tensors; and with
 nothing for autograd to record, ReLU(mask=True) keeps no mask."""
 import os
 import socket
-import sys
 
 import pytest
 
