@@ -277,3 +277,25 @@ def test_cuda_tensors_without_the_cuda_backend_warn_once_and_match_nn_relu():
     assert sum("no CUDA backend" in str(w.message) for w in caught) == 1
     want_y, want_dx = plain_reference("torch", False, x, g)
     assert torch.equal(bits(y), bits(want_y)) and torch.equal(bits(dx), bits(want_dx))
+
+
+def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
+    # Without a GPU here: a data-less wrapper that reports device cuda asks
+    # the same question ReLU and the ops ask of a real CUDA tensor.
+    import warnings
+    from relugrad import _relugrad
+
+    class OnCuda(torch.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise NotImplementedError
+
+    t = torch.Tensor._make_wrapper_subclass(OnCuda, (3,), dtype=torch.float32, device="cuda")
+    monkeypatch.setattr(_relugrad, "backend_available", lambda backend: False)
+    monkeypatch.setattr(rt, "_warned_cuda", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not any(rt._kernels_serve(t) for _ in range(3))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "no CUDA backend" in messages[0] and "torch's own" in messages[0]
+    assert rt._kernels_serve(torch.randn(3))
