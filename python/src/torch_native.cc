@@ -221,13 +221,19 @@ at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
   return copy;
 }
 
+// Memory the CPU kernels can read: strided, not nested, on the CPU, with
+// data (an efficient zero tensor has none).
+bool ReadableOnCpu(const at::Tensor& t) {
+  return t.device().is_cpu() && t.layout() == at::kStrided && !t.is_nested() && !t._is_zerotensor();
+}
+
 at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Settings& settings) {
   if (at::GradMode::is_enabled()) {  // create_graph=True: keep it differentiable
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
   TORCH_CHECK(grad.scalar_type() == y.scalar_type() && grad.sizes() == y.sizes(),
               "relugrad: the incoming gradient does not match the saved output");
-  if (!grad.device().is_cpu() || grad.layout() != at::kStrided || grad.is_nested()) {
+  if (!ReadableOnCpu(grad)) {
     // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
@@ -259,7 +265,7 @@ struct MaskLayout {
 
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
                         const MaskLayout& layout) {
-  if (at::GradMode::is_enabled() || !grad.device().is_cpu() || grad.layout() != at::kStrided || grad.is_nested()) {
+  if (at::GradMode::is_enabled() || !ReadableOnCpu(grad)) {
     c10::List<int64_t> order;
     std::vector<int64_t> dims(layout.mask_strides.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
