@@ -106,9 +106,10 @@ def _kernels_serve(t: Tensor) -> bool:
 # reads): all operands contiguous -> contiguous; all channels_last ->
 # channels_last; all non-overlapping and dense with equal strides -> those
 # strides. There every operand has one storage order and the kernel runs once
-# over the storage. Any other case takes the strides from TensorIterator
-# itself, run on meta tensors of the same sizes and strides. The same rules
-# are in python/src/torch_native.cc.
+# over the storage. Any other case gets TensorIterator's general rule
+# (reorder_dimensions, allocate_or_resize_outputs), _ti_strides below; the
+# tests compare both with PyTorch's own results. The same rules are in
+# python/src/torch_native.cc.
 
 
 def _dense(t: Tensor) -> bool:
@@ -121,6 +122,44 @@ def _dense(t: Tensor) -> bool:
             return False
         expected *= size
     return True
+
+
+def _ti_strides(shape: Sequence[int], *operand_strides: Sequence[int]) -> List[int]:
+    """The strides TensorIterator gives a new output of `shape` from inputs of
+    that shape with these strides (not its fast setup): dims sorted by the
+    inputs' strides, first input first, stride 0 (broadcast) skipped, equal
+    strides ordered by size; a C-ordered result when nothing moves."""
+    n = len(shape)
+    perm = list(range(n - 1, -1, -1))
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in operand_strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, n):  # insertion sort with ambiguous comparisons
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(n - 1, -1, -1)):
+        return _order_strides(shape, None)
+    out = [0] * n
+    step = 1
+    for d in perm:
+        out[d] = step
+        step *= shape[d]
+    return out
 
 
 def _meta(t: Tensor, strides: Optional[Sequence[int]] = None) -> Tensor:
@@ -143,11 +182,12 @@ def _fast_output(a: Tensor, b: Tensor) -> Optional[Tensor]:
 
 
 def _grad_output(dy: Tensor, s: Tensor) -> Tuple[Tensor, bool]:
-    """(threshold_backward(dy, s)'s output, uninitialised; whether dy and s share its storage order)."""
+    """(threshold_backward(dy, s)'s output, uninitialised; whether dy and s
+    share its storage order). Its TensorIterator takes s, then dy: s's layout leads."""
     out = _fast_output(dy, s)
     if out is not None:
         return out, True
-    return _empty(dy, torch.ops.aten.threshold_backward(_meta(dy), _meta(s), 0).stride()), False
+    return _empty(dy, _ti_strides(dy.shape, s.stride(), dy.stride())), False
 
 
 def _relu_output(x: Tensor) -> Tuple[Tensor, bool]:
@@ -155,7 +195,7 @@ def _relu_output(x: Tensor) -> Tuple[Tensor, bool]:
     out = _fast_output(x, x)
     if out is not None:
         return out, True
-    return _empty(x, torch.relu(_meta(x)).stride()), False
+    return _empty(x, _ti_strides(x.shape, x.stride())), False
 
 
 def _same_order(t: Tensor, strides: Sequence[int]) -> bool:
@@ -391,7 +431,7 @@ def _relu_grad_mask_eager(dy: Tensor, mask: Tensor, semantics: str, threads: int
     if dy.is_contiguous() and _c_order(dy.shape, result_strides) and _c_order(dy.shape, mask_strides):
         out = torch.empty_like(dy, memory_format=torch.contiguous_format)
     else:
-        out, _ = _grad_output(dy, _meta(dy, result_strides))
+        out, _ = _grad_output(dy, _meta(dy, result_strides))  # a meta tensor: only its strides are read
     dy_m = _in_order(dy, mask_strides)
     target = out if _same_order(out, mask_strides) else (_empty(dy, mask_strides) if dy_m is dy else dy_m)
     opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0, False, 0.0, 0.0, _threads(int(threads)), 0)

@@ -20,13 +20,13 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
-#include <ATen/ops/threshold_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,11 +169,55 @@ at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
 // all operands contiguous -> contiguous; all channels_last -> channels_last;
 // all non-overlapping and dense with equal strides -> those strides. In those
 // cases every operand has one storage order and the kernel runs once over
-// the storage. Any other case takes the strides from TensorIterator itself,
-// run on meta tensors of the same sizes and strides (no data, no kernel).
+// the storage. Any other case gets TensorIterator's general rule
+// (reorder_dimensions, allocate_or_resize_outputs), TiStrides below; the
+// tests compare both with PyTorch's own results.
 
-at::Tensor MetaLike(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+// The strides TensorIterator gives a new output of `sizes` from inputs of
+// those sizes with these strides: dims sorted by the inputs' strides, first
+// input first, stride 0 (broadcast) skipped, equal strides ordered by size;
+// C order when nothing moves.
+std::vector<int64_t> TiStrides(at::IntArrayRef sizes, std::initializer_list<at::IntArrayRef> operands) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const at::IntArrayRef st : operands) {
+      const int64_t s0 = st[d0], s1 = st[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (sizes[d0] > sizes[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {  // insertion sort with ambiguous comparisons
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  bool moved = false;
+  for (int64_t i = 0; i < n; ++i) moved |= perm[i] != n - 1 - i;
+  std::vector<int64_t> out(n);
+  int64_t step = 1;
+  if (!moved) {
+    for (int64_t d = n; d-- > 0;) {
+      out[d] = step;
+      step *= sizes[d];
+    }
+    return out;
+  }
+  for (int64_t d : perm) {
+    out[d] = step;
+    step *= sizes[d];
+  }
+  return out;
 }
 
 // An uninitialised tensor of `like`'s sizes on `like`'s device with the given strides.
@@ -195,12 +239,13 @@ bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
   return true;
 }
 
-// threshold_backward(dy, s)'s output, uninitialised; *flat: dy and s share its storage order.
+// threshold_backward(dy, s)'s output, uninitialised; *flat: dy and s share its
+// storage order. (Its TensorIterator takes s, then dy: s's layout leads.)
 at::Tensor EmptyGradOutput(const at::Tensor& dy, const at::Tensor& s, bool* flat) {
   at::Tensor out;
   *flat = FastLayout(dy, s, &out);
   if (*flat) return out;
-  return EmptyStrided(dy, at::threshold_backward(MetaLike(dy), MetaLike(s), 0).strides());
+  return EmptyStrided(dy, TiStrides(dy.sizes(), {s.strides(), dy.strides()}));
 }
 
 // Dense tensors a (real) and strides b of the same sizes address their
@@ -280,6 +325,7 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     dx = at::empty(grad.sizes(), grad.options());
     dy = grad;
   } else {
+    // a meta tensor: only its sizes and strides are read
     const at::Tensor result = at::empty_strided(grad.sizes(), layout.result_strides, grad.options().device(at::kMeta));
     bool flat = false;
     dx = EmptyGradOutput(grad, result, &flat);
@@ -339,7 +385,7 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
       y = x;
     } else if (!FastLayout(x, x, &y)) {
       // TensorIterator's layout for a non-dense x, from its meta kernel.
-      src = EmptyStrided(x, at::relu(MetaLike(x)).strides());
+      src = EmptyStrided(x, TiStrides(x.sizes(), {x.strides()}));
       src.copy_(x);
       y = src;
     }

@@ -215,3 +215,48 @@ def test_channels_last_conv_net_parameter_gradients_match_nn_relu(mask, inplace,
     for m in runs:
         got = grads(m)
         assert all(torch.equal(bits(a), bits(b)) and a.stride() == b.stride() for a, b in zip(want, got))
+
+
+def _random_layout(g, shape):
+    """A tensor of `shape` in a random layout: permuted, sliced, expanded or
+    with odd strides on size-1 dims (values do not matter)."""
+    kind = int(torch.randint(0, 4, (1,), generator=g))
+    perm = torch.randperm(len(shape), generator=g).tolist()
+    if kind == 0:  # dense, dims permuted in memory
+        t = torch.empty([shape[d] for d in perm]).permute([perm.index(d) for d in range(len(shape))])
+    elif kind == 1:  # a slice of a bigger permuted tensor
+        big = torch.empty([shape[d] * 2 for d in perm]).permute([perm.index(d) for d in range(len(shape))])
+        t = big[tuple(slice(0, None, 2) for _ in shape)]
+    elif kind == 2:  # broadcast along one dim
+        d = int(torch.randint(0, len(shape), (1,), generator=g))
+        t = torch.empty([1 if i == d else n for i, n in enumerate(shape)]).expand(shape)
+    else:  # dense with random strides on the size-1 dims
+        t = torch.empty(shape)
+        t = t.as_strided(shape, [int(torch.randint(1, 50, (1,), generator=g)) if n == 1 else st
+                                 for n, st in zip(shape, t.stride())])
+    assert t.shape == torch.Size(shape)
+    return t
+
+
+def test_random_layouts_get_tensoriterators_strides(eager_path):
+    # relugrad's copy of TensorIterator's rules against PyTorch itself on 300
+    # random (dy, s) layout pairs: relu_grad and both eager backwards give
+    # threshold_backward's strides, the mask forward gives torch.relu's.
+    g = torch.Generator().manual_seed(11)
+    for _ in range(300):
+        ndim = int(torch.randint(1, 5, (1,), generator=g))
+        shape = [int(torch.randint(1, 4, (1,), generator=g)) for _ in range(ndim)]
+        dy, s = _random_layout(g, shape), _random_layout(g, shape)  # values irrelevant: strides only
+        want = torch.ops.aten.threshold_backward(dy, s, 0.0).stride()
+        assert rt._grad_output(dy, s)[0].stride() == want, (shape, dy.stride(), s.stride())
+        assert torch.ops.relugrad.relu_grad(dy, s).stride() == want
+        assert rt._relu_output(s)[0].stride() == torch.relu(s).stride(), (shape, s.stride())
+        if not rt._dense(s):
+            continue
+        # the module's backward: y = relu(s-shaped dense input), incoming gradient dy
+        h = _non_leaf_like(s)
+        for mask in (False, True):
+            y = rt.ReLU(mask=mask)(h)
+            (dx,) = torch.autograd.grad(y, h, dy)
+            assert dx.stride() == torch.ops.aten.threshold_backward(dy, torch.relu(h), 0.0).stride()
+
