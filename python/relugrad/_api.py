@@ -226,14 +226,14 @@ def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tupl
         except (TypeError, ValueError):
             raise TypeError("clip: expected None or a (lo, hi) pair") from None
         use_clip, lo, hi = True, _real("clip[0]", lo_v), _real("clip[1]", hi_v)
-    if threads is None:
+    if threads is None or (type(threads) is int and threads == 0):
         n_threads = 0
     elif type(threads) is int and threads >= 1:
         n_threads = threads
     elif isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise TypeError(f"threads: expected an int or None, got {type(threads).__name__}")
-    elif threads < 1:
-        raise ValueError(f"threads: must be >= 1 (None = all cores), got {threads}")
+    elif threads < 0:
+        raise ValueError(f"threads: must be >= 0 (None or 0 = the host framework's threads), got {threads}")
     else:
         n_threads = int(threads)
     g = _enum("gate", gate, GATES)
@@ -292,6 +292,17 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple) -> Any:
     return result
 
 
+def _framework_threads(threads: Optional[int], x: Any) -> Optional[int]:
+    """threads None or 0 means the host framework's threads: torch's intra-op
+    thread count (torch.get_num_threads()) for torch tensors, relugrad's
+    default (all cores) for NumPy, JAX and other arrays; N means N."""
+    if threads is None or (type(threads) is int and threads == 0):
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(x, torch.Tensor):
+            return torch.get_num_threads()
+    return threads
+
+
 def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
          clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
          gate: Optional[str], combine: Optional[str], denormals: Optional[str],
@@ -346,8 +357,9 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
       clip: optional (lo, hi): passed gradients are clamped; NaN stays NaN.
       out: optional result array of dy's kind, dtype and shape; it may be dy
         or s itself (in place).
-      threads: worker threads; None uses all cores (small inputs run on the
-        calling thread).
+      threads: worker threads; None or 0: the host framework's (torch's
+        intra-op thread count for torch tensors, all cores otherwise); small
+        inputs run on the calling thread.
       gate, combine, denormals, threshold_rounding: override one setting of
         the preset: gate "zero_if_le"|"pass_if_gt", combine "select"|"multiply",
         denormals "ieee"|"ftz_daz", threshold_rounding "compute"|"dtype".
@@ -372,8 +384,8 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
 
     The GIL is released while the C library runs.
     """
-    return _run(dy, s, semantics, threshold, alpha, clip, out, threads, gate, combine, denormals,
-                threshold_rounding, reference=False, stores=stores)
+    return _run(dy, s, semantics, threshold, alpha, clip, out, _framework_threads(threads, dy), gate, combine,
+                denormals, threshold_rounding, reference=False, stores=stores)
 
 
 def relu_grad_reference(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch",
@@ -413,7 +425,8 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
     is -0; relugrad (like torch.threshold) writes +0. stores: as relu_grad's
     (applies to y).
     """
-    opts = _options(semantics, threshold, alpha, None, threads, gate, combine, denormals, threshold_rounding, stores)
+    opts = _options(semantics, threshold, alpha, None, _framework_threads(threads, x), gate, combine, denormals,
+                    threshold_rounding, stores)
     x_v, x_decl = _binding_view("x", x)
     y = _new_like(x) if out is None else _writable_out("out", out)
     y_v, y_decl = _binding_view("out", y)
@@ -442,7 +455,8 @@ def relu_grad_mask(dy: ArrayLike, mask: ArrayLike, *, semantics: str = "torch", 
     the gate itself is the mask. out may be dy (in place). Same array kinds,
     devices, errors, stores hint and GIL release as relu_grad.
     """
-    opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
+    opts = _options(semantics, threshold, alpha, clip, _framework_threads(threads, dy), gate, combine, denormals,
+                    threshold_rounding, stores)
     dy_v, dy_decl = _binding_view("dy", dy)
     _check_mask_dtype("mask", mask)
     m_v, _ = _binding_view("mask", mask)

@@ -1,13 +1,19 @@
 """PyTorch integration: torch.library custom ops and a drop-in ReLU module.
 
 Ops (registered the torch.library way: schema, CPU and CUDA kernels, fake
-kernel for torch.compile, autograd formula):
+kernels for torch.compile, FakeTensorMode and meta tensors, autograd as
+setup_context Functions with jvp (torch.func, forward AD), vmap rules):
 
     torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
     torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                               # backward = relugrad.relu_grad
     torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0) -> (y, mask)   # 1-bit mask path:
-    torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0) -> Tensor  # keeps only mask
+    torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0,
+                                      dim_order=None) -> Tensor  # mask in y's storage order
+
+Every result has the layout PyTorch's own op gives (torch.relu,
+threshold_backward): channels_last stays channels_last, and dense layouts
+run over the storage without a copy. threads 0 = torch's intra-op threads.
 
 Modules:
 
@@ -20,8 +26,10 @@ NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
 
 CUDA tensors run on relugrad's CUDA backend (same C ABI, device pointers,
 torch's current stream) when the library was built with CUDA and a device is
-present; otherwise the ops raise a clear RuntimeError and ReLU falls back to
-torch.relu's own autograd for CUDA tensors.
+present. Whatever the kernels cannot read (CUDA in a CPU-only build, with one
+warning; tensor subclasses, DTensor, nested tensors, other dtypes) gets
+torch's own ops with the preset's bits (threshold_backward itself for the
+torch preset).
 
 In the torch preset the gradients equal PyTorch's own bit for bit: autograd of
 torch.relu calls threshold_backward(grad, result, 0), which is the gate
@@ -30,10 +38,12 @@ zero_if_le on y with select, exactly what the preset computes.
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
+import warnings
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor, nn
+from torch._library.utils import fill_defaults as _fill_defaults
 
 from . import _api
 from . import _relugrad as _C
@@ -42,16 +52,11 @@ _PRESET_CODES = {name: _C.preset_from_name(name) for name in _api.PRESETS}
 # The kernels below run on both devices: the bindings pick the backend from
 # the tensors' DLPack device (CPU -> CPU backend, CUDA -> CUDA backend).
 _DEVICES = ("cpu", "cuda")
+_TC = torch._C
+_fwAD = torch.autograd.forward_ad
+_CL = torch.channels_last
 
 __all__ = ["relu_grad", "relu", "relu_mask", "relu_grad_mask", "ReLU", "replace_relu"]
-
-
-def _check_device(op: str, *tensors: Tensor) -> None:
-    for t in tensors:
-        if t.device.type == "cuda":
-            _api._require_cuda(op, f"a tensor on {t.device}")
-        elif t.device.type != "cpu":
-            raise ValueError(f"{op}: tensors must be on the CPU or a CUDA device, got {t.device}")
 
 
 def _check_semantics(semantics: str) -> None:
@@ -61,12 +66,226 @@ def _check_semantics(semantics: str) -> None:
 
 def _check_threads(threads: int) -> None:
     if threads < 0:
-        raise ValueError(f"threads: must be >= 0 (0 = all cores), got {threads}")
+        raise ValueError(f"threads: must be >= 0 (0 = torch's intra-op threads), got {threads}")
+
+
+def _threads(threads: int) -> int:
+    """relugrad's thread count for a call on torch tensors: 0 means torch's
+    own intra-op thread count (torch.get_num_threads()), as on the native
+    path, where such calls run on torch's threads themselves."""
+    return threads if threads else torch.get_num_threads()
+
+
+_warned_cuda = False
+
+
+def _kernels_serve(t: Tensor) -> bool:
+    """relugrad's kernels can read t's memory: a strided, non-nested tensor
+    on the CPU, or on CUDA when this build has the CUDA backend. Everything
+    else (meta, other devices, CUDA in a CPU-only build) gets torch's own ops."""
+    if t.layout is not torch.strided or t.is_nested:
+        return False
+    if t.is_cpu:
+        return True
+    if t.device.type == "cuda":
+        if _C.backend_available(_C.BACKEND_CUDA):
+            return True
+        global _warned_cuda
+        if not _warned_cuda:
+            _warned_cuda = True
+            warnings.warn("relugrad: this build has no CUDA backend (rebuild with: pip install . -C "
+                          "cmake.define.RELUGRAD_CUDA=ON); CUDA tensors get torch's own ReLU and "
+                          "threshold_backward instead (same bits in the torch preset)", RuntimeWarning, stacklevel=3)
+    return False
+
+
+# ---- Layouts ------------------------------------------------------------------
+# Every result has the strides PyTorch's own op gives it: ReLU's backward is
+# threshold_backward(grad, result, 0) and its forward torch.relu(x), both
+# TensorIterator ops. TensorIterator's fast setup is mirrored here (a few flag
+# reads): all operands contiguous -> contiguous; all channels_last ->
+# channels_last; all non-overlapping and dense with equal strides -> those
+# strides. There every operand has one storage order and the kernel runs once
+# over the storage. Any other case gets TensorIterator's general rule
+# (reorder_dimensions, allocate_or_resize_outputs), _ti_strides below; the
+# tests compare both with PyTorch's own results. The same rules are in
+# python/src/torch_native.cc.
+
+
+def _dense(t: Tensor) -> bool:
+    """Non-overlapping and dense (c10's is_non_overlapping_and_dense)."""
+    if t.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _ti_strides(shape: Sequence[int], *operand_strides: Sequence[int]) -> List[int]:
+    """The strides TensorIterator gives a new output of `shape` from inputs of
+    that shape with these strides (not its fast setup): dims sorted by the
+    inputs' strides, first input first, stride 0 (broadcast) skipped, equal
+    strides ordered by size; a C-ordered result when nothing moves."""
+    n = len(shape)
+    perm = list(range(n - 1, -1, -1))
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in operand_strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, n):  # insertion sort with ambiguous comparisons
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(n - 1, -1, -1)):
+        return _order_strides(shape, None)
+    out = [0] * n
+    step = 1
+    for d in perm:
+        out[d] = step
+        step *= shape[d]
+    return out
+
+
+def _meta(t: Tensor, strides: Optional[Sequence[int]] = None) -> Tensor:
+    return torch.empty_strided(t.shape, t.stride() if strides is None else strides, dtype=t.dtype, device="meta")
+
+
+def _empty(like: Tensor, strides: Sequence[int]) -> Tensor:
+    return torch.empty_strided(like.shape, strides, dtype=like.dtype, device=like.device)
+
+
+def _fast_output(a: Tensor, b: Tensor) -> Optional[Tensor]:
+    """TensorIterator's output for operands a, b when its fast setup serves, else None."""
+    if a.is_contiguous() and b.is_contiguous():
+        return torch.empty_like(a, memory_format=torch.contiguous_format)
+    if a.is_contiguous(memory_format=_CL) and b.is_contiguous(memory_format=_CL):
+        return torch.empty_like(a, memory_format=_CL)
+    if a.stride() == b.stride() and _dense(a) and _dense(b):
+        return _empty(a, a.stride())
+    return None
+
+
+def _grad_output(dy: Tensor, s: Tensor) -> Tuple[Tensor, bool]:
+    """(threshold_backward(dy, s)'s output, uninitialised; whether dy and s
+    share its storage order). Its TensorIterator takes s, then dy: s's layout leads."""
+    out = _fast_output(dy, s)
+    if out is not None:
+        return out, True
+    return _empty(dy, _ti_strides(dy.shape, s.stride(), dy.stride())), False
+
+
+def _relu_output(x: Tensor) -> Tuple[Tensor, bool]:
+    """(torch.relu(x)'s output, uninitialised; whether it shares x's storage order)."""
+    out = _fast_output(x, x)
+    if out is not None:
+        return out, True
+    return _empty(x, _ti_strides(x.shape, x.stride())), False
+
+
+def _same_order(t: Tensor, strides: Sequence[int]) -> bool:
+    """t is dense and addresses its elements in the storage order of `strides`."""
+    return all(a == b or n == 1 for a, b, n in zip(t.stride(), strides, t.shape)) and _dense(t)
+
+
+def _c_order(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """strides lay shape out in C order (any stride on a dim of size 1)."""
+    return all(st == want or n == 1 for n, st, want in zip(shape, strides, _order_strides(shape, None)))
+
+
+def _in_order(t: Tensor, strides: Sequence[int]) -> Tensor:
+    """t itself when dense in the storage order `strides`, else a copy in that layout."""
+    return t if _same_order(t, strides) else _empty(t, strides).copy_(t)
+
+
+def _dim_order(strides: Sequence[int]) -> List[int]:
+    """Dims from outermost to innermost in memory (Tensor.dim_order of a dense layout)."""
+    return sorted(range(len(strides)), key=lambda d: -strides[d])
+
+
+def _order_strides(shape: Sequence[int], order: Optional[Sequence[int]]) -> List[int]:
+    """The dense strides that lay out `shape` in dim order `order` (None: C order)."""
+    order = range(len(shape)) if order is None else order
+    strides = [0] * len(shape)
+    step = 1
+    for d in reversed(list(order)):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+def _flat(t: Tensor) -> Tensor:
+    """A dense tensor's storage as a 1-d view (what the bindings read)."""
+    return t.detach().as_strided((t.numel(),), (1,))
+
+
+# ---- torch's own ops for what the kernels do not serve ---------------------------
+# The preset's rules written with torch ops, for tensors relugrad cannot read
+# (subclasses, DTensor, nested, meta, CUDA without the CUDA backend). The torch
+# preset is threshold_backward itself; the others are built from the preset's
+# settings (docs: README "Semantics").
+
+
+def _gate_open(s: Tensor, semantics: str, threshold: float) -> Tensor:
+    st = _api.preset_settings(semantics)
+    g = s.float() if s.dtype in (torch.float16, torch.bfloat16) else s  # the compute type
+    t = threshold
+    if st["threshold_rounding"] == "dtype":
+        t = float(torch.tensor(threshold, dtype=s.dtype))
+    if st["denormals"] == "ftz_daz" and s.dtype is not torch.float16:  # f16 has no subnormals in f32
+        g = torch.where(g.abs() < torch.finfo(s.dtype).tiny, torch.zeros_like(g), g)
+    return g > t if st["gate"] == "pass_if_gt" else ~(g <= t)
+
+
+def _relu_grad_torch(dy: Tensor, s: Tensor, semantics: str, threshold: float, alpha: float) -> Tensor:
+    st = _api.preset_settings(semantics)
+    if semantics == "torch" and alpha == 0.0:
+        return torch.ops.aten.threshold_backward(dy, s, threshold)
+    if dy.is_nested and dy.layout is torch.strided:  # few ops take strided nested tensors: per component
+        return torch.nested.as_nested_tensor([_relu_grad_torch(a, b, semantics, threshold, alpha)
+                                              for a, b in zip(dy.unbind(), s.unbind())])
+    open_ = _gate_open(s, semantics, threshold)
+    if st["combine"] == "select":
+        closed = dy * alpha if alpha != 0.0 else torch.zeros_like(dy)
+        return torch.where(open_, dy, closed)
+    dx = dy * torch.where(open_, torch.ones_like(dy), torch.full_like(dy, alpha))
+    if st["denormals"] == "ftz_daz" and dy.dtype is not torch.float16:
+        dx = torch.where(dx.abs() < torch.finfo(dy.dtype).tiny, dx * 0, dx)
+    return dx
+
+
+# ---- Kernels ------------------------------------------------------------------------
+
+
+def _run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, opts: Tuple) -> None:
+    """relugrad_relu_grad over the storage of dense dy, s, out of one storage order."""
+    if out.is_cpu:
+        code = _api._torch_host_dtype(dy.dtype)
+        if code is not None and s.dtype == dy.dtype and s.is_cpu and dy.is_cpu:
+            _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel(), code, *opts)
+            return
+    with _api._DeviceScope(dy) as scope:
+        _C.relu_grad_into(_flat(dy), _flat(s), _flat(out), 0, 0, 0, *opts, False, scope.stream)
 
 
 def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, alpha: float,
                      threads: int) -> Tensor:
-    """relugrad::relu_grad's kernel, also called directly by _ReluFunction's backward."""
+    """relugrad::relu_grad's kernel, also called directly by the eager Functions' backward."""
     preset = _PRESET_CODES.get(semantics)
     code = _api._torch_host_code(dy, s)
     if preset is not None and code is not None and type(threads) is int and threads >= 0:
@@ -76,28 +295,35 @@ def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
         # (torch.empty with keywords alone costs 2.3 us, empty_like 0.8).
         out = torch.empty_like(dy, memory_format=torch.contiguous_format)
         _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), dy.numel(), code, preset,
-                              -1, -1, -1, -1, float(threshold), float(alpha), False, 0.0, 0.0, threads, 0)
+                              -1, -1, -1, -1, float(threshold), float(alpha), False, 0.0, 0.0,
+                              _threads(threads), 0)
         return out
     _check_semantics(semantics)
     _check_threads(threads)
-    _check_device("relugrad::relu_grad", dy, s)
-    # relugrad reads C-ordered memory; contiguous() is a no-op when it already is.
-    dy = dy.contiguous()
-    s = s.contiguous()
-    out = torch.empty(dy.shape, dtype=dy.dtype, device=dy.device)
-    # The bindings' option arguments (_api._options' order). They check
-    # dtypes, shapes and devices by argument name.
+    if not (_kernels_serve(dy) and _kernels_serve(s)):
+        return _relu_grad_torch(dy, s, semantics, float(threshold), float(alpha))
+    if dy.dtype != s.dtype:
+        raise TypeError(f"s: dtype {s.dtype} does not match dy's {dy.dtype}")
+    if dy.shape != s.shape:
+        raise ValueError(f"s: shape {tuple(s.shape)} does not match dy's {tuple(dy.shape)}")
+    if _api._torch_host_dtype(dy.dtype) is None:
+        raise TypeError(f"dy: dtype {dy.dtype} is not supported (float16, bfloat16, float32, float64)")
+    if dy.device != s.device:
+        raise ValueError(f"s: device {s.device} differs from dy's {dy.device}; all tensors of a call must be on one device")
+    out, flat = _grad_output(dy, s)
+    if not flat:
+        dy, s = _in_order(dy, out.stride()), _in_order(s, out.stride())
     opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, float(threshold), float(alpha), False, 0.0, 0.0,
-            int(threads), 0)
-    with _api._DeviceScope(dy) as scope:
-        _C.relu_grad_into(dy.detach(), s.detach(), out, 0, 0, 0, *opts, False, scope.stream)
+            _threads(int(threads)), 0)
+    _run_relu_grad(dy, s, out, opts)
     return out
 
 
 @torch.library.custom_op("relugrad::relu_grad", mutates_args=(), device_types=_DEVICES)
 def relu_grad(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: float = 0.0,
               alpha: float = 0.0, threads: int = 0) -> Tensor:
-    """ReluGrad of CPU or CUDA tensors (a fresh contiguous result); threads 0 = all cores."""
+    """ReluGrad of CPU or CUDA tensors, with threshold_backward(dy, s)'s layout;
+    threads 0 = torch's intra-op thread count."""
     return _relu_grad_eager(dy, s, semantics, threshold, alpha, threads)
 
 
@@ -106,26 +332,16 @@ def _relu_grad_fake(dy: Tensor, s: Tensor, semantics: str = "torch", threshold: 
                     alpha: float = 0.0, threads: int = 0) -> Tensor:
     torch._check(dy.shape == s.shape, lambda: f"s: shape {tuple(s.shape)} does not match dy's {tuple(dy.shape)}")
     torch._check(dy.dtype == s.dtype, lambda: f"s: dtype {s.dtype} does not match dy's {dy.dtype}")
-    return dy.new_empty(dy.shape)
+    return torch.ops.aten.threshold_backward(dy, s, 0.0)  # its layout, from TensorIterator's meta
 
 
-def _relu_grad_setup(ctx, inputs: Tuple, output: Tensor) -> None:
-    _, s, semantics, threshold, alpha, threads = inputs
-    ctx.save_for_backward(s)
-    ctx.options = (semantics, threshold, alpha, threads)
-
-
-def _relu_grad_backward(ctx, grad: Tensor):
-    # dx is linear in dy (dy, dy*0 or dy*alpha per element, fixed by s), so
-    # its gradient w.r.t. dy is ReluGrad of the incoming gradient with the same
-    # gate; w.r.t. s it is zero almost everywhere (returned as None).
-    (s,) = ctx.saved_tensors
-    semantics, threshold, alpha, threads = ctx.options
-    return (torch.ops.relugrad.relu_grad(grad, s, semantics, threshold, alpha, threads),
-            None, None, None, None, None)
-
-
-relu_grad.register_autograd(_relu_grad_backward, setup_context=_relu_grad_setup)
+@relu_grad.register_vmap
+def _relu_grad_vmap(info, in_dims, dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0):
+    # Elementwise: one call over the whole batch, the batch dim first.
+    dy_dim, s_dim = in_dims[0], in_dims[1]
+    dy = dy.movedim(dy_dim, 0) if dy_dim is not None else dy.expand(info.batch_size, *dy.shape)
+    s = s.movedim(s_dim, 0) if s_dim is not None else s.expand(info.batch_size, *s.shape)
+    return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads), 0
 
 
 @torch.library.custom_op("relugrad::relu", mutates_args=())
@@ -137,24 +353,12 @@ def relu(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
 
 @relu.register_fake
 def _relu_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
-    return torch.empty_like(x)
+    return torch.relu(x)  # its layout, from TensorIterator's meta
 
 
-def _relu_setup(ctx, inputs: Tuple, output: Tensor) -> None:
-    # Gate on y = relu(x), as PyTorch does. For the pass_if_gt presets (TF,
-    # JAX, oneDNN) gating on y equals gating on x at threshold 0: x > 0 iff
-    # relu(x) > 0, a NaN x gives a NaN y (closed both ways), and a subnormal
-    # x stays the same subnormal y (flushed alike under FTZ/DAZ).
-    ctx.save_for_backward(output)
-    ctx.semantics, ctx.threads = inputs[1], inputs[2]
-
-
-def _relu_backward(ctx, grad: Tensor):
-    (y,) = ctx.saved_tensors
-    return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
-
-
-relu.register_autograd(_relu_backward, setup_context=_relu_setup)
+@relu.register_vmap
+def _relu_vmap(info, in_dims, x, semantics="torch", threads=0):
+    return torch.ops.relugrad.relu(x, semantics, threads), in_dims[0]
 
 
 # ---- The 1-bit mask path (docs/mask.md) -------------------------------------
@@ -163,108 +367,287 @@ relu.register_autograd(_relu_backward, setup_context=_relu_setup)
 # dy and the mask. In the torch preset dx equals torch.relu's autograd bit for
 # bit; y equals torch.threshold(x, 0, 0), i.e. torch.relu except that
 # torch.relu(-0.) is -0. while relugrad writes +0. (values compare equal).
+# y has torch.relu(x)'s layout and mask bit i is the element at storage
+# position i of y: relu_grad_mask takes y's dim order (y.dim_order(); None =
+# C order) to read it.
 
 
 def _mask_len(x: Tensor):
     return (x.numel() + 7) // 8  # relugrad_mask_bytes; SymInt-friendly for the fake kernel
 
 
-def _relu_mask_eager(x: Tensor, semantics: str, threads: int, inplace: bool = False) -> Tuple[Tensor, Tensor]:
-    """relugrad::relu_mask's kernel; inplace (contiguous x only) writes y over x."""
+def _relu_mask_eager(x: Tensor, semantics: str, threads: int, inplace: bool = False) -> Tuple[Tensor, Tensor, Tuple]:
+    """(y, mask, the strides whose storage order the mask follows); inplace writes y over x."""
     _check_semantics(semantics)
     _check_threads(threads)
-    _check_device("relugrad::relu_mask", x)
-    if inplace and not x.is_contiguous():
-        y, mask = _relu_mask_eager(x, semantics, threads)
-        return x.copy_(y), mask
-    x = x.contiguous()
-    y = x if inplace else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if inplace and _dense(x):
+        src = y = x
+    else:
+        y, flat = _relu_output(x)
+        src = x if flat else y.copy_(x)
     mask = torch.empty((_mask_len(x),), dtype=torch.uint8, device=x.device)
+    opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0, False, 0.0, 0.0, _threads(int(threads)), 0)
     with _api._DeviceScope(x) as scope:
-        _C.relu_forward_into(x.detach(), y, mask, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
-                             False, 0.0, 0.0, int(threads), 0, scope.stream)
-    return y, mask
+        _C.relu_forward_into(_flat(src), _flat(y), mask, 0, 0, *opts, scope.stream)
+    order = y.stride()
+    if inplace and y is not x:
+        y = x.copy_(y)
+    return y, mask, order
 
 
 @torch.library.custom_op("relugrad::relu_mask", mutates_args=(), device_types=_DEVICES)
 def relu_mask(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
-    """(y, mask): y = relu(x) under the preset, mask = the packed gate bits."""
-    return _relu_mask_eager(x, semantics, threads)
+    """(y, mask): y = relu(x) under the preset, mask = the packed gate bits in y's storage order."""
+    y, mask, _ = _relu_mask_eager(x, semantics, threads)
+    return y, mask
 
 
 @relu_mask.register_fake
 def _relu_mask_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
-    return x.new_empty(x.shape), x.new_empty((_mask_len(x),), dtype=torch.uint8)
+    return torch.relu(x), x.new_empty((_mask_len(x),), dtype=torch.uint8)
 
 
-def _relu_grad_mask_eager(dy: Tensor, mask: Tensor, semantics: str, threads: int) -> Tensor:
+@relu_mask.register_vmap
+def _relu_mask_vmap(info, in_dims, x, semantics="torch", threads=0):
+    # One mask per sample (each ceil(n/8) bytes, its own padding bits): one call per sample.
+    x = x.movedim(in_dims[0], 0)
+    ys, masks = zip(*(torch.ops.relugrad.relu_mask(x[i], semantics, threads) for i in range(x.shape[0])))
+    return (torch.stack(ys), torch.stack(masks)), (0, 0)
+
+
+def _relu_grad_mask_eager(dy: Tensor, mask: Tensor, semantics: str, threads: int,
+                          mask_strides: Optional[Sequence[int]] = None,
+                          result_strides: Optional[Sequence[int]] = None) -> Tensor:
+    """dx in threshold_backward(dy, result)'s layout; the mask follows the
+    storage order of mask_strides (None: C order); result_strides: the layout of
+    what nn.ReLU would have saved (None: mask_strides)."""
     _check_semantics(semantics)
     _check_threads(threads)
-    _check_device("relugrad::relu_grad_mask", dy, mask)
     torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
-    dy = dy.contiguous()
-    mask = mask.contiguous()
-    out = torch.empty(dy.shape, dtype=dy.dtype, device=dy.device)
+    if mask_strides is None:
+        mask_strides = _order_strides(dy.shape, None)
+    if result_strides is None:
+        result_strides = mask_strides
+    if dy.is_contiguous() and _c_order(dy.shape, result_strides) and _c_order(dy.shape, mask_strides):
+        out = torch.empty_like(dy, memory_format=torch.contiguous_format)
+    else:
+        out, _ = _grad_output(dy, _meta(dy, result_strides))  # a meta tensor: only its strides are read
+    dy_m = _in_order(dy, mask_strides)
+    target = out if _same_order(out, mask_strides) else (_empty(dy, mask_strides) if dy_m is dy else dy_m)
+    opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0, False, 0.0, 0.0, _threads(int(threads)), 0)
     with _api._DeviceScope(dy) as scope:
-        _C.relu_grad_mask_into(dy.detach(), mask, out, 0, 0, _PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0,
-                               False, 0.0, 0.0, int(threads), 0, scope.stream)
-    return out
+        _C.relu_grad_mask_into(_flat(dy_m), mask.contiguous(), _flat(target), 0, 0, *opts, scope.stream)
+    return out if target is out else out.copy_(target)
 
 
 @torch.library.custom_op("relugrad::relu_grad_mask", mutates_args=(), device_types=_DEVICES)
-def relu_grad_mask(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
-    """dx = bit ? pass(dy) : closed(dy), from relu_mask's mask."""
-    return _relu_grad_mask_eager(dy, mask, semantics, threads)
+def relu_grad_mask(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0,
+                   dim_order: Optional[List[int]] = None) -> Tensor:
+    """dx = bit ? pass(dy) : closed(dy), from relu_mask's mask; dim_order:
+    y.dim_order() of relu_mask's y (None: C order)."""
+    return _relu_grad_mask_eager(dy, mask, semantics, threads, _order_strides(dy.shape, dim_order))
 
 
 @relu_grad_mask.register_fake
-def _relu_grad_mask_fake(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
+def _relu_grad_mask_fake(dy: Tensor, mask: Tensor, semantics: str = "torch", threads: int = 0,
+                         dim_order: Optional[List[int]] = None) -> Tensor:
     torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
     torch._check(mask.numel() == _mask_len(dy),
                  lambda: f"mask: has {mask.numel()} bytes, dy has {dy.numel()} elements (needs ceil(n/8))")
-    return dy.new_empty(dy.shape)
+    return torch.ops.aten.threshold_backward(dy, dy.new_empty_strided(dy.shape, _order_strides(dy.shape, dim_order)), 0.0)
 
 
-def _relu_grad_mask_setup(ctx, inputs: Tuple, output: Tensor) -> None:
-    _, mask, semantics, threads = inputs
-    ctx.save_for_backward(mask)
-    ctx.semantics, ctx.threads = semantics, threads
+@relu_grad_mask.register_vmap
+def _relu_grad_mask_vmap(info, in_dims, dy, mask, semantics="torch", threads=0, dim_order=None):
+    dy = dy.movedim(in_dims[0], 0) if in_dims[0] is not None else dy.expand(info.batch_size, *dy.shape)
+    mask = mask.movedim(in_dims[1], 0) if in_dims[1] is not None else mask.expand(info.batch_size, *mask.shape)
+    dxs = [torch.ops.relugrad.relu_grad_mask(dy[i], mask[i], semantics, threads, dim_order) for i in range(dy.shape[0])]
+    return torch.stack(dxs), 0
 
 
-def _relu_grad_mask_backward(ctx, grad: Tensor):
-    # Linear in dy with a fixed gate: the gradient is the same op (double backward).
-    (mask,) = ctx.saved_tensors
-    return torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads), None, None, None
+# ---- Autograd of the ops ---------------------------------------------------------
+# Each op's autograd kernel is an autograd.Function in setup_context style,
+# so the ops work with torch.func (grad, vjp, jacrev, jvp, vmap: the ops'
+# own vmap rules) and torch.autograd.forward_ad. Every formula is linear in
+# the incoming gradient or tangent with the gate fixed by the forward, so
+# backward and jvp are the same op: ReluGrad with that gate (double backward
+# works, and relu's jvp is threshold_backward(tangent, y, 0), as PyTorch's).
 
 
-relu_grad_mask.register_autograd(_relu_grad_mask_backward, setup_context=_relu_grad_mask_setup)
+def _below_autograd():
+    return _TC._AutoDispatchBelowAutograd()
 
 
-def _relu_mask_setup(ctx, inputs: Tuple, output: Tuple[Tensor, Tensor]) -> None:
-    # The whole point: only the 1-bit mask stays alive for backward.
-    _, mask = output
-    ctx.mark_non_differentiable(mask)
-    ctx.save_for_backward(mask)
-    ctx.semantics, ctx.threads = inputs[1], inputs[2]
+def _grad_op(dy, s, semantics, threshold, alpha, threads):
+    """relugrad::relu_grad for backward formulas. Under torch.func its Function
+    is applied from here (Python, run by the autograd engine), where functorch
+    nests it; the op's own autograd kernel lies below functorch's layer and
+    serves one level only. (jvp formulas run inside the forward's call and
+    call the op.)"""
+    if _TC._are_functorch_transforms_active():
+        return _ReluGradOp.apply(dy, s, semantics, threshold, alpha, threads)
+    return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads)
 
 
-def _relu_mask_backward(ctx, grad_y: Tensor, grad_mask):
-    (mask,) = ctx.saved_tensors
-    return torch.ops.relugrad.relu_grad_mask(grad_y, mask, ctx.semantics, ctx.threads), None, None
+def _grad_mask_op(dy, mask, semantics, threads, dim_order):
+    """relugrad::relu_grad_mask for backward formulas (see _grad_op)."""
+    if _TC._are_functorch_transforms_active():
+        return _ReluGradMaskOp.apply(dy, mask, semantics, threads, dim_order)
+    return torch.ops.relugrad.relu_grad_mask(dy, mask, semantics, threads, dim_order)
 
 
-relu_mask.register_autograd(_relu_mask_backward, setup_context=_relu_mask_setup)
+class _ReluGradOp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(dy, s, semantics, threshold, alpha, threads):
+        with _below_autograd():
+            return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, s, *ctx.options = inputs
+        ctx.save_for_backward(s)
+        ctx.save_for_forward(s)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved_tensors
+        return _grad_op(grad, s, *ctx.options), None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t_dy, t_s, *_):
+        (s,) = ctx.saved_tensors
+        if t_dy is None:  # s moves the gate only: zero almost everywhere
+            return torch.zeros_like(s)
+        return torch.ops.relugrad.relu_grad(t_dy, s, *ctx.options)
+
+
+class _ReluOp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, semantics, threads):
+        with _below_autograd():
+            return torch.ops.relugrad.relu(x, semantics, threads)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        # Gate on y = relu(x), as PyTorch does. For the pass_if_gt presets (TF,
+        # JAX, oneDNN) gating on y equals gating on x at threshold 0: x > 0 iff
+        # relu(x) > 0, a NaN x gives a NaN y (closed both ways), and a subnormal
+        # x stays the same subnormal y (flushed alike under FTZ/DAZ).
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+        ctx.semantics, ctx.threads = inputs[1], inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return _grad_op(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        (y,) = ctx.saved_tensors
+        return torch.ops.relugrad.relu_grad(t, y, ctx.semantics, 0.0, 0.0, ctx.threads)
+
+
+class _ReluMaskOp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, semantics, threads):
+        with _below_autograd():
+            return torch.ops.relugrad.relu_mask(x, semantics, threads)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        # The whole point: only the 1-bit mask stays alive for backward.
+        y, mask = output
+        ctx.mark_non_differentiable(mask)
+        ctx.save_for_backward(mask)
+        ctx.save_for_forward(mask)
+        ctx.semantics, ctx.threads = inputs[1], inputs[2]
+        ctx.order = _dim_order(y.stride())
+
+    @staticmethod
+    def backward(ctx, grad_y, grad_mask):
+        (mask,) = ctx.saved_tensors
+        return _grad_mask_op(grad_y, mask, ctx.semantics, ctx.threads, ctx.order), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        (mask,) = ctx.saved_tensors
+        return torch.ops.relugrad.relu_grad_mask(t, mask, ctx.semantics, ctx.threads, ctx.order), None
+
+
+class _ReluGradMaskOp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(dy, mask, semantics, threads, dim_order):
+        with _below_autograd():
+            return torch.ops.relugrad.relu_grad_mask(dy, mask, semantics, threads, dim_order)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, mask, *ctx.options = inputs
+        ctx.save_for_backward(mask)
+        ctx.save_for_forward(mask)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return _grad_mask_op(grad, mask, *ctx.options), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        (mask,) = ctx.saved_tensors
+        return torch.ops.relugrad.relu_grad_mask(t, mask, *ctx.options)
+
+
+def _register_autograd(op_def, function) -> None:
+    """function becomes op_def's autograd kernel (in place of the one
+    torch.library.custom_op generates, which has no jvp and is not in
+    setup_context style)."""
+    op = op_def._opoverload
+    schema = op._schema
+
+    def autograd_kernel(keyset, *args, **kwargs):
+        args, _ = _fill_defaults(schema, args, kwargs)
+        if (_TC.is_grad_enabled() and _TC._any_requires_grad(*args)) or _fwAD._current_level >= 0:
+            if _TC._are_functorch_transforms_active():
+                # Below functorch's dynamic layer, autograd.Function.apply cannot
+                # reach its functorch rules: hand the Function to the current
+                # transform (grad, jvp) as functorch's own dispatch would. One
+                # level deep only: nested transforms (vmap of grad) of a direct
+                # op call fail there; ReLU applies the Functions from Python.
+                from torch._functorch.autograd_function import custom_function_call
+                from torch._functorch.pyfunctorch import retrieve_current_functorch_interpreter
+                return retrieve_current_functorch_interpreter().process(custom_function_call, (function, *args), {})
+            return function.apply(*args)
+        with _below_autograd():
+            return op.redispatch(keyset & _TC._after_autograd_keyset, *args)
+
+    op_def._lib.impl(op_def._name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+_register_autograd(relu_grad, _ReluGradOp)
+_register_autograd(relu, _ReluOp)
+_register_autograd(relu_mask, _ReluMaskOp)
+_register_autograd(relu_grad_mask, _ReluGradMaskOp)
 
 
 # ---- The eager path of ReLU ---------------------------------------------------
-# The ops above are what torch.compile and torch.library see (schema, fake
-# kernels, opcheck). In eager mode each custom op call goes through
-# torch.library's Python dispatch and autograd wrappers: a ReLU step
-# (forward and backward) cost 97 us at n = 16 against nn.ReLU's 21-24 us,
-# 240 against 127 us at 256K (bench/NOTES.md section 23). ReLU.forward
-# therefore runs these autograd.Functions outside compilation, calling the
-# same kernels directly. With create_graph (double backward) the backward
-# calls the ops, whose autograd formulas make it differentiable.
+# The ops above are what torch.compile, torch.func and torch.library see
+# (schema, fake kernels, vmap rules, opcheck). In eager mode each custom op
+# call goes through torch.library's Python dispatch and autograd wrappers: a
+# ReLU step (forward and backward) cost 97 us at n = 16 against nn.ReLU's
+# 21-24 us (bench/NOTES.md section 23). On plain tensors ReLU.forward
+# therefore runs the autograd.Functions below (or their C++ twins in
+# _relugrad_torch.so), calling the same kernels directly. With create_graph
+# (double backward) the backward calls the ops, whose autograd formulas make
+# it differentiable.
 
 
 # inplace: like nn.ReLU(inplace=True), y is x overwritten (mark_dirty bumps
@@ -280,7 +663,7 @@ class _ReluFunction(torch.autograd.Function):
             y = torch.relu_(x)
         else:
             y = torch.relu(x)
-        ctx.save_for_backward(y)  # gate on y, as PyTorch does (_relu_setup)
+        ctx.save_for_backward(y)  # gate on y, as PyTorch does (_ReluOp)
         ctx.semantics, ctx.threads = semantics, threads
         return y
 
@@ -297,7 +680,8 @@ class _ReluMaskFunction(torch.autograd.Function):
     def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
         if inplace:
             ctx.mark_dirty(x)
-        y, mask = _relu_mask_eager(x, semantics, threads, inplace)
+        y, mask, ctx.mask_strides = _relu_mask_eager(x, semantics, threads, inplace)
+        ctx.result_strides = y.stride()  # what nn.ReLU saves: y, or x in place
         ctx.save_for_backward(mask)  # only the 1-bit mask stays alive
         ctx.semantics, ctx.threads = semantics, threads
         return y
@@ -306,11 +690,77 @@ class _ReluMaskFunction(torch.autograd.Function):
     def backward(ctx, grad: Tensor):
         (mask,) = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True
-            return torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads), None, None, None
-        return _relu_grad_mask_eager(grad, mask, ctx.semantics, ctx.threads), None, None, None
+            return (torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads,
+                                                      _dim_order(ctx.mask_strides)), None, None, None)
+        return (_relu_grad_mask_eager(grad, mask, ctx.semantics, ctx.threads, ctx.mask_strides, ctx.result_strides),
+                None, None, None)
 
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+
+class _ReluTorchOps(torch.autograd.Function):
+    """ReLU of a preset other than torch's, from torch ops alone (_relu_grad_torch)."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, semantics):
+        return torch.relu(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+        ctx.semantics = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return _relu_grad_torch(grad, y, ctx.semantics, 0.0, 0.0), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return _relu_grad_torch(t, y, ctx.semantics, 0.0, 0.0)
+
+
+def _torch_relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
+    """nn.ReLU's forward; its gradient is the preset's, from torch ops."""
+    if semantics == "torch":
+        return torch.relu_(x) if inplace else torch.relu(x)
+    if x.is_nested and x.layout is torch.strided:  # autograd.Function cannot take these: per component
+        y = torch.nested.as_nested_tensor([_ReluTorchOps.apply(c, semantics) for c in x.unbind()])
+    else:
+        y = _ReluTorchOps.apply(x, semantics)
+    return x.copy_(y) if inplace else y
+
+
+def _mask_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
+    """relu_mask's y without the mask, for forwards autograd does not record:
+    x where the gate is open or x is NaN (its bits), +0 elsewhere."""
+    y = torch.where(_gate_open(x, semantics, 0.0) | torch.isnan(x), x, torch.zeros_like(x))
+    return x.copy_(y) if inplace else y
+
+
+def _fake_tensor_type():
+    from torch._subclasses.fake_tensor import FakeTensor
+    return FakeTensor
+
+
+_NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
+_is_wrapped = _TC._functorch.is_functorch_wrapped_tensor
+_dispatch_modes = _TC._len_torch_dispatch_stack
+
+
+def _plain_cpu(x) -> bool:
+    """The fast path's one predicate, exact about what it accepts: a torch.Tensor
+    or nn.Parameter itself (no subclass: FakeTensor, DTensor, wrappers), strided
+    and not nested, on the CPU (not meta), of relugrad's dtypes, not wrapped by
+    torch.func, no forward-AD level and no TorchDispatchMode active, not
+    being compiled. Everything else takes ReLU._forward_other."""
+    return ((type(x) is Tensor or type(x) is nn.Parameter) and not _is_compiling() and x.is_cpu
+            and x.dtype in _NATIVE_DTYPES and x.layout is torch.strided and not x.is_nested
+            and _fwAD._current_level < 0 and not _is_wrapped(x) and not _dispatch_modes())
 
 
 # ---- The torch-native eager path ---------------------------------------------
@@ -321,9 +771,6 @@ _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda
 # Python in backward (bench/NOTES.md 27). It is built against one torch
 # version and loaded only under that version; otherwise, or with
 # RELUGRAD_TORCH_NATIVE=0 in the environment, the Python path serves.
-
-_NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
-
 
 def _load_native() -> Tuple[Optional[object], Optional[object], str]:
     """(relu, relu_ op overloads or None, and why not)."""
@@ -359,13 +806,15 @@ class ReLU(nn.Module):
         into x.
       threads: 0 (default) splits forward (mask) and backward over torch's
         own intra-op threads (torch.get_num_threads(), at::parallel_for) on
-        the torch-native path, or over relugrad's pool on all cores where the
-        Python path serves (NATIVE_STATUS says which); N > 0: relugrad's pool
-        with N threads.
+        the torch-native path, or over relugrad's pool with as many threads
+        where the Python path serves (NATIVE_STATUS says which); N > 0:
+        relugrad's pool with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
         ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
         (for the torch preset: torch.relu except +0 instead of -0 for x = -0);
-        gradients are the same bits as mask=False.
+        gradients are the same bits as mask=False. When autograd records
+        nothing (no_grad, inference_mode, x needs no gradient) no mask is
+        computed or kept; y has the same bits.
     """
 
     def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0,
@@ -379,21 +828,44 @@ class ReLU(nn.Module):
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.is_cpu and _native_relu is not None and x.dtype in _NATIVE_DTYPES and not _is_compiling():
+        if _native_relu is not None and _plain_cpu(x):
+            if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
+                return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
             op = _native_relu_ if self.inplace else _native_relu
             return op(x, self.semantics, self.threads, self.mask)
-        if x.device.type == "cuda" and not _C.backend_available(_C.BACKEND_CUDA):
-            # No CUDA backend in this build (or no device): keep such models usable.
-            return torch.relu_(x) if self.inplace else torch.relu(x)
-        if _is_compiling():  # the custom ops: fake kernels, one node each in the graph
+        return self._forward_other(x)
+
+    def _forward_other(self, x: Tensor) -> Tensor:
+        """Every tensor but the native path's: the custom ops where torch's
+        transforms must see them (compile, torch.func, forward AD, dispatch
+        modes, meta and fake tensors), the Python Functions for other plain
+        tensors relugrad's kernels read, torch's own ops for the rest."""
+        exact = type(x) is Tensor or type(x) is nn.Parameter
+        ours = x.dtype in _NATIVE_DTYPES and x.layout is torch.strided and not x.is_nested
+        if ours and (_is_compiling() or (exact and (x.is_meta or _is_wrapped(x) or _fwAD._current_level >= 0
+                                                      or _dispatch_modes()))
+                     or isinstance(x, _fake_tensor_type())):
+            # the custom ops: fake kernels, vmap rules, jvp; one graph node each
+            if exact and _TC._are_functorch_transforms_active():
+                # Their autograd Functions applied from Python, where functorch
+                # nests them (vmap of grad) as it does its own ops.
+                if self.mask:
+                    y = _ReluMaskOp.apply(x, self.semantics, self.threads)[0]
+                else:
+                    y = _ReluOp.apply(x, self.semantics, self.threads)
+                return x.copy_(y) if self.inplace else y
             if self.mask:
                 y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
             else:
                 y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
             return x.copy_(y) if self.inplace else y
-        if self.mask:
-            return _ReluMaskFunction.apply(x, self.semantics, self.threads, self.inplace)
-        return _ReluFunction.apply(x, self.semantics, self.threads, self.inplace)
+        if exact and ours and _kernels_serve(x):
+            if self.mask:
+                if not (x.requires_grad and _TC.is_grad_enabled()):
+                    return _mask_y(x, self.semantics, self.inplace)
+                return _ReluMaskFunction.apply(x, self.semantics, self.threads, self.inplace)
+            return _ReluFunction.apply(x, self.semantics, self.threads, self.inplace)
+        return _torch_relu(x, self.semantics, self.inplace)
 
     def extra_repr(self) -> str:
         return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")

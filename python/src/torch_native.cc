@@ -8,15 +8,17 @@
 // back into the interpreter for backward (bench/NOTES.md 27). Here forward
 // is one dispatcher call and backward never enters Python.
 //
-// Scope: eager CPU tensors of relugrad's four float dtypes; relugrad/torch.py
-// routes everything else (CUDA, torch.compile, other dtypes) to its Python
-// path. Under create_graph the backward calls relugrad's torch.library ops,
+// Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
+// (relugrad/torch.py's _plain_cpu decides); everything else goes elsewhere
+// there (custom ops, Python Functions, torch's own ops). Results have the
+// layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls relugrad's torch.library ops,
 // whose autograd formulas make it differentiable again. The library is the
 // _relugrad module's, reached through c_api_table.h, not a second copy.
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,44 +161,190 @@ at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
   return stack.at(0).toTensor();
 }
 
+// ---- Layouts ----------------------------------------------------------------
+// Every result has the strides PyTorch's own op gives it: ReLU's backward is
+// threshold_backward(grad, result, 0), a TensorIterator binary op, and the
+// forward torch.relu(x) a unary one. TensorIterator's fast setup
+// (compute_fast_setup_type) is mirrored here, since it costs a few flag reads:
+// all operands contiguous -> contiguous; all channels_last -> channels_last;
+// all non-overlapping and dense with equal strides -> those strides. In those
+// cases every operand has one storage order and the kernel runs once over
+// the storage. Any other case gets TensorIterator's general rule
+// (reorder_dimensions, allocate_or_resize_outputs), TiStrides below; the
+// tests compare both with PyTorch's own results.
+
+// The strides TensorIterator gives a new output of `sizes` from inputs of
+// those sizes with these strides: dims sorted by the inputs' strides, first
+// input first, stride 0 (broadcast) skipped, equal strides ordered by size;
+// C order when nothing moves.
+std::vector<int64_t> TiStrides(at::IntArrayRef sizes, std::initializer_list<at::IntArrayRef> operands) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const at::IntArrayRef st : operands) {
+      const int64_t s0 = st[d0], s1 = st[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (sizes[d0] > sizes[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {  // insertion sort with ambiguous comparisons
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  bool moved = false;
+  for (int64_t i = 0; i < n; ++i) moved |= perm[i] != n - 1 - i;
+  std::vector<int64_t> out(n);
+  int64_t step = 1;
+  if (!moved) {
+    for (int64_t d = n; d-- > 0;) {
+      out[d] = step;
+      step *= sizes[d];
+    }
+    return out;
+  }
+  for (int64_t d : perm) {
+    out[d] = step;
+    step *= sizes[d];
+  }
+  return out;
+}
+
+// An uninitialised tensor of `like`'s sizes on `like`'s device with the given strides.
+at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides) {
+  return at::empty_strided(like.sizes(), strides, like.options());
+}
+
+// True when TensorIterator's fast setup serves (dy, s); *out is then its output.
+bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
+  if (dy.is_contiguous() && s.is_contiguous()) {
+    *out = at::empty(dy.sizes(), dy.options());
+  } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) && s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    *out = at::empty(dy.sizes(), dy.options().memory_format(at::MemoryFormat::ChannelsLast));
+  } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() && dy.strides() == s.strides()) {
+    *out = EmptyStrided(dy, dy.strides());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// threshold_backward(dy, s)'s output, uninitialised; *flat: dy and s share its
+// storage order. (Its TensorIterator takes s, then dy: s's layout leads.)
+at::Tensor EmptyGradOutput(const at::Tensor& dy, const at::Tensor& s, bool* flat) {
+  at::Tensor out;
+  *flat = FastLayout(dy, s, &out);
+  if (*flat) return out;
+  return EmptyStrided(dy, TiStrides(dy.sizes(), {s.strides(), dy.strides()}));
+}
+
+// Dense tensors a (real) and strides b of the same sizes address their
+// elements in the same storage order: equal strides wherever the size is not 1.
+bool SameOrder(const at::Tensor& a, at::IntArrayRef b) {
+  if (!a.is_non_overlapping_and_dense()) return false;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != 1 && a.stride(d) != b[d]) return false;
+  }
+  return true;
+}
+
+// t itself when it is dense in the storage order `strides`, else a copy in that layout.
+at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
+  if (SameOrder(t, strides)) return t;
+  at::Tensor copy = EmptyStrided(t, strides);
+  copy.copy_(t);
+  return copy;
+}
+
+// Memory the CPU kernels can read: strided, not nested, on the CPU, with
+// data (an efficient zero tensor has none).
+bool ReadableOnCpu(const at::Tensor& t) {
+  return t.device().is_cpu() && t.layout() == at::kStrided && !t.is_nested() && !t._is_zerotensor();
+}
+
 at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Settings& settings) {
   if (at::GradMode::is_enabled()) {  // create_graph=True: keep it differentiable
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
-  const at::Tensor dy = grad.contiguous();
-  const at::Tensor s = y.contiguous();
-  const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
-  TORCH_CHECK(dy.scalar_type() == s.scalar_type() && dy.sizes() == s.sizes(),
+  TORCH_CHECK(grad.scalar_type() == y.scalar_type() && grad.sizes() == y.sizes(),
               "relugrad: the incoming gradient does not match the saved output");
-  at::Tensor dx = at::empty(dy.sizes(), dy.options());
+  if (!ReadableOnCpu(grad)) {
+    // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
+    return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
+  }
+  bool flat = false;
+  at::Tensor dx = EmptyGradOutput(grad, y, &flat);
+  const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
+  const at::Tensor s = flat ? y : InOrder(y, dx.strides());
+  const CallPlan plan = Plan(settings, dx.numel(), dx.nbytes());
   const relugrad_dtype dtype = DtypeOf(dy);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* s_p = static_cast<const char*>(s.const_data_ptr());
   auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
-  ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
+  ForEachPart(plan, dx.numel(), [&](int64_t begin, int64_t end) {
     const int64_t at = begin * size;
     Check(Api().relu_grad(dtype, end - begin, dy_p + at, s_p + at, dx_p + at, &plan.options));
   });
   return dx;
 }
 
-at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings) {
-  if (at::GradMode::is_enabled()) {
-    return CallOp("relugrad::relu_grad_mask", {grad, mask, settings.semantics, settings.threads});
+// The mask's bits follow the storage order of the y the forward wrote
+// (mask_strides, always dense); dx gets threshold_backward(grad, result)'s
+// layout, result being what nn.ReLU would have saved (y, or x when in place).
+struct MaskLayout {
+  std::vector<int64_t> mask_strides;
+  std::vector<int64_t> result_strides;
+  bool contiguous;  // both C-contiguous: the backward's fast case
+};
+
+at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
+                        const MaskLayout& layout) {
+  if (at::GradMode::is_enabled() || !ReadableOnCpu(grad)) {
+    c10::List<int64_t> order;
+    std::vector<int64_t> dims(layout.mask_strides.size());
+    for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
+    std::stable_sort(dims.begin(), dims.end(),
+                     [&](int64_t a, int64_t b) { return layout.mask_strides[a] > layout.mask_strides[b]; });
+    for (int64_t d : dims) order.push_back(d);
+    return CallOp("relugrad::relu_grad_mask", {grad, mask, settings.semantics, settings.threads, order});
   }
-  const at::Tensor dy = grad.contiguous();
+  at::Tensor dx;
+  at::Tensor dy;
+  if (layout.contiguous && grad.is_contiguous()) {
+    dx = at::empty(grad.sizes(), grad.options());
+    dy = grad;
+  } else {
+    // a meta tensor: only its sizes and strides are read
+    const at::Tensor result = at::empty_strided(grad.sizes(), layout.result_strides, grad.options().device(at::kMeta));
+    bool flat = false;
+    dx = EmptyGradOutput(grad, result, &flat);
+    dy = InOrder(grad, layout.mask_strides);
+  }
+  // dx in the mask's order: dx itself, or a temporary copied into dx after.
+  const bool direct = SameOrder(dx, layout.mask_strides);
+  at::Tensor target = direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
   const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
-  at::Tensor dx = at::empty(dy.sizes(), dy.options());
   const relugrad_dtype dtype = DtypeOf(dy);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
-  auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
+  auto* dx_p = static_cast<char*>(target.mutable_data_ptr());
   ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
     Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8, dx_p + begin * size,
                                &plan.options));
   });
+  if (!direct) dx.copy_(target);
   return dx;
 }
 
@@ -223,15 +372,25 @@ struct ReluFunction : public torch::autograd::Function<ReluFunction> {
 };
 
 // relugrad's forward writes y and the 1-bit mask; only the mask is saved.
+// relugrad's forward writes y and the 1-bit mask; only the mask is saved.
+// y has torch.relu(x)'s layout; the kernel runs over x's storage when x is
+// dense (y then shares x's storage order), else over a copy of x in y's layout.
 struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics, int64_t threads,
                             bool inplace) {
     const Settings settings{std::move(semantics), threads};
-    const at::Tensor src = x.contiguous();
-    const CallPlan plan = Plan(settings, src.numel(), src.nbytes());
-    const bool into_x = inplace && src.is_same(x);
-    at::Tensor y = into_x ? x : at::empty(src.sizes(), src.options());
+    at::Tensor src = x;  // what the kernel reads, dense
+    at::Tensor y;        // what it writes: y's layout, maybe src itself
+    if (inplace && x.is_non_overlapping_and_dense()) {
+      y = x;
+    } else if (!FastLayout(x, x, &y)) {
+      // TensorIterator's layout for a non-dense x, from its meta kernel.
+      src = EmptyStrided(x, TiStrides(x.sizes(), {x.strides()}));
+      src.copy_(x);
+      y = src;
+    }
     const int64_t n = src.numel();
+    const CallPlan plan = Plan(settings, n, src.nbytes());
     at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const relugrad_dtype dtype = DtypeOf(src);
     const int64_t size = static_cast<int64_t>(src.element_size());
@@ -242,11 +401,15 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
       Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size, mask_p + begin / 8,
                                &plan.options));
     });
+    const std::vector<int64_t> mask_strides = y.strides().vec();
     if (inplace) {
-      if (!into_x) x.copy_(y);  // a non-contiguous x gets y's values in its own layout
+      if (!y.is_same(x)) x.copy_(y);  // a non-dense x gets y's values in its own layout
       ctx->mark_dirty({x});
       y = x;
     }
+    ctx->saved_data["contiguous"] = y.is_contiguous() && SameOrder(y, mask_strides);
+    ctx->saved_data["mask_strides"] = mask_strides;
+    ctx->saved_data["result_strides"] = y.strides().vec();
     ctx->mark_non_differentiable({mask});
     ctx->save_for_backward({mask});
     Save(ctx, settings);
@@ -255,7 +418,10 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const at::Tensor mask = ctx->get_saved_variables()[0];
-    return {GradFromMask(grads[0], mask, Saved(ctx)), at::Tensor(), at::Tensor(), at::Tensor()};
+    const MaskLayout layout{ctx->saved_data["mask_strides"].toIntVector(),
+                            ctx->saved_data["result_strides"].toIntVector(),
+                            ctx->saved_data["contiguous"].toBool()};
+    return {GradFromMask(grads[0], mask, Saved(ctx), layout), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 

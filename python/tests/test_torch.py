@@ -429,3 +429,37 @@ def test_relu_on_empty_and_0d_tensors_matches_nn_relu(shape, mask, inplace, eage
         y.sum().backward()
         grads.append(leaf.grad)
     assert torch.equal(grads[0], grads[1])
+
+
+def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
+    # One meaning in every Python entry point: None/0 = the host framework's
+    # threads (torch.get_num_threads() for torch tensors, relugrad's default
+    # 0 = all cores for NumPy), N = N. Read off the thread count each call
+    # hands the library.
+    from relugrad import _relugrad
+    seen = []
+    real = _relugrad.relu_grad_host_ptr
+
+    def spy(*args):
+        seen.append(args[15])  # the threads argument
+        return real(*args)
+
+    monkeypatch.setattr(_relugrad, "relu_grad_host_ptr", spy)
+    monkeypatch.setattr(rt, "_native_relu", None)
+    monkeypatch.setattr(rt, "_native_relu_", None)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        t = torch.randn(64)
+        relugrad.relu_grad(t, t)
+        relugrad.relu_grad(t, t, threads=0)
+        relugrad.relu_grad(t, t, threads=2)
+        torch.ops.relugrad.relu_grad(t, t)
+        a = t.clone().requires_grad_(True)
+        rt.ReLU()(a).backward(t)
+        rt.ReLU(threads=1)(a).backward(t)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [3, 3, 2, 3, 3, 1]
+    with pytest.raises(ValueError, match="threads: must be >= 0"):
+        relugrad.relu_grad(t, t, threads=-1)

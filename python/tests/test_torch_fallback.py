@@ -1,0 +1,301 @@
+"""relugrad.torch never fails where nn.ReLU works: tensors relugrad's
+kernels cannot read (subclasses, DTensor, nested, meta, FakeTensorMode,
+other dtypes, TorchDispatchModes) get torch's own ops or the custom ops'
+fake kernels, with nn.ReLU's bits (torch preset) or the preset's bits; the
+fast path's predicate accepts exactly plain dense CPU tensors; and with
+nothing for autograd to record, ReLU(mask=True) keeps no mask."""
+import os
+import socket
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
+from torch.utils._pytree import tree_map  # noqa: E402
+
+import relugrad  # noqa: E402
+import relugrad.torch as rt  # noqa: E402
+from cases import random_case, special_case, to_bits  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def bits(t):
+    t = t.detach().contiguous()
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def as_torch(a):
+    if a.dtype.itemsize == 2 and a.dtype.name == "bfloat16":
+        return torch.from_numpy(to_bits(a).astype(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+class Wrapper(torch.Tensor):
+    """A __torch_dispatch__ wrapper subclass: unwraps, runs, rewraps."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, strides=elem.stride(), dtype=elem.dtype,
+                                                   device=elem.device, requires_grad=elem.requires_grad)
+
+    def __init__(self, elem):
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        def unwrap(t):
+            return t.elem if isinstance(t, Wrapper) else t
+
+        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+        return tree_map(lambda t: Wrapper(t) if isinstance(t, torch.Tensor) else t, out)
+
+
+def values(shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g, dtype=torch.float64)
+    t.view(-1)[::5] = 0.0
+    t.view(-1)[1::7] = -0.0
+    t.view(-1)[2::9] = float("nan")
+    return t.to(dtype)
+
+
+def plain_reference(semantics, mask, x, g):
+    """(y, dx) of the same module on plain tensors (nn.ReLU for the torch preset)."""
+    module = torch.nn.ReLU() if semantics == "torch" and not mask else rt.ReLU(semantics)
+    a = x.clone().requires_grad_(True)
+    y = module(a)
+    (dx,) = torch.autograd.grad(y, a, g)
+    return y.detach(), dx
+
+
+def test_fast_path_predicate_is_exact():
+    ok = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
+    ok += [torch.nn.Parameter(torch.randn(3)), torch.randn(4, 4).t(), torch.randn(2, 3, 4, 5).to(
+        memory_format=torch.channels_last)]
+    assert all(rt._plain_cpu(t) for t in ok)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(torch.randn(3))
+    not_ok = [torch.randn(3, device="meta"), Wrapper(torch.randn(3)), fake, torch.arange(3),
+              torch.randn(3).to_sparse(), torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]),
+              torch.nested.nested_tensor([torch.randn(2, 2), torch.randn(3, 2)], layout=torch.jagged),
+              torch.randn(3, dtype=torch.complex64)]
+    assert not any(rt._plain_cpu(t) for t in not_ok)
+    seen = []
+    torch.func.grad(lambda a: seen.append(rt._plain_cpu(a)) or a.sum())(torch.randn(3))
+    torch.vmap(lambda a: seen.append(rt._plain_cpu(a)) or a)(torch.randn(2, 3))
+    import torch.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        seen.append(rt._plain_cpu(torch.randn(3)))
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        seen.append(rt._plain_cpu(torch.randn(3)))
+    assert seen == [False] * 4
+
+
+@pytest.mark.parametrize("semantics", ["torch", "jax", "tensorflow"])
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("kind", ["wrapper", "nested_strided", "nested_jagged", "dispatch_mode"])
+def test_fallback_tensors_give_the_plain_bits(semantics, mask, kind):
+    module = rt.ReLU(semantics, mask=mask)
+    x, g = values((4, 6), seed=1), values((4, 6), seed=2)
+    want_y, want_dx = plain_reference(semantics, mask, x, g)
+    if kind == "wrapper":
+        a = Wrapper(x.clone()).requires_grad_(True)
+        y = module(a)
+        (dx,) = torch.autograd.grad(y, a, Wrapper(g))
+        assert type(y) is Wrapper and type(dx) is Wrapper
+        got_y, got_dx = y.elem, dx.elem
+    elif kind.startswith("nested"):
+        layout = torch.jagged if kind == "nested_jagged" else torch.strided
+        a = torch.nested.nested_tensor(list(x.unbind()), layout=layout, requires_grad=True)
+        y = module(a)
+        if layout is torch.jagged:  # the same ragged dim as y's
+            gn = torch.nested.nested_tensor_from_jagged(g.reshape(-1), offsets=y.offsets())
+        else:
+            gn = torch.nested.nested_tensor(list(g.unbind()))
+        (dx,) = torch.autograd.grad(y, a, gn)
+        assert y.is_nested and dx.is_nested
+        got_y, got_dx = torch.stack(y.unbind()), torch.stack(dx.unbind())
+    else:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Log(TorchDispatchMode):
+            ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        a = x.clone().requires_grad_(True)
+        with Log():
+            got_y = module(a)
+            (got_dx,) = torch.autograd.grad(got_y, a, g)
+        assert any(op.startswith("relugrad.") for op in Log.ops), Log.ops  # the custom ops ran under the mode
+    # mask=True: relugrad's y is torch.threshold(x, 0, 0) on the kernel paths;
+    # torch's fallback ops give nn.ReLU's y. Values (and NaN) agree either way.
+    if mask or semantics != "torch":
+        assert torch.equal(torch.nan_to_num(got_y.detach(), 7.0), torch.nan_to_num(want_y, 7.0))
+    else:
+        assert torch.equal(bits(got_y), bits(want_y))
+    assert torch.equal(bits(got_dx), bits(want_dx))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_dtensor_on_a_gloo_world_of_one(mask):
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available in this torch build")
+    created = not dist.is_initialized()
+    if created:
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+        dist.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cpu", (1,))
+        x, g = values((8, 4), seed=3), values((8, 4), seed=4)
+        for semantics in ("torch", "jax"):
+            want_y, want_dx = plain_reference(semantics, mask, x, g)
+            a = distribute_tensor(x.clone(), mesh, [Shard(0)]).requires_grad_(True)
+            y = rt.ReLU(semantics, mask=mask)(a)
+            (dx,) = torch.autograd.grad(y, a, distribute_tensor(g, mesh, [Shard(0)]))
+            assert type(y).__name__ == "DTensor" and type(dx).__name__ == "DTensor"
+            assert torch.equal(torch.nan_to_num(y.full_tensor(), 7.0), torch.nan_to_num(want_y, 7.0))
+            assert torch.equal(bits(dx.full_tensor()), bits(want_dx))
+    finally:
+        if created:
+            dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_meta_and_fake_tensors_forward_and_backward(mask, inplace):
+    # No data: the custom ops' fake kernels, backward included, with nn.ReLU's layouts.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    base = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    for make in ("meta", "fake"):
+        results = []
+        for module in (torch.nn.ReLU(inplace=inplace), rt.ReLU(inplace=inplace, mask=mask)):
+            if make == "meta":
+                leaf = base.to("meta").requires_grad_(True)
+                h = leaf * 1
+                y = module(h)
+                (dx,) = torch.autograd.grad(y, h, torch.empty_like(y).contiguous())
+            else:
+                with FakeTensorMode():
+                    leaf = torch.empty_strided(base.shape, base.stride(), requires_grad=True)
+                    h = leaf * 1
+                    y = module(h)
+                    (dx,) = torch.autograd.grad(y, h, torch.empty_like(y).contiguous())
+            results.append((y.shape, y.stride(), dx.shape, dx.stride(), dx.device.type, type(dx).__name__))
+        assert results[0] == results[1], make
+
+
+def test_other_dtypes_get_torch_relu():
+    for x in (torch.arange(-3, 4), torch.arange(-3, 4, dtype=torch.int8)):
+        assert torch.equal(rt.ReLU()(x), torch.relu(x))
+        assert torch.equal(rt.ReLU(mask=True)(x), torch.relu(x))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("semantics", relugrad.PRESETS)
+def test_torch_op_formulas_equal_the_kernels(dtype, semantics):
+    # The fallback's torch-op formulas against relugrad's kernels, gated on x
+    # and on y = relu(x): bit for bit for f32/f64 (and every non-NaN element
+    # of f16/bf16, where PyTorch's own vector loops make NaN bits depend on
+    # the element's position: compared by class there).
+    for dy, s in (special_case(dtype), random_case(dtype, n=3000)):
+        dy, s = as_torch(dy), as_torch(s)
+        for gate in (s, torch.relu(s)):
+            want = rt._relu_grad_eager(dy, gate, semantics, 0.0, 0.0, 1)
+            got = rt._relu_grad_torch(dy, gate, semantics, 0.0, 0.0)
+            if dtype in ("f16", "bf16"):
+                nan = torch.isnan(want)
+                assert torch.equal(nan, torch.isnan(got))
+                assert torch.equal(bits(want)[~nan], bits(got)[~nan])
+            else:
+                assert torch.equal(bits(want), bits(got))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_mask_relu_keeps_no_mask_when_autograd_records_nothing(dtype, inplace, monkeypatch):
+    # no_grad, inference_mode, or an input that needs no gradient: y has the
+    # bits of relu_mask's y and no kernel writes a mask.
+    for native in (True, False):
+        if not native:
+            monkeypatch.setattr(rt, "_native_relu", None)
+            monkeypatch.setattr(rt, "_native_relu_", None)
+        for semantics in relugrad.PRESETS:
+            x = as_torch(special_case(dtype)[1])
+            want = torch.ops.relugrad.relu_mask(x, semantics)[0]
+            for ctx in (torch.no_grad, torch.inference_mode, torch.enable_grad):
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                    with ctx():
+                        xi = x.clone()
+                        y = rt.ReLU(semantics, inplace=inplace, mask=True)(xi)
+                names = {e.name for e in prof.events()}
+                assert not any(n.startswith(("relugrad_native::", "relugrad::")) for n in names), names
+                assert torch.equal(bits(y), bits(want)), (semantics, ctx)
+                if inplace:
+                    assert y.data_ptr() == xi.data_ptr()
+
+
+def test_inference_tensors():
+    with torch.inference_mode():
+        x = values((5, 7), seed=5)
+        for mask in (False, True):
+            assert torch.equal(bits(rt.ReLU(mask=mask)(x)), bits(rt._mask_y(x, "torch", False) if mask else torch.relu(x)))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_tensors_without_the_cuda_backend_warn_once_and_match_nn_relu():
+    from relugrad import _relugrad
+    if _relugrad.backend_available(_relugrad.BACKEND_CUDA):
+        pytest.skip("this relugrad has the CUDA backend")
+    import warnings
+    x, g = values((4, 6), seed=6).cuda(), values((4, 6), seed=7).cuda()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rt._warned_cuda = False
+        for _ in range(3):
+            a = x.clone().requires_grad_(True)
+            y = rt.ReLU()(a)
+            (dx,) = torch.autograd.grad(y, a, g)
+    assert sum("no CUDA backend" in str(w.message) for w in caught) == 1
+    want_y, want_dx = plain_reference("torch", False, x, g)
+    assert torch.equal(bits(y), bits(want_y)) and torch.equal(bits(dx), bits(want_dx))
+
+
+def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
+    # Without a GPU here: a data-less wrapper that reports device cuda asks
+    # the same question ReLU and the ops ask of a real CUDA tensor.
+    import warnings
+    from relugrad import _relugrad
+
+    class OnCuda(torch.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise NotImplementedError
+
+    t = torch.Tensor._make_wrapper_subclass(OnCuda, (3,), dtype=torch.float32, device="cuda")
+    monkeypatch.setattr(_relugrad, "backend_available", lambda backend: False)
+    monkeypatch.setattr(rt, "_warned_cuda", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not any(rt._kernels_serve(t) for _ in range(3))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "no CUDA backend" in messages[0] and "torch's own" in messages[0]
+    assert rt._kernels_serve(torch.randn(3))
