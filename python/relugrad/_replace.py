@@ -301,6 +301,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, m
         scope = _FunctionalScope(semantics, threads, mask)
         model.register_forward_pre_hook(scope.enter)
         model.register_forward_hook(scope.exit, always_call=True)
+        report.replaced.append(ReplaceEntry("", "functional scope", f"on {type(model).__name__}.forward"))
     return (model, report) if return_report else model
 
 
