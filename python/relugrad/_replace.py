@@ -76,7 +76,7 @@ class ReplaceError(ValueError):
 
 
 def _move_hooks(old: nn.Module, new: nn.Module) -> None:
-    for attr in _HOOK_DICTS:
+    for attr in _HOOK_DICTS + ("_is_full_backward_hook",):
         if attr in old.__dict__:
             new.__dict__[attr] = old.__dict__[attr]
     new.training = old.training

@@ -82,7 +82,8 @@ MODELS = {
 
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
-    ThresholdBackward, relugrad's C++ or Python ReluFunction / ReluMaskFunction."""
+    ThresholdBackward; relugrad's C++ or Python ReluFunction / ReluMaskFunction (eager ReLU) and
+    the relugrad::relu custom op's node (captured graphs)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
         fn = stack.pop()
@@ -94,6 +95,8 @@ def relu_nodes(out):
             found["relugrad_mask"] += 1
         elif "ReluFunction" in name:
             found["relugrad"] += 1
+        elif "relugrad_relu" in name:
+            found["relugrad_op"] += 1
         elif "Relu" in name or "Threshold" in name:
             found["stock"] += 1
         stack.extend(f for f, _ in fn.next_functions)
