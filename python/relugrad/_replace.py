@@ -184,7 +184,9 @@ class _ReluMode(TorchFunctionMode):
         inplace = _INPLACE_OF.get(func, _NOT_RELU)
         if inplace is not _NOT_RELU and args:
             x = args[0]
-            if type(x) in _PLAIN and x.dtype in _rt._NATIVE_DTYPES:
+            # Plain tensors; under torch.compile / torch.export any tensor (fake and functional
+            # ones stand for plain tensors there), where ReLU records the custom op.
+            if (type(x) in _PLAIN or _rt._is_compiling()) and x.dtype in _rt._NATIVE_DTYPES:
                 kw = kwargs or {}
                 if inplace is None:  # F.relu(input, inplace=False)
                     rest = args[1:]
@@ -194,7 +196,7 @@ class _ReluMode(TorchFunctionMode):
                 elif len(args) > 1 or kw:
                     return func(*args, **kw)
                 self.scope.served += 1
-                return self.scope.module(inplace)(x)
+                return self.scope.module(inplace).forward(x)  # a private module: no hooks to run
         return func(*args, **(kwargs or {}))
 
 

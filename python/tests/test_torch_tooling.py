@@ -401,3 +401,39 @@ def test_prepare_fx_on_a_replaced_model_and_after_restore():
     assert any(n.target in (torch.ops.relugrad.relu, torch.ops.relugrad.relu.default) for n in q.graph.nodes)
     assert q(x).shape == want.shape
     assert torch.equal(quantize(rt.restore_relu(ours))(x), want)
+
+
+# ---- the functional scope under the tools ----------------------------------------------------
+
+def test_functional_scope_under_export_compile_fx_and_script():
+    x = torch.randn(3, 8)
+    ours = rt.replace_relu(Functional(), functional=True)
+    # torch.export runs the scope: every float relu is relugrad::relu (the integer one is aten's).
+    ep = torch.export.export(ours, (x,))
+    targets = Counter(n.target for n in ep.graph.nodes if n.op == "call_function")
+    assert targets[torch.ops.relugrad.relu.default] == 8 and targets[torch.ops.aten.relu.default] == 1
+    # torch.compile: dynamo routes six of the eight spellings through the scope; torch.relu_ and
+    # F.relu_ reach its graph as torch.relu_ (torch's gradient: the same bits in the torch preset).
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch.compile(ours, backend=backend)(x)
+    called = Counter(n.target for g in graphs for n in g.graph.nodes if n.op == "call_function")
+    assert called[torch.ops.relugrad.relu] + called[torch.ops.relugrad.relu.default] == 6
+    assert called[torch.relu_] == 2
+    # FX calls the root's forward without its hooks: functional relu is recorded as written, and
+    # a scope on the GraphModule serves it when the GraphModule runs.
+    gm = torch.fx.symbolic_trace(ours)
+    assert any(n.target is F.relu for n in gm.graph.nodes)
+    gm = rt.replace_relu(gm, functional=True)
+    gm(x)
+    assert functional_scope(gm).served == 8
+    # TorchScript compiles hooks and cannot compile the scope's: script after restore_relu, or
+    # replace without functional=True.
+    with pytest.raises(RuntimeError, match="hook"):
+        torch.jit.script(ours)
+    scripted = torch.jit.script(rt.replace_relu(rt.restore_relu(ours)))
+    assert torch.equal(scripted(x)[1], torch.relu(torch.arange(-2, 3)))
