@@ -162,8 +162,9 @@ def _plan(model: nn.Module, functional: bool):
 
 # ---- The functional scope -----------------------------------------------------
 # A TorchFunctionMode entered by a forward pre-hook on the model and left by an always-called
-# forward hook: while the model's forward runs, the six relu functions on plain tensors of a
-# dtype relugrad serves go to a relugrad ReLU with the model's options; everything else
+# forward hook: while the model's forward runs with grad enabled, the six relu functions on
+# plain tensors of a dtype relugrad serves go to a relugrad ReLU with the model's options
+# (also inside modules replace_relu left, whose type is what they needed); everything else
 # (other ops, tensor subclasses, quantized or integer tensors) goes on to torch unchanged.
 # The mode is off inside its own handler, so the ReLU's own torch calls are not caught again.
 # Cost: every torch function call in the forward passes through the handler (docs/python.md,
@@ -182,7 +183,10 @@ class _ReluMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         inplace = _INPLACE_OF.get(func, _NOT_RELU)
-        if inplace is not _NOT_RELU and args:
+        # Only calls that autograd records: with grad off (no_grad, inference, and inside an
+        # autograd.Function's forward, such as ReLU's own Python path) torch.relu is the same
+        # forward, and serving it there would nest ReLU's Functions in one another.
+        if inplace is not _NOT_RELU and args and torch.is_grad_enabled():
             x = args[0]
             # Plain tensors; under torch.compile / torch.export any tensor (fake and functional
             # ones stand for plain tensors there), where ReLU records the custom op.

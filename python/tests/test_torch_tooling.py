@@ -188,6 +188,35 @@ def test_functional_relu_is_served_only_in_the_scope_asked_for():
     assert relu_nodes(back(x)[0]) == Counter(stock=8)
 
 
+@pytest.mark.parametrize("path", ["native", "python"])
+def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeypatch):
+    # ReLU's Python path calls torch.relu_ inside its autograd.Function: the scope must not serve
+    # that call again. Under no_grad nothing is served (torch's relu is the same forward).
+    if path == "native" and not rt.NATIVE:
+        pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    if path == "python":
+        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(rt, "_native_relu_", None)
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), Functional())
+    ours = rt.replace_relu(copy.deepcopy(stock), functional=True)
+    x = torch.randn(3, 8)
+    outs = []
+    for m in (stock, ours):
+        m.zero_grad()
+        y = m(x)[0]
+        outs.append((y, relu_nodes(y)))
+        y.square().sum().backward()
+    assert outs[0][1] == Counter(stock=9) and outs[1][1] == Counter(relugrad=9)
+    assert_same_bits(outs[0][0], outs[1][0], "output")
+    for p, q in zip(stock.parameters(), ours.parameters()):
+        assert_same_bits(p.grad, q.grad, "grad")
+    served = functional_scope(ours).served
+    with torch.no_grad():
+        assert_same_bits(stock(x)[0], ours(x)[0], "no_grad output")
+    assert functional_scope(ours).served == served
+
+
 @pytest.mark.parametrize("layer_cls", [nn.TransformerEncoderLayer, nn.TransformerDecoderLayer])
 def test_transformer_relu_activation_becomes_a_relu_submodule(layer_cls):
     torch.manual_seed(0)
