@@ -419,7 +419,7 @@ class ReLU(nn.Module):
         return _ScriptableReLU(self)
 
 
-
+# replace_relu / restore_relu and their report live in _replace.py (they need ReLU above).
 from ._replace import (ReplaceEntry, ReplaceError, ReplaceReport, fuse_custom_config,  # noqa: E402
                        replace_relu, restore_relu)
 
