@@ -828,6 +828,8 @@ class ReLU(nn.Module):
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor) or torch._C._get_tracing_state() is not None or torch.compiler.is_exporting():
+            return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
         if _native_relu is not None and _plain_cpu(x):
             if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
                 return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
@@ -871,18 +873,59 @@ class ReLU(nn.Module):
         return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
                 + (f", threads={self.threads}" if self.threads else "") + (", mask=True" if self.mask else ""))
 
+    # Graph capture (FX symbolic tracing, jit.trace, torch.export, both ONNX exporters) records one
+    # op per ReLU: relugrad::relu (forward torch.relu, backward relugrad's, an aten.relu
+    # decomposition below), or for ONNX, which has no autograd, torch.relu itself, a standard
+    # Relu node. mask=True keeps its 1-bit saving in eager mode and torch.compile only: captured
+    # graphs record relugrad::relu (the same gradient bits; y is torch.relu's, -0 kept).
+    def _captured_forward(self, x):
+        if torch.onnx.is_in_onnx_export():
+            return torch.relu_(x) if self.inplace else torch.relu(x)
+        y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return x.copy_(y) if self.inplace else y
 
-def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, mask: bool = False) -> nn.Module:
-    """Replaces every nn.ReLU submodule of model (in place or not) by
-    relugrad.torch.ReLU(semantics, threads=threads, mask=mask); returns model.
-    Functional calls (torch.relu, F.relu) inside forward() are not modules and
-    stay as they are. A model that is itself an nn.ReLU is returned replaced."""
-    _check_semantics(semantics)
-    if isinstance(model, nn.ReLU):
-        return ReLU(semantics, inplace=model.inplace, threads=threads, mask=mask)
-    for name, child in list(model.named_children()):
-        if isinstance(child, nn.ReLU):
-            setattr(model, name, ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask))
-        else:
-            replace_relu(child, semantics, threads, mask)
-    return model
+    def __prepare_scriptable__(self) -> nn.Module:
+        # torch.jit.script cannot compile forward's eager paths: it scripts a module that calls
+        # relugrad::relu (a TorchScript model that needs relugrad.torch imported where it runs).
+        from ._replace import _ScriptableReLU
+        return _ScriptableReLU(self)
+
+
+# replace_relu / restore_relu and their report live in _replace.py (they need ReLU above).
+from ._replace import (ReplaceEntry, ReplaceError, ReplaceReport, fuse_custom_config,  # noqa: E402
+                       replace_relu, restore_relu)
+
+__all__ += ["restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "fuse_custom_config",
+            "decompositions"]
+
+
+# ---- Graph export: aten decomposition and ONNX symbolic of relugrad::relu ------------------
+# relugrad::relu's forward is torch.relu for every preset, so aten.relu is its exact
+# decomposition. decompositions() is for ExportedProgram.run_decompositions; the same entry in
+# torch._decomp's table is what the dynamo ONNX exporter lowers ops without an ONNX function
+# through (post-autograd: autograd has already recorded relugrad's backward when it applies).
+# The TorchScript ONNX exporter maps the op to a standard Relu.
+
+def _relu_decomposition(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
+    return torch.ops.aten.relu.default(x)
+
+
+def decompositions() -> dict:
+    """{relugrad op: aten decomposition}: ep.run_decompositions(table) with table =
+    torch.export.default_decompositions() updated with these gives a graph of aten ops only."""
+    return {torch.ops.relugrad.relu.default: _relu_decomposition}
+
+
+def _register_export() -> None:
+    import torch._decomp as decomp
+
+    if torch.ops.relugrad.relu.default not in decomp.decomposition_table:
+        decomp.register_decomposition(torch.ops.relugrad.relu.default)(_relu_decomposition)
+
+    def relu_symbolic(g, x, semantics, threads):
+        return g.op("Relu", x)
+
+    torch.onnx.register_custom_op_symbolic("relugrad::relu", relu_symbolic, 9)
+
+
+_register_export()

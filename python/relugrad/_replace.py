@@ -1,0 +1,416 @@
+"""replace_relu / restore_relu: put relugrad's ReLU into a model and take it out again.
+
+replace_relu(model, semantics="torch", threads=0, mask=False, *, functional=False, strict=False,
+             return_report=False)
+restore_relu(model, *, return_report=False)
+fuse_custom_config(is_qat=False)      # for torch.ao.quantization.fuse_modules on a replaced model
+
+What is replaced (and only that):
+  - nn.ReLU of exact type, and subclasses of nn.ReLU that neither override forward nor hold
+    parameters, buffers or submodules (their forward is nn.ReLU's, so nothing is lost);
+  - with functional=True, functional relu inside the model's forward: F.relu, F.relu_,
+    torch.relu, torch.relu_, Tensor.relu, Tensor.relu_ on plain float tensors, served while the
+    model's forward runs; and the F.relu activation of nn.TransformerEncoderLayer /
+    TransformerDecoderLayer, which becomes a ReLU submodule named `activation`.
+What is left, with the reason in the report: subclasses that override forward (a clamp
+subclass, torch.ao.nn.quantized.ReLU6), ReLU6 / Hardtanh (no two-sided gate in the library),
+nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
+and, without functional=True, the modules whose forward calls relu functionally.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
+
+from . import torch as _rt
+
+__all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "fuse_custom_config"]
+
+# The per-module hook and state-dict-hook dicts. restore_relu and replace_relu hand these very
+# dict objects to the new module, so handles the user holds (RemovableHandle keeps a weak
+# reference to the dict) still remove their hooks afterwards.
+_HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+               "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+# Set on a ReLU that replaced a functional activation, so restore_relu puts the function back.
+_FROM_FUNCTION = "_relugrad_replaced_function"
+
+_TRANSFORMER_LAYERS = (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplaceEntry:
+    name: str    # qualified name in the model ("" for the model itself)
+    kind: str    # what was found: a class name, or "F.relu activation", or "functional relu"
+    detail: str  # for replaced entries what it became; for left ones why
+
+
+@dataclasses.dataclass
+class ReplaceReport:
+    """What replace_relu / restore_relu did: replaced entries, and those left with the reason."""
+    replaced: List[ReplaceEntry] = dataclasses.field(default_factory=list)
+    left: List[ReplaceEntry] = dataclasses.field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"replaced {len(self.replaced)}, left {len(self.left)}"]
+        lines += [f"  replaced {e.name or '<model>'} ({e.kind}): {e.detail}" for e in self.replaced]
+        lines += [f"  left     {e.name or '<model>'} ({e.kind}): {e.detail}" for e in self.left]
+        return "\n".join(lines)
+
+
+class ReplaceError(ValueError):
+    """strict=True and something relu-like would be left; the model is unchanged. .report has it all."""
+
+    def __init__(self, report: ReplaceReport) -> None:
+        super().__init__("replace_relu(strict=True): would leave " + "; ".join(
+            f"{e.name or '<model>'} ({e.kind}): {e.detail}" for e in report.left))
+        self.report = report
+
+
+def _move_hooks(old: nn.Module, new: nn.Module) -> None:
+    for attr in _HOOK_DICTS + ("_is_full_backward_hook",):
+        if attr in old.__dict__:
+            new.__dict__[attr] = old.__dict__[attr]
+    new.training = old.training
+
+
+def _has_state(m: nn.Module) -> bool:
+    return bool(m._parameters or m._buffers or m._modules)
+
+
+def _calls_relu(m: nn.Module) -> bool:
+    """Whether m's own forward names relu or relu_ (F.relu, torch.relu, x.relu_()...): read from
+    its bytecode, so helpers it calls are not seen; the functional scope serves those too."""
+    code = getattr(type(m).forward, "__code__", None)
+    return code is not None and ("relu" in code.co_names or "relu_" in code.co_names)
+
+
+def _children(m: nn.Module):
+    return list(m._modules.items())
+
+
+def _plan(model: nn.Module, functional: bool):
+    """[(parent, attr, qualname, child, action)], report. Actions: "module" (replace an nn.ReLU),
+    "activation" (a transformer layer's F.relu), "functional" (served by the scope)."""
+    report = ReplaceReport()
+    actions = []
+    seen: Dict[int, str] = {}
+
+    def visit(parent: Optional[nn.Module], attr: str, name: str, m: nn.Module) -> None:
+        kind = type(m).__name__
+        first = id(m) not in seen
+        if first:
+            seen[id(m)] = name
+        if isinstance(m, _rt.ReLU):
+            return
+        if isinstance(m, torch.jit.ScriptModule):
+            if first:
+                report.left.append(ReplaceEntry(name, kind, "a TorchScript module cannot be changed"))
+            return
+        if isinstance(m, nn.ReLU):
+            reason = None
+            if type(m).forward is not nn.ReLU.forward:
+                reason = "overrides forward: replacing it would drop that forward"
+            elif _has_state(m):
+                reason = "holds parameters, buffers or submodules that ReLU would drop"
+            elif isinstance(parent, torch.ao.nn.intrinsic._FusedModule):
+                reason = f"inside the fused quantization module {type(parent).__name__}, which needs nn.ReLU"
+            if reason is None:
+                actions.append((parent, attr, name, m, "module"))
+                if first:
+                    report.replaced.append(ReplaceEntry(name, kind, "relugrad ReLU"))
+                return
+            if first:
+                report.left.append(ReplaceEntry(name, kind, reason))
+        elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too
+            if first:
+                report.left.append(ReplaceEntry(name, kind, "ReLU6/Hardtanh: relugrad has no two-sided gate "
+                                                "(zero at x >= max) yet; stays torch's"))
+            return
+        if not first:
+            return
+        if isinstance(m, _TRANSFORMER_LAYERS) and getattr(m, "activation", None) is F.relu:
+            aname = f"{name}.activation" if name else "activation"
+            if functional:
+                actions.append((m, "activation", aname, m, "activation"))
+                report.replaced.append(ReplaceEntry(aname, "F.relu activation", "relugrad ReLU submodule"))
+            else:
+                report.left.append(ReplaceEntry(aname, "F.relu activation",
+                                                "functional relu: pass functional=True"))
+        elif _calls_relu(m) and not isinstance(m, nn.ReLU):
+            if functional:
+                report.replaced.append(ReplaceEntry(name, f"functional relu in {kind}.forward",
+                                                    "served by the functional scope of the model's forward"))
+            else:
+                report.left.append(ReplaceEntry(name, f"functional relu in {kind}.forward",
+                                                "functional relu: pass functional=True"))
+        for cname, child in _children(m):
+            if child is not None:
+                visit(m, cname, f"{name}.{cname}" if name else cname, child)
+
+    visit(None, "", "", model)
+    return actions, report
+
+
+# ---- The functional scope -----------------------------------------------------
+# A TorchFunctionMode entered by a forward pre-hook on the model and left by an always-called
+# forward hook: while the model's forward runs with grad enabled, the six relu functions on
+# plain tensors of a dtype relugrad serves go to a relugrad ReLU with the model's options
+# (also inside modules replace_relu left, whose type is what they needed); everything else
+# (other ops, tensor subclasses, quantized or integer tensors) goes on to torch unchanged.
+# The mode is off inside its own handler, so the ReLU's own torch calls are not caught again.
+# Cost: every torch function call in the forward passes through the handler (docs/python.md,
+# "Compatibility").
+
+_NOT_RELU = object()
+_INPLACE_OF = {F.relu: None, torch.relu: False, Tensor.relu: False,  # None: F.relu's inplace argument
+               F.relu_: True, torch.relu_: True, Tensor.relu_: True}
+_PLAIN = (Tensor, nn.Parameter)
+
+
+class _ReluMode(TorchFunctionMode):
+    def __init__(self, scope: "_FunctionalScope") -> None:
+        super().__init__()
+        self.scope = scope
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        inplace = _INPLACE_OF.get(func, _NOT_RELU)
+        # Only calls that autograd records: with grad off (no_grad, inference, and inside an
+        # autograd.Function's forward, such as ReLU's own Python path) torch.relu is the same
+        # forward, and serving it there would nest ReLU's Functions in one another.
+        if inplace is not _NOT_RELU and args and torch.is_grad_enabled():
+            x = args[0]
+            # Plain tensors; under torch.compile / torch.export any tensor (fake and functional
+            # ones stand for plain tensors there), where ReLU records the custom op.
+            if (type(x) in _PLAIN or _rt._is_compiling()) and x.dtype in _rt._NATIVE_DTYPES:
+                kw = kwargs or {}
+                if inplace is None:  # F.relu(input, inplace=False)
+                    rest = args[1:]
+                    if len(rest) > 1 or any(k != "inplace" for k in kw):
+                        return func(*args, **kw)
+                    inplace = bool(rest[0]) if rest else bool(kw.get("inplace", False))
+                elif len(args) > 1 or kw:
+                    return func(*args, **kw)
+                self.scope.served += 1
+                return self.scope.module(inplace).forward(x)  # a private module: no hooks to run
+        return func(*args, **(kwargs or {}))
+
+
+class _FunctionalScope:
+    """The pre-hook / forward-hook pair of the functional scope (one object, both roles)."""
+
+    def __init__(self, semantics: str, threads: int, mask: bool) -> None:
+        self.semantics, self.threads, self.mask = semantics, threads, mask
+        self.served = 0  # relu calls served so far (all threads): what the tests count
+        self._modules: Dict[bool, nn.Module] = {}
+        self._tls = threading.local()
+
+    def module(self, inplace: bool) -> nn.Module:
+        m = self._modules.get(inplace)
+        if m is None:
+            m = self._modules[inplace] = _rt.ReLU(self.semantics, inplace=inplace, threads=self.threads,
+                                                  mask=self.mask)
+        return m
+
+    def _stack(self) -> list:
+        stack = getattr(self._tls, "stack", None)
+        if stack is None:
+            stack = self._tls.stack = []
+        return stack
+
+    def enter(self, module, args) -> None:
+        mode = _ReluMode(self)
+        mode.__enter__()
+        self._stack().append(mode)
+
+    def exit(self, module, args, output) -> None:
+        stack = self._stack()
+        if stack:
+            stack.pop().__exit__(None, None, None)
+
+    def __getstate__(self):  # pickling / deepcopy: the options only
+        return {"semantics": self.semantics, "threads": self.threads, "mask": self.mask}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["semantics"], state["threads"], state["mask"])
+
+
+def _scope_hooks(model: nn.Module):
+    """[(dict, key)] of the functional scope's hooks on model."""
+    found = []
+    for attr in ("_forward_pre_hooks", "_forward_hooks"):
+        d = model.__dict__.get(attr, {})
+        for key, hook in list(d.items()):
+            if isinstance(getattr(hook, "__self__", None), _FunctionalScope):
+                found.append((attr, key))
+    return found
+
+
+def _remove_scope(model: nn.Module) -> bool:
+    found = _scope_hooks(model)
+    for attr, key in found:
+        model.__dict__[attr].pop(key, None)
+        model.__dict__.get("_forward_hooks_always_called", {}).pop(key, None)
+    return bool(found)
+
+
+def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
+    """The functional scope replace_relu(functional=True) put on model, or None."""
+    for hook in model.__dict__.get("_forward_pre_hooks", {}).values():
+        owner = getattr(hook, "__self__", None)
+        if isinstance(owner, _FunctionalScope):
+            return owner
+    return None
+
+
+def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, mask: bool = False, *,
+                 functional: bool = False, strict: bool = False, return_report: bool = False):
+    """Replaces nn.ReLU modules of model by relugrad.torch.ReLU(semantics, inplace=<theirs>,
+    threads=threads, mask=mask), in place, keeping each one's hooks (the same hook dicts, so
+    existing handles still work) and training flag; state_dict is unchanged.
+
+    functional=True also serves functional relu while model's forward runs (see the module
+    docstring) and turns F.relu activations of transformer layers into ReLU submodules.
+    strict=True raises ReplaceError, leaving the model unchanged, if anything relu-like would be
+    left. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
+    with return_report=True."""
+    _rt._check_semantics(semantics)
+    _rt._check_threads(threads)
+    actions, report = _plan(model, functional)
+    if strict and report.left:
+        raise ReplaceError(report)
+    made: Dict[int, nn.Module] = {}
+    for parent, attr, _, child, action in actions:
+        if action == "activation":
+            new = _rt.ReLU(semantics, inplace=False, threads=threads, mask=mask)
+            setattr(new, _FROM_FUNCTION, True)
+            child.activation = new  # a submodule now; activation_relu_or_gelu keeps the fast path
+            continue
+        new = made.get(id(child))
+        if new is None:
+            new = made[id(child)] = _rt.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
+            _move_hooks(child, new)
+        if parent is None:
+            model = new
+        else:
+            setattr(parent, attr, new)
+    if functional and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
+        _remove_scope(model)
+        scope = _FunctionalScope(semantics, threads, mask)
+        model.register_forward_pre_hook(scope.enter)
+        model.register_forward_hook(scope.exit, always_call=True)
+        report.replaced.append(ReplaceEntry("", "functional scope", f"on {type(model).__name__}.forward"))
+    return (model, report) if return_report else model
+
+
+def restore_relu(model: nn.Module, *, return_report: bool = False):
+    """Turns every relugrad ReLU in model back into nn.ReLU(inplace=<its>) (a transformer
+    activation back into F.relu), keeping hooks, and removes the functional scope. state_dict
+    is unchanged. Returns model (an nn.ReLU if model itself is a ReLU), or (model, report)."""
+    report = ReplaceReport()
+    made: Dict[int, nn.Module] = {}
+
+    def back(m: "_rt.ReLU", name: str) -> nn.Module:
+        new = made.get(id(m))
+        if new is None:
+            new = made[id(m)] = nn.ReLU(inplace=m.inplace)
+            _move_hooks(m, new)
+            report.replaced.append(ReplaceEntry(name, "relugrad ReLU", f"nn.ReLU (was {m.extra_repr()})"))
+        return new
+
+    def visit(m: nn.Module, name: str, seen: set) -> None:
+        if id(m) in seen or isinstance(m, torch.jit.ScriptModule):
+            return
+        seen.add(id(m))
+        for cname, child in _children(m):
+            qual = f"{name}.{cname}" if name else cname
+            if isinstance(child, _rt.ReLU):
+                if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
+                    del m._modules[cname]
+                    m.activation = F.relu
+                    report.replaced.append(ReplaceEntry(qual, "relugrad ReLU", "F.relu activation"))
+                else:
+                    setattr(m, cname, back(child, qual))
+            elif child is not None:
+                visit(child, qual, seen)
+
+    if isinstance(model, _rt.ReLU):
+        model = back(model, "")
+    else:
+        if _remove_scope(model):
+            report.replaced.append(ReplaceEntry("", "functional scope", "removed"))
+        visit(model, "", set())
+    return (model, report) if return_report else model
+
+
+# ---- Quantization fusion ---------------------------------------------------------
+# fuse_modules looks fusers up by the exact types of the modules (Conv2d, BatchNorm2d, ReLU),
+# and the fused modules (ConvReLU2d, ConvBnReLU2d) assert an nn.ReLU inside. The framework's
+# extension point is fuse_custom_config_dict["additional_fuser_method_mapping"]: these fusers
+# take relugrad's ReLU, hand torch's fuser an nn.ReLU (same inplace) and fuse as torch does.
+# Fused modules compute the relu with torch's own autograd, so outside the torch preset (QAT
+# would change the gradients) they refuse.
+
+
+def _stock(relu: "_rt.ReLU", is_qat: bool) -> nn.ReLU:
+    if is_qat and relu.semantics != "torch":
+        raise ValueError(f"fuse_modules(is_qat=True): the fused module would train with torch's relu "
+                         f"gradients, not {relu.semantics!r}'s; restore_relu first to do that knowingly")
+    stock = nn.ReLU(inplace=relu.inplace)
+    _move_hooks(relu, stock)  # and the training flag, which torch's fusers compare
+    return stock
+
+
+def fuse_custom_config() -> dict:
+    """fuse_custom_config_dict for torch.ao.quantization.fuse_modules on a replaced model:
+    fuse_modules(model, [["conv1", "bn1", "relu"]], fuse_custom_config_dict=fuse_custom_config())."""
+    from torch.ao.quantization import fuser_method_mappings as fmm
+
+    mapping = {}
+    for key, fuser in list(fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD.items()):
+        if not (isinstance(key, tuple) and key and key[-1] is nn.ReLU):
+            continue
+
+        def ours(is_qat_, *mods, _fuser=fuser):
+            mods = list(mods)
+            mods[-1] = _stock(mods[-1], is_qat_)
+            return _fuser(is_qat_, *mods)
+
+        mapping[key[:-1] + (_rt.ReLU,)] = ours
+    return {"additional_fuser_method_mapping": mapping}
+
+
+
+
+class _ScriptableReLU(_rt.ReLU):
+    """What torch.jit.script compiles for a relugrad ReLU (ReLU.__prepare_scriptable__): the
+    relugrad::relu op, as in every captured graph. torch.jit.script also puts this module into
+    the eager model it was given (it replaces submodules in place), so called from Python it
+    runs ReLU's eager forward; it is a ReLU (restore_relu finds it) and the hooks move with it."""
+
+    def __init__(self, relu: "_rt.ReLU") -> None:
+        super().__init__(relu.semantics, inplace=relu.inplace, threads=relu.threads, mask=relu.mask)
+        _move_hooks(relu, self)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+            if self.inplace:
+                return x.copy_(y)
+            return y
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        return _rt.ReLU.forward(self, x)
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        return self
