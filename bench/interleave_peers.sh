@@ -8,7 +8,7 @@
 #
 #   bench/interleave_peers.sh OUT.jsonl BUILD_DIR PYTHON
 #
-# BENCH_PEER_WARM=1 keeps one operand set (in-cache; the regime of issue 3's
+# BENCH_PEER_WARM=1 keeps one operand set (in-cache; the regime of the performance targets'
 # peer table at 4K-1M) instead of rotating cold sets. Without the C++ torch
 # driver (no torch wheel at build time), PyTorch runs from Python instead.
 # Then PYTHON's PyTorch allocating threshold_backward and relugrad's

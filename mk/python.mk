@@ -4,7 +4,7 @@
 #   make test-live         live tier: relugrad against the installed torch, bit for bit
 #   make python-test-cuda  a second wheel with the CUDA backend, its tests (device cases skip
 #                          without a GPU; the no-device errors are checked); in make test via test-cuda
-#   make compat            + TensorFlow, JAX (CPU), MindSpore (own venv), oneDNN: regenerates
+#   make compat            + TensorFlow, JAX (CPU), MindSpore and torch 1.13.1 (own venvs), oneDNN: regenerates
 #                          tests/golden and runs every live check, one framework per process
 #   make compat-cli        the CLI against aten::threshold_backward (needs .venv's torch)
 #   make mask-live         `relugrad forward` against torch, tf.nn.relu, jax.nn.relu
@@ -19,7 +19,7 @@ PY_COMPAT_DEPS := tensorflow-cpu "jax[cpu]"
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
 .PHONY: python-venv python-install python-test test-live python-test-cuda mask-memory compat \
-        compat-deps compat-mindspore compat-run compat-cli mask-live demo-train
+        compat-deps compat-torch-old compat-mindspore compat-run compat-cli mask-live demo-train
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -71,10 +71,20 @@ compat-mindspore:
 	  RELUGRAD_LIVE=mindspore $(MS_PY) -m pytest -p no:cacheprovider -q -m live python/tests/test_live_frameworks.py; \
 	else echo "compat: mindspore not installable here: its live checks are SKIPPED"; fi
 
-compat: compat-deps build
+# torch 1.13.1 (threshold rounding as the 1.x releases did it) in a venv of its own; the
+# goldens and the live checks run it in a subprocess named by RELUGRAD_TORCH_OLD_PYTHON.
+TORCH_OLD_VENV := build/venv-torch113
+TORCH_OLD_PY := $(CURDIR)/$(TORCH_OLD_VENV)/bin/python
+compat-torch-old:
+	@test -x $(TORCH_OLD_PY) || python3 -m venv $(TORCH_OLD_VENV)
+	@$(TORCH_OLD_PY) -m pip install -q --disable-pip-version-check "torch==1.13.1" "numpy<2" || \
+	  echo "compat: torch 1.13.1 not installable here: its checks report SKIPPED"
+
+compat: compat-deps compat-torch-old build
 	@$(MAKE) --no-print-directory compat-run
 
 # The checks themselves, against the C++ build in build/release.
+compat-run: export RELUGRAD_TORCH_OLD_PYTHON := $(if $(wildcard $(TORCH_OLD_PY)),$(TORCH_OLD_PY))
 compat-run:
 	$(PY) python/compat/gen_goldens.py --frameworks torch,tensorflow,jax
 	@set -e; for fw in torch tensorflow jax; do \

@@ -1,7 +1,7 @@
 // Peer driver: PyTorch's CPU ReLU backward from C++ (libtorch, from the
 // .venv's torch wheel), `at::threshold_backward_out` with threshold 0 into
 // a preallocated grad_input: the "PyTorch threshold_backward out=, C++"
-// row of issue 3, without Python's per-call cost. Timed and printed like
+// row of the performance targets, without Python's per-call cost. Timed and printed like
 // onednn_relu_bwd (peer_driver.h), so bench/report.py lines them up.
 //
 //   torch_relu_bwd --dtype f32,bf16,f16 --sizes 4K,1M --threads 1,2 [--min-time 0.2] [--warm]

@@ -218,7 +218,7 @@ inline std::vector<std::string> isa_available() {
 inline std::string isa_selected() { return relugrad_isa_selected(); }
 inline void set_max_isa(const std::string& name) { check(relugrad_set_max_isa(name.c_str())); }
 
-// ---- The 1-bit mask path (issue 5) -----------------------------------------
+// ---- The 1-bit mask path -----------------------------------------
 // relu_forward writes y = relu(x) and a packed bitmask (bit i = gate open
 // for element i, LSB-first, mask_bytes(n) bytes, padding bits zero);
 // relu_grad_mask computes dx from dy and that mask only. Same options as

@@ -643,7 +643,7 @@ _register_autograd(relu_grad_mask, _ReluGradMaskOp)
 # (schema, fake kernels, vmap rules, opcheck). In eager mode each custom op
 # call goes through torch.library's Python dispatch and autograd wrappers: a
 # ReLU step (forward and backward) cost 97 us at n = 16 against nn.ReLU's
-# 21-24 us (bench/NOTES.md section 23). On plain tensors ReLU.forward
+# 21-24 us (docs/performance-notes.md, "Eager ReLU as autograd Functions"). On plain tensors ReLU.forward
 # therefore runs the autograd.Functions below (or their C++ twins in
 # _relugrad_torch.so), calling the same kernels directly. With create_graph
 # (double backward) the backward calls the ops, whose autograd formulas make
@@ -768,7 +768,7 @@ def _plain_cpu(x) -> bool:
 # n = 16 (nn.ReLU: 21-23 us), nearly all of it Python. _relugrad_torch.so
 # (python/src/torch_native.cc) holds the same two Functions in C++, registered
 # as torch.ops.relugrad_native.relu / relu_: one dispatcher call forward, no
-# Python in backward (bench/NOTES.md 27). It is built against one torch
+# Python in backward (docs/performance-notes.md, "Torch-native ReLU"). It is built against one torch
 # version and loaded only under that version; otherwise, or with
 # RELUGRAD_TORCH_NATIVE=0 in the environment, the Python path serves.
 

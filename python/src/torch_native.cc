@@ -5,7 +5,7 @@
 // Why C++: with torch.autograd.Function in Python, forward + backward of one
 // ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
 // Python: Function.apply's context object, then the autograd engine calling
-// back into the interpreter for backward (bench/NOTES.md 27). Here forward
+// back into the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU"). Here forward
 // is one dispatcher call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
@@ -84,22 +84,22 @@ constexpr int64_t kTorchGrain = 32768;
 
 // Outputs from this size on are streamed when a call is split over threads:
 // relugrad's own rule for split calls (kCpuStreamBytesMultiBlock in
-// src/cpu/cpu_backend.h, bench/NOTES.md 15), which the parts, each a
+// src/cpu/cpu_backend.h, docs/performance-notes.md, "Streaming threshold for split calls"), which the parts, each a
 // one-thread call, would not apply by themselves.
 constexpr int64_t kStreamBytesWhenSplit = int64_t{8} << 20;
 
 // Outputs below this size are stored cached when the call runs on one
 // thread, where relugrad's AUTO streams from 1 MiB: in autograd the output
 // is read right away by the next node (AccumulateGrad or the layer below),
-// the case where cached stores win (bench/NOTES.md 13). Break-even measured
-// at 1.5-2 MiB of dx, one thread (bench/NOTES.md 27).
+// the case where cached stores win (docs/performance-notes.md, "Store hint"). Break-even measured
+// at 1.5-2 MiB of dx, one thread (docs/performance-notes.md, "Torch-native ReLU").
 constexpr int64_t kCachedBytesOnOneThread = int64_t{2} << 20;
 
 // With threads = 0 a call is split over torch's own intra-op threads (see
 // ForEachPart), not relugrad's pool: inside a torch program torch's OpenMP
 // threads spin on the cores after each parallel region, and a second pool
 // waking on the same cores made 2-thread steps up to 2x slower than
-// nn.ReLU's (bench/NOTES.md 27).
+// nn.ReLU's (docs/performance-notes.md, "Torch-native ReLU").
 bool SplitOverTorchThreads(int64_t n, int64_t threads) {
   return threads == 0 && n > kTorchGrain && at::get_num_threads() > 1;
 }

@@ -52,7 +52,7 @@ def test_framework(adapter, dtype, threshold, case):
 
 def test_torch_bf16_threshold_is_compared_in_f32():
     need("torch.threshold_backward")
-    # The question of issue 2: PyTorch 1.13 rounded t = 0.1 to bf16
+    # PyTorch 1.13 rounded t = 0.1 to bf16
     # (0.10009765625) and gave 0 for that gate; current PyTorch compares in
     # f32 and passes dy. relugrad's default (threshold_rounding="compute") agrees.
     s = np.array([0.10009765625, 0.099609375], dtype=DTYPES["bf16"])

@@ -33,8 +33,6 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-LAYOUT_XFAIL = pytest.mark.xfail(strict=True, reason="layout fix in torchcore branch")
-FUNC_XFAIL = pytest.mark.xfail(strict=True, reason="torch.func support in torchcore branch")
 
 
 class MLP(nn.Module):
@@ -83,7 +81,7 @@ MODELS = {
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
     ThresholdBackward; relugrad's C++ or Python ReluFunction / ReluMaskFunction (eager ReLU) and
-    the relugrad::relu custom op's node (captured graphs)."""
+    the custom ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured graphs)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
         fn = stack.pop()
@@ -95,7 +93,7 @@ def relu_nodes(out):
             found["relugrad_mask"] += 1
         elif "ReluFunction" in name:
             found["relugrad"] += 1
-        elif "relugrad_relu" in name:
+        elif name in ("_ReluOpBackward", "_ReluMaskOpBackward"):
             found["relugrad_op"] += 1
         elif "Relu" in name or "Threshold" in name:
             found["stock"] += 1
@@ -164,8 +162,6 @@ def check_model(name, layout):
 
 
 SERVED = [n for n in MODELS if n != "mobilenet_v2"]
-# channels_last models whose gradients differ today (NCHW-contiguous relu gradients).
-CL_DIFFER = {"resnet18", "resnet50", "densenet121", "googlenet", "shufflenet_v2_x0_5"}
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -173,8 +169,7 @@ def test_model_nchw_bit_identical(name):
     check_model(name, "nchw")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=LAYOUT_XFAIL if n in CL_DIFFER else ())
-                                  for n in SERVED if MODELS[n][2]])
+@pytest.mark.parametrize("name", [n for n in SERVED if MODELS[n][2]])
 def test_model_channels_last_bit_identical(name):
     check_model(name, "channels_last")
 
@@ -247,7 +242,6 @@ def test_compile_small_model_bit_identical():
         assert_same_bits(p, q, f"{pname}.grad")
 
 
-@FUNC_XFAIL
 def test_torch_func_grad_of_functional_call_bit_identical():
     stock, ours, _, shape = make_pair("mlp", mask=False)
     x = torch.randn(shape)

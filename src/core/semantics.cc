@@ -57,7 +57,7 @@ void FillKeys(KernelParams* p, const Semantics& sem) {
 
 bool ValidEnum(int value, int count) { return value >= 0 && value < count; }
 
-// reliability (issue 6): the caller's enum fields may hold any int (C
+// reliability: the caller's enum fields may hold any int (C
 // callers, zeroed or garbage structs); loading an out-of-range value through
 // the enum type is undefined in C++ (UBSan -fsanitize=enum flagged it), so
 // validation reads the raw bits.
@@ -122,7 +122,7 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   out->clip = full.clip != 0;
   out->clip_lo = full.clip_lo;
   out->clip_hi = full.clip_hi;
-  // reliability (issue 6): the pool keeps one OS thread per block for the
+  // reliability: the pool keeps one OS thread per block for the
   // life of the process, so an absurd request (threads = INT_MAX on a large
   // array) would start thousands of threads. Results do not depend on the
   // thread count, so capping it is invisible except in resources.
@@ -170,7 +170,7 @@ struct ParamsKey {
 }  // namespace
 
 // Building the params runs a binary search of up to 64 reference gate
-// evaluations (about 300 ns, measured: bench/NOTES.md), which dominated a
+// evaluations (about 300 ns, measured: docs/performance-notes.md), which dominated a
 // call at n <= 1024. Callers repeat the same few configurations (a training
 // step: one dtype, one preset), so each thread keeps the last few results.
 // Pure function of the key, hence a hit returns identical params.

@@ -87,7 +87,7 @@ struct ResolvedCall {
 // full-size options struct (compared byte for byte) and dtype. The checks
 // and the params memo's search cost about 25 ns, half of a call at n = 16;
 // a repeated configuration, the usual case, costs one compare instead
-// (bench/NOTES.md section 19). Returns the calling thread's slot, valid
+// (docs/performance-notes.md, "Fixed cost of a call"). Returns the calling thread's slot, valid
 // until its next ResolveCall (a pointer: building a ResolvedCall on the
 // stack cost another 10 ns of zeroing), or nullptr with the error set.
 const ResolvedCall* ResolveCall(const relugrad_options* options, Dtype dtype);

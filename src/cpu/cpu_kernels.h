@@ -18,7 +18,7 @@ using BlockKernel = void (*)(const KernelParams& p, const void* dy, const void* 
 // The kernel of the currently chosen target (respects the ISA cap).
 BlockKernel DispatchBlockKernel(Dtype dtype);
 // Same results, non-temporal stores for dx's whole aligned cache lines: for
-// outputs larger than the caches that alias no input (perf, issue 3).
+// outputs larger than the caches that alias no input .
 BlockKernel DispatchStreamingBlockKernel(Dtype dtype);
 
 // Targets compiled in and attainable on this CPU, best first (Highway names,

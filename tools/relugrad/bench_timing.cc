@@ -46,14 +46,14 @@ std::vector<std::vector<double>> TimeInterleaved(const std::vector<Candidate>& c
     // the L3 (16M f16 on 2 threads: 96 MiB), the candidate that ran right
     // after the triad pair was timed 7-9% slow even behind two untimed calls
     // of its own, and with a fixed order that was always relugrad; rotating
-    // the order keeps every predecessor, so it is shuffled (bench/NOTES.md
+    // the order keeps every predecessor, so it is shuffled (docs/performance-notes.md
     // section 17).
     std::shuffle(order.begin(), order.end(), shuffle_rng);
     for (size_t c : order) {
       // Warm mode: the other candidates' calls since this one's last sample
       // touched their own arrays and evicted these; one untimed call puts
       // them back, or calls of 50 us and more (batches of one call: 1M f32)
-      // would be timed cold (bench/NOTES.md section 14).
+      // would be timed cold (docs/performance-notes.md, "Measurement flaws").
       if (sets == 1) runner(c)();
       samples[c].push_back(timing::sample(runner(c), batch[c]));
       slowest = std::max(slowest, samples[c].back() * batch[c]);

@@ -27,7 +27,7 @@ struct BenchConfig {
   long long rotate_bytes = 64LL << 20;  // cold mode: footprint rotated through (2x L3)
   double min_time = 0.2;         // seconds of samples per implementation per point
   bool alloc = false;            // also the allocating path (fresh output per call)
-  bool mask = false;             // also backward from a 1-bit mask (issue 5)
+  bool mask = false;             // also backward from a 1-bit mask
   bool stream_ab = false;        // also streaming stores forced on and off
   OutputFormat format = OutputFormat::kTable;
   std::string isa;               // selected SIMD target

@@ -187,7 +187,7 @@ int BenchCommand(int argc, char** argv, int first) {
   ApplyIsaFlag(args);
   BenchConfig config = ParseConfig(args);
 #ifndef RELUGRAD_BENCH_HAVE_MASK
-  if (config.mask) throw UsageError("--mask: this build has no mask path (issue 5)");
+  if (config.mask) throw UsageError("--mask: this build has no mask path");
 #endif
   const int total = static_cast<int>(config.dtypes.size() * config.sizes.size() * config.threads.size());
   Reporter report(config, total);

@@ -19,7 +19,7 @@ std::vector<FlagSpec> RunFlags() {
   std::vector<FlagSpec> specs = {
       {"dy", true, "upstream gradient .npy"},
       {"x|y", true, "gate .npy: forward input x or output y"},
-      {"mask", true, "instead of --x: the bitmask from relugrad forward ('|u1', ceil(n/8) bytes)"},  // issue 5
+      {"mask", true, "instead of --x: the bitmask from relugrad forward ('|u1', ceil(n/8) bytes)"},
       {"output|o", true, "dx .npy to write (atomically)"},
       {"dtype", true, "bf16 to read 2-byte integer/void data as bfloat16; or a check: f16/f32/f64"},
       {"help|h", false, "this help"},
@@ -45,7 +45,7 @@ int RunCommand(int argc, char** argv, int first) {
     return 0;
   }
   const std::string dy_path = args.Require("dy");
-  // ---- 1-bit mask path (issue 5): --mask replaces --x ----
+  // ---- 1-bit mask path: --mask replaces --x ----
   if (args.Has("mask") && args.Has("x")) throw UsageError("give --x (or --y) or --mask, not both");
   const bool use_mask = args.Has("mask");
   const std::string s_path = use_mask ? args.Require("mask") : args.Require("x");
@@ -65,7 +65,7 @@ int RunCommand(int argc, char** argv, int first) {
   npy::Array dy = Load(dy_path);
   npy::Array s = Load(s_path);
   const relugrad_dtype d = DtypeFromDescr(dy_path, dy.descr, requested);
-  // ---- 1-bit mask path (issue 5) ----
+  // ---- 1-bit mask path ----
   if (use_mask) {
     if (s.descr != "|u1" && s.descr != "<u1") {
       throw UsageError(s_path + ": a mask must be uint8 ('|u1'), the file holds '" + s.descr + "'");

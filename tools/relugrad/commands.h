@@ -10,8 +10,8 @@ int RunCommand(int argc, char** argv, int first);
 int VerifyCommand(int argc, char** argv, int first);
 int InfoCommand(int argc, char** argv, int first);
 int BenchCommand(int argc, char** argv, int first);
-int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path (issue 5)
-int SoakCommand(int argc, char** argv, int first);  // reliability (issue 6)
+int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path
+int SoakCommand(int argc, char** argv, int first);  // reliability
 int DiffCommand(int argc, char** argv, int first);
 
 struct Command {
