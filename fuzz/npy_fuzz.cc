@@ -75,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string descr, error;
     bool fortran = false;
     std::vector<int64_t> shape;
-    const bool ok = relugrad::npy::ParseHeader(std::string(reinterpret_cast<const char*>(data), size), &descr,
-                                               &fortran, &shape, &error);
+    const bool ok = relugrad::npy::ParseHeader(
+        std::string(reinterpret_cast<const char*>(data), size), &descr, &fortran, &shape, &error);
     Check(ok || !error.empty(), "ParseHeader failed without a message");
     if (ok) Check(shape.size() <= 64, "ParseHeader accepted more than 64 dimensions");
   }
@@ -99,11 +99,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t bytes = static_cast<size_t>(a.count) * a.elem_size;
   Check(a.data.size() == bytes, "data size differs from count * elem_size");
   Check(bytes <= size, "more data than the file holds");
-  Check(bytes == 0 || std::memcmp(a.data.data(), data + (size - bytes), bytes) == 0, "payload is not the file's tail");
+  Check(bytes == 0 || std::memcmp(a.data.data(), data + (size - bytes), bytes) == 0,
+        "payload is not the file's tail");
 
   // 3. Round trip through the writer.
   const std::string out = TempDir() + "/roundtrip.npy";
-  Check(relugrad::npy::Write(out, a.descr, a.shape, a.data.data(), bytes, &error), "Write failed on a valid array");
+  Check(relugrad::npy::Write(out, a.descr, a.shape, a.data.data(), bytes, &error),
+        "Write failed on a valid array");
   Array b;
   Check(relugrad::npy::Read(out, &b, &error), "re-reading the written file failed");
   Check(b.descr == a.descr && b.shape == a.shape && b.data.size() == bytes &&

@@ -121,7 +121,10 @@ TEST(BufferCache, ThreadsAllocateWriteAndReleaseWithoutSharingABlock) {
       for (int i = 0; i < 200; ++i) {
         const size_t bytes = (size_t{1} << (16 + rng() % 6)) + rng() % 4096;  // 64 KiB .. 2 MiB
         auto* p = static_cast<unsigned char*>(cache.Allocate(bytes));
-        if (p == nullptr) { ++failures[t]; continue; }
+        if (p == nullptr) {
+          ++failures[t];
+          continue;
+        }
         const unsigned char tag = static_cast<unsigned char>(t * 50 + i % 50);
         std::memset(p, tag, bytes);
         std::this_thread::yield();
@@ -171,7 +174,8 @@ TEST(BufferCacheCApi, ImpossibleSizesFailCleanly) {
   }
   for (size_t huge : {SIZE_MAX, SIZE_MAX - 63, size_t{1} << 62}) {
     EXPECT_EQ(relugrad_buffer_alloc(huge), nullptr) << huge;
-    EXPECT_NE(std::strstr(relugrad_last_error(), "out of memory"), nullptr) << relugrad_last_error();
+    EXPECT_NE(std::strstr(relugrad_last_error(), "out of memory"), nullptr)
+        << relugrad_last_error();
   }
 }
 

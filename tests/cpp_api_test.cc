@@ -31,10 +31,12 @@ TEST(CppApi, ErrorsAreTypedExceptions) {
   EXPECT_THROW(relugrad::relu_grad<float>(a, b, c), relugrad::InvalidArgument);
   EXPECT_THROW(relugrad::Options::from_name("nope"), relugrad::InvalidArgument);
   std::vector<float> d(4);
-  EXPECT_THROW(relugrad::relu_grad<float>(a, d, c, relugrad::Options().clip(1, 0)), relugrad::InvalidArgument);
+  EXPECT_THROW(relugrad::relu_grad<float>(a, d, c, relugrad::Options().clip(1, 0)),
+               relugrad::InvalidArgument);
   if (!relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
-    EXPECT_THROW(relugrad::relu_grad<float>(a, d, c, relugrad::Options().backend(RELUGRAD_BACKEND_CUDA)),
-                 relugrad::Unsupported);
+    EXPECT_THROW(
+        relugrad::relu_grad<float>(a, d, c, relugrad::Options().backend(RELUGRAD_BACKEND_CUDA)),
+        relugrad::Unsupported);
   }
   try {
     relugrad::set_max_isa("bogus");
@@ -56,7 +58,8 @@ TEST(CppApi, IsaListingAndDefaultSelection) {
   if (!capped) {
     EXPECT_EQ(relugrad::isa_selected(), isas.front());
   } else {
-    EXPECT_NE(info.find("simd_default_cap: " + relugrad::isa_selected() + " "), std::string::npos) << info;
+    EXPECT_NE(info.find("simd_default_cap: " + relugrad::isa_selected() + " "), std::string::npos)
+        << info;
     // An explicit cap at the best target still selects it.
     relugrad::set_max_isa(isas.front());
     EXPECT_EQ(relugrad::isa_selected(), isas.front());

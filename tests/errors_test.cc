@@ -18,8 +18,8 @@ relugrad_options Torch() {
   return o;
 }
 
-void ExpectFailure(relugrad_status expected_status, const char* expected_text, relugrad_dtype d, int64_t n,
-                   const void* dy, const void* s, void* dx, const relugrad_options* o) {
+void ExpectFailure(relugrad_status expected_status, const char* expected_text, relugrad_dtype d,
+                   int64_t n, const void* dy, const void* s, void* dx, const relugrad_options* o) {
   EXPECT_EQ(relugrad_relu_grad(d, n, dy, s, dx, o), expected_status);
   EXPECT_NE(std::string(relugrad_last_error()).find(expected_text), std::string::npos)
       << "message was: " << relugrad_last_error();
@@ -32,14 +32,17 @@ TEST(Errors, InvalidArguments) {
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "dtype", static_cast<relugrad_dtype>(0), 4, a, b, c, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "dtype", static_cast<relugrad_dtype>(9), 4, a, b, c, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "n must be >= 0", RELUGRAD_F32, -1, a, b, c, &o);
-  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "does not fit", RELUGRAD_F32, std::numeric_limits<int64_t>::max(), a, b, c, &o);
+  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "does not fit", RELUGRAD_F32,
+                std::numeric_limits<int64_t>::max(), a, b, c, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "dy is NULL", RELUGRAD_F32, 4, nullptr, b, c, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "s is NULL", RELUGRAD_F32, 4, a, nullptr, c, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "dx is NULL", RELUGRAD_F32, 4, a, b, nullptr, &o);
   ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "not aligned", RELUGRAD_F32, 4,
                 reinterpret_cast<const char*>(a) + 1, b, c, &o);
-  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "partially overlaps dy", RELUGRAD_F32, 8, a, b, a + 1, &o);
-  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "partially overlaps s", RELUGRAD_F32, 8, a, b, b + 7, &o);
+  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "partially overlaps dy", RELUGRAD_F32, 8, a, b, a + 1,
+                &o);
+  ExpectFailure(RELUGRAD_INVALID_ARGUMENT, "partially overlaps s", RELUGRAD_F32, 8, a, b, b + 7,
+                &o);
 
   auto bad = o;
   bad.gate = static_cast<relugrad_gate>(7);
@@ -88,8 +91,10 @@ TEST(Errors, InvalidArguments) {
 TEST(Errors, ValidEdgeCases) {
   alignas(64) float a[8] = {1, -1, 2, -2, 0, 3, -3, 4}, b[8] = {1, 1, -1, -1, 1, 0, 1, -1};
   const auto o = Torch();
-  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, &o), RELUGRAD_OK);  // n = 0
-  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 8, a, b, a, nullptr), RELUGRAD_OK);  // NULL options = torch, in place
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, &o),
+            RELUGRAD_OK);  // n = 0
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 8, a, b, a, nullptr),
+            RELUGRAD_OK);  // NULL options = torch, in place
   EXPECT_EQ(a[0], 1.0f);
   EXPECT_EQ(a[2], 0.0f);
   // Disjoint neighbours are not overlap.
@@ -98,7 +103,8 @@ TEST(Errors, ValidEdgeCases) {
   // A shorter options struct (an older caller) still works: defaults fill the rest.
   relugrad_options old = o;
   old.struct_size = offsetof(relugrad_options, clip);
-  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 8, a, b, a, &old), RELUGRAD_OK) << relugrad_last_error();
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 8, a, b, a, &old), RELUGRAD_OK)
+      << relugrad_last_error();
 }
 
 TEST(Errors, UnsupportedIsKeptApart) {

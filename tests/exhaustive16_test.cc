@@ -29,7 +29,8 @@ TEST_P(Exhaustive16, EveryGatePattern) {
       for (const Config& c : AllConfigs()) {
         const auto expected = Reference(d, dy, s, c.options);
         std::vector<unsigned char> dx(dy.size());
-        ASSERT_EQ(relugrad_relu_grad(d, 65536, dy.data(), s.data(), dx.data(), &c.options), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad(d, 65536, dy.data(), s.data(), dx.data(), &c.options),
+                  RELUGRAD_OK);
         ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), 65536, dy.data(), s.data()), "")
             << c.name << " round " << round;
       }
@@ -38,7 +39,9 @@ TEST_P(Exhaustive16, EveryGatePattern) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Exhaustive16, ::testing::ValuesIn(TargetsToTest()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace testing

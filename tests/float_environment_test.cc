@@ -38,16 +38,14 @@ struct Mode {
 // notice: FTZ (bit 15), DAZ (bit 6), rounding (bits 13-14), the exception
 // masks (bits 7-12; 0 = that exception traps).
 constexpr Mode kModes[] = {
-    {"default", 0x1f80},
-    {"ftz_daz", 0x9fc0},
-    {"daz_only", 0x1fc0},
-    {"round_toward_zero", 0x7f80},
-    {"invalid_unmasked", 0x1f00},
-    {"all_unmasked_ftz_daz_round_up", 0xc040},
+    {"default", 0x1f80},          {"ftz_daz", 0x9fc0},
+    {"daz_only", 0x1fc0},         {"round_toward_zero", 0x7f80},
+    {"invalid_unmasked", 0x1f00}, {"all_unmasked_ftz_daz_round_up", 0xc040},
 };
 
 // The special-value cross product, repeated to `n` elements.
-void CrossProduct(relugrad_dtype d, size_t n, std::vector<unsigned char>* dy, std::vector<unsigned char>* s) {
+void CrossProduct(relugrad_dtype d, size_t n, std::vector<unsigned char>* dy,
+                  std::vector<unsigned char>* s) {
   const auto special = SpecialValues(d);
   std::vector<uint64_t> dy_bits, s_bits;
   while (dy_bits.size() < n) {
@@ -78,15 +76,19 @@ TEST(FloatEnvironment, CallersMxcsrChangesNoBitAndIsLeftAsFound) {
         o.threads = n == 0 ? 1 : 2;
         const auto expected = Reference(d, dy, s, o);  // under the default MXCSR
         for (const Mode& mode : kModes) {
-          SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d) + " n=" + std::to_string(count) + " " + mode.name);
+          SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d) + " n=" + std::to_string(count) + " " +
+                       mode.name);
           std::vector<unsigned char> dx(dy.size(), 0xA5);
           _mm_setcsr(mode.mxcsr);
-          const relugrad_status st = relugrad_relu_grad(d, count, dy.data(), s.data(), dx.data(), &o);
+          const relugrad_status st =
+              relugrad_relu_grad(d, count, dy.data(), s.data(), dx.data(), &o);
           const unsigned after = _mm_getcsr();
           _mm_setcsr(original);
           ASSERT_EQ(st, RELUGRAD_OK) << relugrad_last_error();
           ASSERT_EQ(after & kControl, mode.mxcsr & kControl) << "the caller's MXCSR mode changed";
-          ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), static_cast<size_t>(count), dy.data(), s.data()), "");
+          ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), static_cast<size_t>(count),
+                                dy.data(), s.data()),
+                    "");
         }
       }
     }

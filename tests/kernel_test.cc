@@ -23,7 +23,8 @@ class KernelTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     isa_ = std::make_unique<ScopedIsa>(GetParam());
-    ASSERT_EQ(std::string(relugrad_isa_selected()), GetParam()) << "the ISA cap did not take effect";
+    ASSERT_EQ(std::string(relugrad_isa_selected()), GetParam())
+        << "the ISA cap did not take effect";
   }
   void TearDown() override { isa_.reset(); }
   std::unique_ptr<ScopedIsa> isa_;
@@ -51,12 +52,15 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
     std::memcpy(pa, dy.data(), bytes);
     std::memcpy(pb, s.data(), bytes);
   }
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), pa, pb, pc, &o), RELUGRAD_OK) << relugrad_last_error();
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), pa, pb, pc, &o), RELUGRAD_OK)
+      << relugrad_last_error();
   const auto expected = Reference(d, dy, s, o);
   const std::string diff = CompareBits(d, expected.data(), pc, n, dy.data(), s.data());
   ASSERT_EQ(diff, "") << what;
-  for (unsigned char* p = aligned(c); p < pc; ++p) ASSERT_EQ(*p, kSentinel) << what << ": write before dx";
-  for (unsigned char* p = pc + bytes; p < c.data() + c.size(); ++p) ASSERT_EQ(*p, kSentinel) << what << ": write after dx";
+  for (unsigned char* p = aligned(c); p < pc; ++p)
+    ASSERT_EQ(*p, kSentinel) << what << ": write before dx";
+  for (unsigned char* p = pc + bytes; p < c.data() + c.size(); ++p)
+    ASSERT_EQ(*p, kSentinel) << what << ": write after dx";
 }
 
 TEST_P(KernelTest, SpecialValueCrossProduct) {
@@ -107,7 +111,8 @@ TEST_P(KernelTest, EveryMisalignmentOfEachPointer) {
       const auto s = Pack(d, RandomBits(d, n, seed + 7));
       for (const Config& c : {AllConfigs()[0], AllConfigs()[1], AllConfigs()[10]}) {
         for (size_t off = 0; off < 64; off += es) {
-          const std::string what = c.name + " n=" + std::to_string(n) + " offset=" + std::to_string(off);
+          const std::string what =
+              c.name + " n=" + std::to_string(n) + " offset=" + std::to_string(off);
           RunPlaced(d, c.options, dy, s, off, 0, 0, "dy " + what);
           RunPlaced(d, c.options, dy, s, 0, off, 0, "s " + what);
           RunPlaced(d, c.options, dy, s, 0, 0, off, "dx " + what);
@@ -126,11 +131,17 @@ TEST_P(KernelTest, InPlaceOnDyAndOnS) {
       for (const Config& c : AllConfigs()) {
         const auto expected = Reference(d, dy, s, c.options);
         auto work_dy = dy;
-        ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), work_dy.data(), s.data(), work_dy.data(), &c.options), RELUGRAD_OK);
-        ASSERT_EQ(CompareBits(d, expected.data(), work_dy.data(), n), "") << c.name << " dx=dy n=" << n;
+        ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), work_dy.data(), s.data(),
+                                     work_dy.data(), &c.options),
+                  RELUGRAD_OK);
+        ASSERT_EQ(CompareBits(d, expected.data(), work_dy.data(), n), "")
+            << c.name << " dx=dy n=" << n;
         auto work_s = s;
-        ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), work_s.data(), work_s.data(), &c.options), RELUGRAD_OK);
-        ASSERT_EQ(CompareBits(d, expected.data(), work_s.data(), n), "") << c.name << " dx=s n=" << n;
+        ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), work_s.data(),
+                                     work_s.data(), &c.options),
+                  RELUGRAD_OK);
+        ASSERT_EQ(CompareBits(d, expected.data(), work_s.data(), n), "")
+            << c.name << " dx=s n=" << n;
       }
     }
   }
@@ -150,7 +161,9 @@ TEST_P(KernelTest, LargeRandomArrays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, KernelTest, ::testing::ValuesIn(TargetsToTest()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace testing

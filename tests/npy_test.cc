@@ -79,8 +79,9 @@ TEST(Npy, RoundTrip) {
 
 TEST(Npy, ReadsVersions2And3) {
   for (int major : {2, 3}) {
-    const std::string path = WriteRaw("v" + std::to_string(major) + ".npy",
-                                      Image(major, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16));
+    const std::string path =
+        WriteRaw("v" + std::to_string(major) + ".npy",
+                 Image(major, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16));
     npy::Array a;
     std::string error;
     ASSERT_TRUE(npy::Read(path, &a, &error)) << error;
@@ -92,18 +93,59 @@ TEST(Npy, RejectsMalformedFilesClearly) {
   const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
   EXPECT_NE(ReadError(TempDir() + "/missing.npy").find("cannot open"), std::string::npos);
   EXPECT_NE(ReadError(WriteRaw("empty.npy", "")).find("truncated"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("magic.npy", Image(1, ok_dict, 16, 'X'))).find("wrong magic"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("ver.npy", Image(9, ok_dict, 16))).find("version"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("trunc.npy", Image(1, ok_dict, 15))).find("truncated"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("trail.npy", Image(1, ok_dict, 17))).find("trailing"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("huge.npy", Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000000, 4000000000000), }", 16))).find("overflow"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("big.npy", Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }", 16))).find("claims"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("be.npy", Image(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16))).find("big-endian"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("fo.npy", Image(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16))).find("Fortran"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("hdr.npy", Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,", 16))).find("malformed"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("neg.npy", Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", 16))).find("malformed"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("key.npy", Image(1, "{'descr': '<f4', 'shape': (4,), }", 16))).find("malformed"), std::string::npos);
-  EXPECT_NE(ReadError(WriteRaw("struct.npy", Image(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16))).find("structured"), std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("magic.npy", Image(1, ok_dict, 16, 'X'))).find("wrong magic"),
+            std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("ver.npy", Image(9, ok_dict, 16))).find("version"),
+            std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("trunc.npy", Image(1, ok_dict, 15))).find("truncated"),
+            std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("trail.npy", Image(1, ok_dict, 17))).find("trailing"),
+            std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("huge.npy", Image(1,
+                                                 "{'descr': '<f4', 'fortran_order': False, "
+                                                 "'shape': (4000000000000, 4000000000000), }",
+                                                 16)))
+                .find("overflow"),
+            std::string::npos);
+  EXPECT_NE(
+      ReadError(
+          WriteRaw("big.npy",
+                   Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }",
+                         16)))
+          .find("claims"),
+      std::string::npos);
+  EXPECT_NE(
+      ReadError(WriteRaw("be.npy",
+                         Image(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16)))
+          .find("big-endian"),
+      std::string::npos);
+  EXPECT_NE(
+      ReadError(
+          WriteRaw("fo.npy",
+                   Image(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16)))
+          .find("Fortran"),
+      std::string::npos);
+  EXPECT_NE(
+      ReadError(WriteRaw("hdr.npy",
+                         Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,", 16)))
+          .find("malformed"),
+      std::string::npos);
+  EXPECT_NE(
+      ReadError(
+          WriteRaw("neg.npy",
+                   Image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", 16)))
+          .find("malformed"),
+      std::string::npos);
+  EXPECT_NE(ReadError(WriteRaw("key.npy", Image(1, "{'descr': '<f4', 'shape': (4,), }", 16)))
+                .find("malformed"),
+            std::string::npos);
+  EXPECT_NE(
+      ReadError(
+          WriteRaw(
+              "struct.npy",
+              Image(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16)))
+          .find("structured"),
+      std::string::npos);
   // A header length field pointing far past the end of the file.
   std::string lying = Image(1, ok_dict, 16);
   lying[8] = '\xff';

@@ -29,8 +29,10 @@ std::string RunAndCompare(relugrad_dtype d, const relugrad_options& o, uint64_t 
   const auto dy = Pack(d, RandomBits(d, n, seed));
   const auto s = Pack(d, RandomBits(d, n, seed + 1));
   std::vector<unsigned char> dx(dy.size(), 0xAB);
-  const relugrad_status st = relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o);
-  if (st != RELUGRAD_OK) return std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
+  const relugrad_status st =
+      relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o);
+  if (st != RELUGRAD_OK)
+    return std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
   const auto want = Reference(d, dy, s, o);
   return CompareBits(d, want.data(), dx.data(), n, dy.data(), s.data());
 }
@@ -93,7 +95,8 @@ TEST(OptionsMemo, DtypeChangeWithTheSameOptions) {
   o.threads = 1;
   o.threshold = 0.1;  // rounds differently in every dtype
   for (int round = 0; round < 3; ++round) {
-    for (relugrad_dtype d : kDtypes) EXPECT_EQ(RunAndCompare(d, o, 20 + round), "") << relugrad_dtype_name(d);
+    for (relugrad_dtype d : kDtypes)
+      EXPECT_EQ(RunAndCompare(d, o, 20 + round), "") << relugrad_dtype_name(d);
   }
 }
 
@@ -105,11 +108,13 @@ TEST(OptionsMemo, InvalidAfterValidFailsAndValidAgainSucceeds) {
   ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, dy, s, dx, &o), RELUGRAD_OK);
   o.threshold = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, dy, s, dx, &o), RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(relugrad_last_error()).find("threshold"), std::string::npos) << relugrad_last_error();
+  EXPECT_NE(std::string(relugrad_last_error()).find("threshold"), std::string::npos)
+      << relugrad_last_error();
   o.threshold = 0;
   o.gate = static_cast<relugrad_gate>(7);
   EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, dy, s, dx, &o), RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(relugrad_last_error()).find("gate"), std::string::npos) << relugrad_last_error();
+  EXPECT_NE(std::string(relugrad_last_error()).find("gate"), std::string::npos)
+      << relugrad_last_error();
   o.gate = RELUGRAD_GATE_ZERO_IF_LE;
   ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, dy, s, dx, &o), RELUGRAD_OK);
   EXPECT_STREQ(relugrad_last_error(), "");
@@ -132,11 +137,14 @@ TEST(OptionsMemo, NullAndShorterStructsAfterAFullOne) {
     const auto dy = Pack(d, RandomBits(d, n, 31));
     const auto s = Pack(d, RandomBits(d, n, 32));
     std::vector<unsigned char> dx(dy.size());
-    ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), nullptr), RELUGRAD_OK);
+    ASSERT_EQ(
+        relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), nullptr),
+        RELUGRAD_OK);
     relugrad_options torch;
     relugrad_options_init(&torch, RELUGRAD_PRESET_TORCH);
     const auto want = Reference(d, dy, s, torch);
-    EXPECT_EQ(CompareBits(d, want.data(), dx.data(), n), "") << relugrad_dtype_name(d) << " NULL options";
+    EXPECT_EQ(CompareBits(d, want.data(), dx.data(), n), "")
+        << relugrad_dtype_name(d) << " NULL options";
     // An older struct without `stores`: the same rule (tensorflow, 0.75).
     relugrad_options old = o;
     old.struct_size = static_cast<uint32_t>(offsetof(relugrad_options, stores));
@@ -153,7 +161,8 @@ TEST(OptionsMemo, ThreadsKeepTheirOwn) {
     threads.emplace_back([&, t] {
       relugrad_options o;
       for (int i = 0; i < 200 && failures[t].empty(); ++i) {
-        const Config& c = configs[(static_cast<size_t>(i) * 7 + static_cast<size_t>(t) * 13) % configs.size()];
+        const Config& c =
+            configs[(static_cast<size_t>(i) * 7 + static_cast<size_t>(t) * 13) % configs.size()];
         o = c.options;
         o.threads = 1;
         const relugrad_dtype d = kDtypes[(i + t) % 4];

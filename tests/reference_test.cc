@@ -35,36 +35,36 @@ constexpr uint64_t kDefaultNaN = 0xffc00000;  // x86 "indefinite"
 TEST(ReferenceF32, TorchIsSelectWithZeroIfLessOrEqual) {
   const auto o = Preset(RELUGRAD_PRESET_TORCH);
   const auto d = RELUGRAD_F32;
-  EXPECT_EQ(One(d, o, kMinus3, kOne), kMinus3);        // open: dy bits
-  EXPECT_EQ(One(d, o, kMinus3, kPos0), kPos0);         // s == 0 closes, +0
-  EXPECT_EQ(One(d, o, kMinus3, kNeg0), kPos0);         // -0 == 0 closes
-  EXPECT_EQ(One(d, o, kInf, kMinus3), kPos0);          // closed inf -> +0
-  EXPECT_EQ(One(d, o, kSNaN, kMinus3), kPos0);         // closed NaN -> +0
-  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);            // open sNaN copied verbatim
+  EXPECT_EQ(One(d, o, kMinus3, kOne), kMinus3);  // open: dy bits
+  EXPECT_EQ(One(d, o, kMinus3, kPos0), kPos0);   // s == 0 closes, +0
+  EXPECT_EQ(One(d, o, kMinus3, kNeg0), kPos0);   // -0 == 0 closes
+  EXPECT_EQ(One(d, o, kInf, kMinus3), kPos0);    // closed inf -> +0
+  EXPECT_EQ(One(d, o, kSNaN, kMinus3), kPos0);   // closed NaN -> +0
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);      // open sNaN copied verbatim
   EXPECT_EQ(One(d, o, kNegQNaN, kTwo), kNegQNaN);
-  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kMinus3);       // NaN gate is open
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kMinus3);  // NaN gate is open
   EXPECT_EQ(One(d, o, kMinus3, kNegSNaN), kMinus3);
-  EXPECT_EQ(One(d, o, kMinus3, kSub), kMinus3);        // subnormal > 0 (IEEE)
+  EXPECT_EQ(One(d, o, kMinus3, kSub), kMinus3);  // subnormal > 0 (IEEE)
   EXPECT_EQ(One(d, o, kMinus3, kNegSub), kPos0);
-  EXPECT_EQ(One(d, o, kSub, kInf), kSub);              // subnormal dy passes
-  EXPECT_EQ(One(d, o, kNeg0, kOne), kNeg0);            // -0 dy passes as -0
+  EXPECT_EQ(One(d, o, kSub, kInf), kSub);    // subnormal dy passes
+  EXPECT_EQ(One(d, o, kNeg0, kOne), kNeg0);  // -0 dy passes as -0
 }
 
 TEST(ReferenceF32, TensorflowIsMultiplyWithPassIfGreaterAndFtz) {
   const auto o = Preset(RELUGRAD_PRESET_TENSORFLOW);
   const auto d = RELUGRAD_F32;
   EXPECT_EQ(One(d, o, kMinus3, kOne), kMinus3);
-  EXPECT_EQ(One(d, o, kMinus3, kPos0), kNeg0);         // -3 * 0 = -0
+  EXPECT_EQ(One(d, o, kMinus3, kPos0), kNeg0);  // -3 * 0 = -0
   EXPECT_EQ(One(d, o, kTwo, kNegInf), kPos0);
-  EXPECT_EQ(One(d, o, kInf, kMinus3), kDefaultNaN);    // inf * 0
+  EXPECT_EQ(One(d, o, kInf, kMinus3), kDefaultNaN);  // inf * 0
   EXPECT_EQ(One(d, o, kNegInf, kMinus3), kDefaultNaN);
   EXPECT_EQ(One(d, o, kSNaN, kMinus3), kSNaN | 0x00400000);  // NaN * 0 quiets
   EXPECT_EQ(One(d, o, kQNaNPayload, kPos0), kQNaNPayload);
-  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN | 0x00400000);     // NaN * 1 quiets
-  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kNeg0);         // NaN gate closed
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN | 0x00400000);  // NaN * 1 quiets
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kNeg0);            // NaN gate closed
   EXPECT_EQ(One(d, o, kInf, kQNaN), kDefaultNaN);
-  EXPECT_EQ(One(d, o, kMinus3, kSub), kNeg0);          // DAZ: subnormal gate is 0
-  EXPECT_EQ(One(d, o, kSub, kOne), kPos0);             // FTZ: subnormal dy * 1 -> 0
+  EXPECT_EQ(One(d, o, kMinus3, kSub), kNeg0);  // DAZ: subnormal gate is 0
+  EXPECT_EQ(One(d, o, kSub, kOne), kPos0);     // FTZ: subnormal dy * 1 -> 0
   EXPECT_EQ(One(d, o, kNegSub, kOne), kNeg0);
 }
 
@@ -73,9 +73,9 @@ TEST(ReferenceF32, JaxIsSelectWithPassIfGreaterAndDazGate) {
   const auto d = RELUGRAD_F32;
   EXPECT_EQ(One(d, o, kMinus3, kOne), kMinus3);
   EXPECT_EQ(One(d, o, kMinus3, kPos0), kPos0);
-  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);         // NaN gate closed, +0
+  EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);  // NaN gate closed, +0
   EXPECT_EQ(One(d, o, kInf, kMinus3), kPos0);
-  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);            // bits copied
+  EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);  // bits copied
   // Measured on JAX 0.10.2 CPU (docs/python.md): XLA compares a subnormal
   // gate as 0, but the selected dy bits are never flushed.
   EXPECT_EQ(One(d, o, kMinus3, kSub), kPos0);
@@ -93,9 +93,9 @@ TEST(ReferenceF32, OnednnMultipliesByAlphaWithZeroIfLessOrEqual) {
   EXPECT_EQ(One(d, o, kMinus3, kNegInf), 0xbfc00000u);  // -1.5
   EXPECT_EQ(One(d, o, kInf, kNeg0), kInf);              // inf * 0.5
   EXPECT_EQ(One(d, o, kNegSNaN, kNeg0), kNegSNaN | 0x00400000);
-  EXPECT_EQ(One(d, o, kTwo, kTwo), kTwo);               // open: dy * 1
-  o.alpha = 0.1;  // rounded to float: 0x3dcccccd
-  EXPECT_EQ(One(d, o, kTwo, kNeg0), 0x3e4ccccdu);       // 2 * 0.1f
+  EXPECT_EQ(One(d, o, kTwo, kTwo), kTwo);          // open: dy * 1
+  o.alpha = 0.1;                                   // rounded to float: 0x3dcccccd
+  EXPECT_EQ(One(d, o, kTwo, kNeg0), 0x3e4ccccdu);  // 2 * 0.1f
 }
 
 TEST(ReferenceF32, MindsporeIsSelectWithPassIfGreaterIeee) {
@@ -136,13 +136,13 @@ TEST(ReferenceBF16, ThresholdRoundingModes) {
 TEST(ReferenceF16, SpecialValuesAndTensorflowRules) {
   const auto d = RELUGRAD_F16;
   auto o = Preset(RELUGRAD_PRESET_TENSORFLOW);
-  EXPECT_EQ(One(d, o, 0xc200, 0x0000), 0x8000u);        // -3 * 0 = -0
-  EXPECT_EQ(One(d, o, 0x7c00, 0x8000), 0xfe00u);        // inf * 0: default NaN
-  EXPECT_EQ(One(d, o, 0x7c01, 0x3c00), 0x7e01u);        // sNaN * 1 quiets
-  EXPECT_EQ(One(d, o, 0x0001, 0x3c00), 0x0001u);        // f16 subnormals are f32 normals: no flush
-  EXPECT_EQ(One(d, o, 0xc200, 0x0001), 0xc200u);        // ... nor in the gate
+  EXPECT_EQ(One(d, o, 0xc200, 0x0000), 0x8000u);  // -3 * 0 = -0
+  EXPECT_EQ(One(d, o, 0x7c00, 0x8000), 0xfe00u);  // inf * 0: default NaN
+  EXPECT_EQ(One(d, o, 0x7c01, 0x3c00), 0x7e01u);  // sNaN * 1 quiets
+  EXPECT_EQ(One(d, o, 0x0001, 0x3c00), 0x0001u);  // f16 subnormals are f32 normals: no flush
+  EXPECT_EQ(One(d, o, 0xc200, 0x0001), 0xc200u);  // ... nor in the gate
   o = Preset(RELUGRAD_PRESET_TORCH);
-  EXPECT_EQ(One(d, o, 0xc200, 0x7e00), 0xc200u);        // NaN gate open
+  EXPECT_EQ(One(d, o, 0xc200, 0x7e00), 0xc200u);  // NaN gate open
   EXPECT_EQ(One(d, o, 0xc200, 0x8001), 0x0000u);
 }
 
@@ -196,13 +196,13 @@ TEST(ReferenceF32, ClipClampsPassedGradientsOnly) {
   o.clip_lo = -1.0;
   o.clip_hi = 2.0;
   const auto d = RELUGRAD_F32;
-  EXPECT_EQ(One(d, o, kMinus3, kOne), 0xbf800000u);  // -3 -> -1
-  EXPECT_EQ(One(d, o, kInf, kOne), kTwo);            // inf -> 2
+  EXPECT_EQ(One(d, o, kMinus3, kOne), 0xbf800000u);        // -3 -> -1
+  EXPECT_EQ(One(d, o, kInf, kOne), kTwo);                  // inf -> 2
   EXPECT_EQ(One(d, o, kQNaNPayload, kOne), kQNaNPayload);  // NaN stays
-  EXPECT_EQ(One(d, o, kMinus3, kNegInf), kPos0);     // closed: not clipped
+  EXPECT_EQ(One(d, o, kMinus3, kNegInf), kPos0);           // closed: not clipped
   o.clip_lo = 0.0;
   o.clip_hi = 0.0;
-  EXPECT_EQ(One(d, o, kNeg0, kOne), kNeg0);          // -0 is not below +0
+  EXPECT_EQ(One(d, o, kNeg0, kOne), kNeg0);  // -0 is not below +0
   EXPECT_EQ(One(d, o, kMinus3, kOne), kPos0);
 }
 
@@ -243,17 +243,20 @@ TEST(ReferenceAll, TensorflowAndJaxFlushASubnormalThreshold) {
     double t;
     uint64_t one, pos0, neg0;
   };
-  for (const Case& c : {Case{RELUGRAD_F32, -1e-40, kOne, kPos0, kNeg0}, Case{RELUGRAD_BF16, -1e-40, 0x3f80, 0, 0x8000},
+  for (const Case& c : {Case{RELUGRAD_F32, -1e-40, kOne, kPos0, kNeg0},
+                        Case{RELUGRAD_BF16, -1e-40, 0x3f80, 0, 0x8000},
                         Case{RELUGRAD_F16, -1e-40, 0x3c00, 0, 0x8000},
                         Case{RELUGRAD_F64, -1e-310, 0x3ff0000000000000, 0, 1ull << 63}}) {
-    for (relugrad_preset p : {RELUGRAD_PRESET_TENSORFLOW, RELUGRAD_PRESET_JAX, RELUGRAD_PRESET_TORCH,
-                              RELUGRAD_PRESET_MINDSPORE}) {
+    for (relugrad_preset p : {RELUGRAD_PRESET_TENSORFLOW, RELUGRAD_PRESET_JAX,
+                              RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_MINDSPORE}) {
       auto o = Preset(p);
       o.threshold = c.t;
       const bool daz = p == RELUGRAD_PRESET_TENSORFLOW || p == RELUGRAD_PRESET_JAX;
       const uint64_t want = daz ? 0 : c.one;
-      EXPECT_EQ(Hex(One(c.d, o, c.one, c.pos0)), Hex(want)) << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
-      EXPECT_EQ(Hex(One(c.d, o, c.one, c.neg0)), Hex(want)) << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
+      EXPECT_EQ(Hex(One(c.d, o, c.one, c.pos0)), Hex(want))
+          << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
+      EXPECT_EQ(Hex(One(c.d, o, c.one, c.neg0)), Hex(want))
+          << relugrad_preset_name(p) << " " << relugrad_dtype_name(c.d);
     }
   }
 }

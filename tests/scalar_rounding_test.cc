@@ -36,22 +36,22 @@ const double kNudge = std::ldexp(1.0, -40);
 
 const Rounded kCases[] = {
     // bf16 around 1: neighbours 0x3f80 (1), 0x3f81 (1 + 2^-7), 0x3f82.
-    {Dtype::kBF16, 1 + 0x1p-8, 0x3f80, 0x3f80},              // midpoint, tie to even (down)
-    {Dtype::kBF16, 1 + 3 * 0x1p-8, 0x3f82, 0x3f82},          // midpoint, tie to even (up)
-    {Dtype::kBF16, 1 + 0x1p-8 + kNudge, 0x3f80, 0x3f81},     // the double rounding moves it down
-    {Dtype::kBF16, 1 + 3 * 0x1p-8 - kNudge, 0x3f82, 0x3f81}, // ... and up
-    {Dtype::kBF16, -(1 + 0x1p-8 + kNudge), 0xbf80, 0xbf81},  // sign symmetric
-    {Dtype::kBF16, 1 + 0x1p-8 - kNudge, 0x3f80, 0x3f80},     // below the midpoint: one answer
+    {Dtype::kBF16, 1 + 0x1p-8, 0x3f80, 0x3f80},               // midpoint, tie to even (down)
+    {Dtype::kBF16, 1 + 3 * 0x1p-8, 0x3f82, 0x3f82},           // midpoint, tie to even (up)
+    {Dtype::kBF16, 1 + 0x1p-8 + kNudge, 0x3f80, 0x3f81},      // the double rounding moves it down
+    {Dtype::kBF16, 1 + 3 * 0x1p-8 - kNudge, 0x3f82, 0x3f81},  // ... and up
+    {Dtype::kBF16, -(1 + 0x1p-8 + kNudge), 0xbf80, 0xbf81},   // sign symmetric
+    {Dtype::kBF16, 1 + 0x1p-8 - kNudge, 0x3f80, 0x3f80},      // below the midpoint: one answer
     {Dtype::kBF16, 0.1, 0x3dcd, 0x3dcd},
-    {Dtype::kBF16, 1e300, 0x7f80, 0x7f80},                   // overflow to inf either way
+    {Dtype::kBF16, 1e300, 0x7f80, 0x7f80},  // overflow to inf either way
     // f16 around 1: neighbours 0x3c00, 0x3c01 (1 + 2^-10), 0x3c02.
     {Dtype::kF16, 1 + 0x1p-11, 0x3c00, 0x3c00},
     {Dtype::kF16, 1 + 3 * 0x1p-11, 0x3c02, 0x3c02},
     {Dtype::kF16, 1 + 0x1p-11 + kNudge, 0x3c00, 0x3c01},
     {Dtype::kF16, 1 + 3 * 0x1p-11 - kNudge, 0x3c02, 0x3c01},
     {Dtype::kF16, -(1 + 3 * 0x1p-11 - kNudge), 0xbc02, 0xbc01},
-    {Dtype::kF16, 65520.0, 0x7c00, 0x7c00},                  // max + half ulp: tie to even = inf
-    {Dtype::kF16, 65520.0 - kNudge * 0x1p16, 0x7c00, 0x7bff},  // f32 rounds it up to the tie
+    {Dtype::kF16, 65520.0, 0x7c00, 0x7c00},                     // max + half ulp: tie to even = inf
+    {Dtype::kF16, 65520.0 - kNudge * 0x1p16, 0x7c00, 0x7bff},   // f32 rounds it up to the tie
     {Dtype::kF16, 0x1p-25 + kNudge * 0x1p-30, 0x0000, 0x0001},  // subnormal f16 midpoint
     // f32 and f64: one rounding, the same as before.
     {Dtype::kF32, 1 + 0x1p-24 + kNudge, 0x3f800001, 0x3f800001},
@@ -61,16 +61,21 @@ const Rounded kCases[] = {
 TEST(ScalarToDtypeBits, RoundsThroughFloatForSixteenBitTypes) {
   for (const Rounded& c : kCases) {
     EXPECT_EQ(Hex(ScalarToDtypeBits(c.dtype, c.value)), Hex(c.via_float)) << c.value;
-    EXPECT_EQ(Hex(DoubleToBitsRne(c.dtype, c.value)), Hex(c.direct)) << c.value << " (one rounding)";
+    EXPECT_EQ(Hex(DoubleToBitsRne(c.dtype, c.value)), Hex(c.direct))
+        << c.value << " (one rounding)";
   }
 }
 
 relugrad_dtype Public(Dtype d) {
   switch (d) {
-    case Dtype::kF16: return RELUGRAD_F16;
-    case Dtype::kBF16: return RELUGRAD_BF16;
-    case Dtype::kF32: return RELUGRAD_F32;
-    case Dtype::kF64: return RELUGRAD_F64;
+    case Dtype::kF16:
+      return RELUGRAD_F16;
+    case Dtype::kBF16:
+      return RELUGRAD_BF16;
+    case Dtype::kF32:
+      return RELUGRAD_F32;
+    case Dtype::kF64:
+      return RELUGRAD_F64;
   }
   return RELUGRAD_F32;
 }
@@ -87,25 +92,32 @@ void ExpectEveryPath(relugrad_dtype d, relugrad_options o, uint64_t dy, uint64_t
     const int64_t count = static_cast<int64_t>(n);
     std::vector<unsigned char> dx(dyv.size());
     o.threads = 1;
-    ASSERT_EQ(relugrad_relu_grad_reference(d, count, dyv.data(), sv.data(), dx.data(), &o), RELUGRAD_OK);
-    ASSERT_EQ(CompareBits(d, wantv.data(), dx.data(), n, dyv.data(), sv.data()), "") << what << " reference n=" << n;
+    ASSERT_EQ(relugrad_relu_grad_reference(d, count, dyv.data(), sv.data(), dx.data(), &o),
+              RELUGRAD_OK);
+    ASSERT_EQ(CompareBits(d, wantv.data(), dx.data(), n, dyv.data(), sv.data()), "")
+        << what << " reference n=" << n;
     for (const std::string& isa : TargetsToTest()) {
       ScopedIsa cap(isa);
       for (int threads : {1, 2}) {
         o.threads = threads;
-        const std::string how = what + " " + isa + " threads=" + std::to_string(threads) + " n=" + std::to_string(n);
+        const std::string how =
+            what + " " + isa + " threads=" + std::to_string(threads) + " n=" + std::to_string(n);
         std::fill(dx.begin(), dx.end(), 0x5a);
-        ASSERT_EQ(relugrad_relu_grad(d, count, dyv.data(), sv.data(), dx.data(), &o), RELUGRAD_OK) << relugrad_last_error();
+        ASSERT_EQ(relugrad_relu_grad(d, count, dyv.data(), sv.data(), dx.data(), &o), RELUGRAD_OK)
+            << relugrad_last_error();
         ASSERT_EQ(CompareBits(d, wantv.data(), dx.data(), n), "") << how;
         // Misaligned by one element (not a multiple of any vector).
         std::vector<unsigned char> a(dyv.size() + size), b(sv.size() + size), c(dx.size() + size);
         std::memcpy(a.data() + size, dyv.data(), dyv.size());
         std::memcpy(b.data() + size, sv.data(), sv.size());
-        ASSERT_EQ(relugrad_relu_grad(d, count, a.data() + size, b.data() + size, c.data() + size, &o), RELUGRAD_OK);
+        ASSERT_EQ(
+            relugrad_relu_grad(d, count, a.data() + size, b.data() + size, c.data() + size, &o),
+            RELUGRAD_OK);
         ASSERT_EQ(CompareBits(d, wantv.data(), c.data() + size, n), "") << how << " misaligned";
         // In place on dy.
         std::vector<unsigned char> inplace = dyv;
-        ASSERT_EQ(relugrad_relu_grad(d, count, inplace.data(), sv.data(), inplace.data(), &o), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad(d, count, inplace.data(), sv.data(), inplace.data(), &o),
+                  RELUGRAD_OK);
         ASSERT_EQ(CompareBits(d, wantv.data(), inplace.data(), n), "") << how << " in place";
       }
     }
@@ -113,7 +125,8 @@ void ExpectEveryPath(relugrad_dtype d, relugrad_options o, uint64_t dy, uint64_t
       relugrad_options t = o;
       t.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
       std::fill(dx.begin(), dx.end(), 0x5a);
-      ASSERT_EQ(relugrad_relu_grad(d, count, dyv.data(), sv.data(), dx.data(), &t), RELUGRAD_OK) << relugrad_last_error();
+      ASSERT_EQ(relugrad_relu_grad(d, count, dyv.data(), sv.data(), dx.data(), &t), RELUGRAD_OK)
+          << relugrad_last_error();
       ASSERT_EQ(CompareBits(d, wantv.data(), dx.data(), n), "") << what << " ascend-twin n=" << n;
     }
   }
@@ -124,7 +137,8 @@ bool MaskBit(relugrad_dtype d, const relugrad_options& o, uint64_t s) {
   const auto x = Pack(d, {s});
   std::vector<unsigned char> y(x.size());
   uint8_t mask = 0xff;
-  EXPECT_EQ(relugrad_relu_forward(d, 1, x.data(), y.data(), &mask, &o), RELUGRAD_OK) << relugrad_last_error();
+  EXPECT_EQ(relugrad_relu_forward(d, 1, x.data(), y.data(), &mask, &o), RELUGRAD_OK)
+      << relugrad_last_error();
   return (mask & 1) != 0;
 }
 

@@ -40,18 +40,23 @@ TEST(StoresHint, EveryHintGivesTheReferenceBits) {
             o.stores = stores;
             o.threads = 2;
             std::vector<unsigned char> storage((n + shift) * es + 64);
-            unsigned char* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+            unsigned char* base =
+                storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
             unsigned char* dx = base + shift * es;
-            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o), RELUGRAD_OK)
+            ASSERT_EQ(
+                relugrad_relu_grad(dtype, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o),
+                RELUGRAD_OK)
                 << relugrad_last_error();
             const std::string diff = CompareBits(dtype, want.data(), dx, n, dy.data(), s.data());
-            ASSERT_EQ(diff, "") << config.name << " " << relugrad_dtype_name(dtype) << " n=" << n << " shift=" << shift
-                                << " stores=" << stores;
+            ASSERT_EQ(diff, "") << config.name << " " << relugrad_dtype_name(dtype) << " n=" << n
+                                << " shift=" << shift << " stores=" << stores;
             auto inplace = dy;  // dx = dy: never streamed, still exact
-            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), inplace.data(), s.data(), inplace.data(), &o),
+            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), inplace.data(), s.data(),
+                                         inplace.data(), &o),
                       RELUGRAD_OK);
             ASSERT_EQ(CompareBits(dtype, want.data(), inplace.data(), n), "")
-                << config.name << " in place, " << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+                << config.name << " in place, " << relugrad_dtype_name(dtype) << " n=" << n
+                << " stores=" << stores;
           }
         }
       }
@@ -71,8 +76,11 @@ TEST(StoresHint, MaskPathGivesTheSameBitsUnderEveryHint) {
       relugrad_options o;
       relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
       o.stores = RELUGRAD_STORES_CACHED;
-      ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y0.data(), mask0.data(), &o), RELUGRAD_OK);
-      ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask0.data(), dx0.data(), &o),
+      ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y0.data(),
+                                      mask0.data(), &o),
+                RELUGRAD_OK);
+      ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask0.data(),
+                                        dx0.data(), &o),
                 RELUGRAD_OK);
       // The mask path itself is checked against its reference in tests/mask;
       // here: the hint changes nothing.
@@ -80,8 +88,11 @@ TEST(StoresHint, MaskPathGivesTheSameBitsUnderEveryHint) {
         o.stores = stores;
         std::vector<unsigned char> y(n * es), dx(n * es);
         std::vector<uint8_t> mask(mask_bytes);
-        ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y.data(), mask.data(), &o), RELUGRAD_OK);
-        ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask.data(), dx.data(), &o),
+        ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), x.data(), y.data(),
+                                        mask.data(), &o),
+                  RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask.data(),
+                                          dx.data(), &o),
                   RELUGRAD_OK);
         EXPECT_EQ(y, y0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
         EXPECT_EQ(mask, mask0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
@@ -99,7 +110,8 @@ TEST(StoresHint, InvalidValueIsRejectedAndOlderStructsGetAuto) {
   const int bad = 3;
   std::memcpy(&o.stores, &bad, sizeof(bad));
   EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(relugrad_last_error()).find("options.stores 3"), std::string::npos) << relugrad_last_error();
+  EXPECT_NE(std::string(relugrad_last_error()).find("options.stores 3"), std::string::npos)
+      << relugrad_last_error();
   // A caller compiled before the field existed: its struct ends at `stream`;
   // the garbage after it must not be read.
   o.struct_size = offsetof(relugrad_options, stores);
@@ -121,9 +133,12 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     int streamed;
   };
   // AUTO: 1 MiB of dx on one thread, 8 MiB when split (cpu_backend.h).
-  const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, 1, false, 0},      {RELUGRAD_STORES_AUTO, 1 << 18, 1, false, 1},
-                        {RELUGRAD_STORES_AUTO, 1 << 18, 2, false, 0},   {RELUGRAD_STORES_AUTO, 1 << 21, 2, false, 1},
-                        {RELUGRAD_STORES_STREAMING, 1000, 2, false, 1}, {RELUGRAD_STORES_CACHED, 1 << 21, 1, false, 0},
+  const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, 1, false, 0},
+                        {RELUGRAD_STORES_AUTO, 1 << 18, 1, false, 1},
+                        {RELUGRAD_STORES_AUTO, 1 << 18, 2, false, 0},
+                        {RELUGRAD_STORES_AUTO, 1 << 21, 2, false, 1},
+                        {RELUGRAD_STORES_STREAMING, 1000, 2, false, 1},
+                        {RELUGRAD_STORES_CACHED, 1 << 21, 1, false, 0},
                         {RELUGRAD_STORES_STREAMING, 1000, 1, true, 0}};
   SetCpuWakeBytesForTest(1);  // split calls split whether or not the workers slept
   for (const Case& c : cases) {
@@ -142,7 +157,8 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     profile::ResetForTest();
     ASSERT_EQ(stats.size(), 1u);
     EXPECT_EQ(stats[0].streaming_calls, c.streamed)
-        << "stores=" << c.stores << " n=" << c.n << " threads=" << c.threads << " inplace=" << c.inplace;
+        << "stores=" << c.stores << " n=" << c.n << " threads=" << c.threads
+        << " inplace=" << c.inplace;
   }
   SetCpuWakeBytesForTest(0);
 }
@@ -154,7 +170,8 @@ TEST(StoresHint, DecisionTable) {
   EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, -1, false));  // benchmark "never"
   EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false));
   EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false));
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true));  // aliasing wins
+  EXPECT_FALSE(
+      UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true));  // aliasing wins
   EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true));
 }
 

@@ -21,7 +21,8 @@ struct Record {
   std::vector<std::thread::id> who;
   std::chrono::milliseconds caller_delay{0};       // block 0's chunk 0 sleeps this long
   std::chrono::milliseconds first_chunk_delay{0};  // block 1's chunk 0 sleeps this long
-  Record(int b, int c) : blocks(b), chunks(c), caller(std::this_thread::get_id()), runs(b * c), who(b * c) {}
+  Record(int b, int c)
+      : blocks(b), chunks(c), caller(std::this_thread::get_id()), runs(b * c), who(b * c) {}
 };
 
 void RecordChunk(void* context, int block, int chunk) {
@@ -29,8 +30,10 @@ void RecordChunk(void* context, int block, int chunk) {
   const int i = block * r.chunks + chunk;
   r.who[i] = std::this_thread::get_id();
   r.runs[i].fetch_add(1, std::memory_order_relaxed);
-  if (block == 1 && chunk == 0 && r.first_chunk_delay.count() > 0) std::this_thread::sleep_for(r.first_chunk_delay);
-  if (block == 0 && chunk == 0 && r.caller_delay.count() > 0) std::this_thread::sleep_for(r.caller_delay);
+  if (block == 1 && chunk == 0 && r.first_chunk_delay.count() > 0)
+    std::this_thread::sleep_for(r.first_chunk_delay);
+  if (block == 0 && chunk == 0 && r.caller_delay.count() > 0)
+    std::this_thread::sleep_for(r.caller_delay);
 }
 
 TEST(ThreadPool, EveryChunkRunsExactlyOnce) {
@@ -40,9 +43,11 @@ TEST(ThreadPool, EveryChunkRunsExactlyOnce) {
         Record r(blocks, chunks);
         ASSERT_TRUE(ThreadPool::Global().Run(blocks, chunks, &RecordChunk, &r));
         for (int i = 0; i < blocks * chunks; ++i) {
-          ASSERT_EQ(r.runs[i].load(), 1) << "blocks " << blocks << " chunks " << chunks << " chunk " << i;
+          ASSERT_EQ(r.runs[i].load(), 1)
+              << "blocks " << blocks << " chunks " << chunks << " chunk " << i;
         }
-        for (int c = 0; c < chunks; ++c) ASSERT_EQ(r.who[c], r.caller) << "block 0 runs on the caller";
+        for (int c = 0; c < chunks; ++c)
+          ASSERT_EQ(r.who[c], r.caller) << "block 0 runs on the caller";
       }
     }
   }
@@ -54,7 +59,8 @@ TEST(ThreadPool, EveryChunkRunsExactlyOnce) {
 TEST(ThreadPool, TheCallerTakesALateWorkersChunksFromTheBack) {
   for (int attempt = 0; attempt < 20; ++attempt) {
     Record r(2, 64);
-    r.caller_delay = std::chrono::milliseconds(20);  // time for the worker to wake and claim its block
+    r.caller_delay =
+        std::chrono::milliseconds(20);  // time for the worker to wake and claim its block
     r.first_chunk_delay = std::chrono::milliseconds(200);
     ASSERT_TRUE(ThreadPool::Global().Run(2, 64, &RecordChunk, &r));
     for (int i = 0; i < 2 * 64; ++i) ASSERT_EQ(r.runs[i].load(), 1);

@@ -23,7 +23,9 @@ TEST(Threads, EveryThreadCountGivesTheSameBits) {
           auto o = c.options;
           o.threads = threads;
           std::vector<unsigned char> dx(dy.size());
-          ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o), RELUGRAD_OK);
+          ASSERT_EQ(
+              relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o),
+              RELUGRAD_OK);
           ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), n), "")
               << c.name << " threads=" << threads << " n=" << n;
         }
@@ -47,7 +49,8 @@ TEST(Threads, ConcurrentCallersWithDifferentOptions) {
         o.threads = 1 + (t + iter) % 4;
         const auto expected = Reference(d, dy, s, o);
         std::vector<unsigned char> dx(dy.size());
-        if (relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o) != RELUGRAD_OK) {
+        if (relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o) !=
+            RELUGRAD_OK) {
           failures[t] = relugrad_last_error();
           return;
         }

@@ -28,7 +28,8 @@ void CheckPlan(const WorkPlanRequest& r) {
       ASSERT_EQ(p.ChunkBegin(b, c), chunk_begin) << "block " << b << " chunk " << c;
       ASSERT_GE(p.ChunkEnd(b, c), p.ChunkBegin(b, c));
       if (c > 0 && p.ChunkBegin(b, c) < p.End(b)) {
-        const uint64_t addr = r.dx_address + static_cast<uint64_t>(p.ChunkBegin(b, c)) * r.elem_bytes;
+        const uint64_t addr =
+            r.dx_address + static_cast<uint64_t>(p.ChunkBegin(b, c)) * r.elem_bytes;
         ASSERT_EQ(addr % r.unit_bytes, 0u) << "block " << b << " chunk " << c << " starts mid-unit";
         ASSERT_LE(p.ChunkEnd(b, c) - p.ChunkBegin(b, c), p.chunk_elems);
         ASSERT_GE(p.chunk_elems * r.elem_bytes, r.chunk_bytes);

@@ -16,10 +16,14 @@ cudnnTensorDescriptor_t T(void* p) { return static_cast<cudnnTensorDescriptor_t>
 
 cudnnDataType_t CudnnType(BenchDtype d) {
   switch (d) {
-    case BenchDtype::kF32: return CUDNN_DATA_FLOAT;
-    case BenchDtype::kF16: return CUDNN_DATA_HALF;
-    case BenchDtype::kBF16: return CUDNN_DATA_BFLOAT16;
-    case BenchDtype::kF64: return CUDNN_DATA_DOUBLE;
+    case BenchDtype::kF32:
+      return CUDNN_DATA_FLOAT;
+    case BenchDtype::kF16:
+      return CUDNN_DATA_HALF;
+    case BenchDtype::kBF16:
+      return CUDNN_DATA_BFLOAT16;
+    case BenchDtype::kF64:
+      return CUDNN_DATA_DOUBLE;
   }
   return CUDNN_DATA_FLOAT;
 }
@@ -58,27 +62,31 @@ CudnnRelu::~CudnnRelu() {
 
 std::string CudnnRelu::version() const {
   const size_t v = cudnnGetVersion();
-  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
+         std::to_string(v % 100);
 }
 
-std::string CudnnRelu::Backward(BenchDtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                                cudaStream_t stream) {
+std::string CudnnRelu::Backward(BenchDtype dtype, int64_t n, const void* dy, const void* s,
+                                void* dx, cudaStream_t stream) {
   if (!error_.empty()) return error_;
   if (n > std::numeric_limits<int>::max()) return "n exceeds cuDNN's int dimensions";
   // A flat array as an NCHW tensor of shape (1, 1, 1, n).
-  cudnnStatus_t st = cudnnSetTensor4dDescriptor(T(tensor_), CUDNN_TENSOR_NCHW, CudnnType(dtype), 1, 1, 1,
-                                                static_cast<int>(n));
-  if (st != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetTensor4dDescriptor: ") + cudnnGetErrorString(st);
+  cudnnStatus_t st = cudnnSetTensor4dDescriptor(T(tensor_), CUDNN_TENSOR_NCHW, CudnnType(dtype), 1,
+                                                1, 1, static_cast<int>(n));
+  if (st != CUDNN_STATUS_SUCCESS)
+    return std::string("cudnnSetTensor4dDescriptor: ") + cudnnGetErrorString(st);
   st = cudnnSetStream(H(handle_), stream);
   if (st != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetStream: ") + cudnnGetErrorString(st);
   // Scaling factors are float for half/bf16/float tensors, double for double.
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool dbl = dtype == BenchDtype::kF64;
-  st = cudnnActivationBackward(H(handle_), A(activation_), dbl ? static_cast<const void*>(&one_d) : &one_f,
-                               T(tensor_), s, T(tensor_), dy, T(tensor_), s,
+  st = cudnnActivationBackward(H(handle_), A(activation_),
+                               dbl ? static_cast<const void*>(&one_d) : &one_f, T(tensor_), s,
+                               T(tensor_), dy, T(tensor_), s,
                                dbl ? static_cast<const void*>(&zero_d) : &zero_f, T(tensor_), dx);
-  if (st != CUDNN_STATUS_SUCCESS) return std::string("cudnnActivationBackward: ") + cudnnGetErrorString(st);
+  if (st != CUDNN_STATUS_SUCCESS)
+    return std::string("cudnnActivationBackward: ") + cudnnGetErrorString(st);
   return "";
 }
 
@@ -87,7 +95,8 @@ std::string CudnnRelu::Backward(BenchDtype dtype, int64_t n, const void* dy, con
 CudnnRelu::CudnnRelu() : error_("cuDNN was not found when the benchmark was built") {}
 CudnnRelu::~CudnnRelu() = default;
 std::string CudnnRelu::version() const { return "none"; }
-std::string CudnnRelu::Backward(BenchDtype, int64_t, const void*, const void*, void*, cudaStream_t) {
+std::string CudnnRelu::Backward(BenchDtype, int64_t, const void*, const void*, void*,
+                                cudaStream_t) {
   return error_;
 }
 

@@ -33,8 +33,9 @@
 namespace {
 
 struct Args {
-  std::vector<int64_t> sizes = {int64_t{64} << 10, int64_t{256} << 10, int64_t{1} << 20, int64_t{4} << 20,
-                                int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20, int64_t{1} << 30};
+  std::vector<int64_t> sizes = {int64_t{64} << 10,  int64_t{256} << 10, int64_t{1} << 20,
+                                int64_t{4} << 20,   int64_t{16} << 20,  int64_t{64} << 20,
+                                int64_t{256} << 20, int64_t{1} << 30};
   std::vector<BenchDtype> dtypes = {BenchDtype::kF32, BenchDtype::kF16, BenchDtype::kBF16};
   std::string csv;
   double min_ms = 10.0;
@@ -54,10 +55,14 @@ bool ParseSize(const std::string& t, int64_t* out) {
   if (end == t.c_str() || v <= 0) return false;
   double mult = 1;
   const std::string suffix(end);
-  if (suffix == "K" || suffix == "k") mult = 1024;
-  else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) return false;
+  if (suffix == "K" || suffix == "k")
+    mult = 1024;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    return false;
   *out = static_cast<int64_t>(v * mult);
   return true;
 }
@@ -67,7 +72,8 @@ std::vector<std::string> Split(const std::string& s) {
   size_t start = 0;
   while (start <= s.size()) {
     const size_t comma = s.find(',', start);
-    const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!item.empty()) out.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -76,11 +82,14 @@ std::vector<std::string> Split(const std::string& s) {
 }
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "error: %s\nusage: relugrad_gpu_bench [--sizes 64K,1M,1G] [--dtypes f32,f16,bf16] [--csv FILE]\n"
-               "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n"
-               "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn] [--tag SUFFIX]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "error: %s\nusage: relugrad_gpu_bench [--sizes 64K,1M,1G] [--dtypes f32,f16,bf16] [--csv "
+      "FILE]\n"
+      "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n"
+      "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn] [--tag "
+      "SUFFIX]\n",
+      why);
   std::exit(2);
 }
 
@@ -103,7 +112,8 @@ Args ParseArgs(int argc, char** argv) {
       a.dtypes.clear();
       for (const auto& t : Split(value())) {
         relugrad_dtype d;
-        if (relugrad_dtype_from_name(t.c_str(), &d) != RELUGRAD_OK) Usage(("bad dtype " + t).c_str());
+        if (relugrad_dtype_from_name(t.c_str(), &d) != RELUGRAD_OK)
+          Usage(("bad dtype " + t).c_str());
         a.dtypes.push_back(static_cast<BenchDtype>(d));
       }
     } else if (arg == "--csv") {
@@ -131,13 +141,13 @@ std::string CudaErr(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorString(e);
 }
 
-#define CHECK_CUDA(expr)                                                           \
-  do {                                                                             \
-    const cudaError_t e_ = (expr);                                                 \
-    if (e_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "fatal: %s: %s\n", #expr, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                \
-    }                                                                              \
+#define CHECK_CUDA(expr)                                                      \
+  do {                                                                        \
+    const cudaError_t e_ = (expr);                                            \
+    if (e_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "fatal: %s: %s\n", #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                           \
+    }                                                                         \
   } while (0)
 
 // One call of an implementation; returns "" or an error.
@@ -204,7 +214,8 @@ class Timer {
     for (int i = 0; i < k && call_error.empty(); ++i) call_error = call();
     e = cudaStreamEndCapture(stream_, &graph);
     if (!call_error.empty() || e != cudaSuccess) {
-      t.error = !call_error.empty() ? "during capture: " + call_error : CudaErr("cudaStreamEndCapture", e);
+      t.error = !call_error.empty() ? "during capture: " + call_error
+                                    : CudaErr("cudaStreamEndCapture", e);
       if (graph != nullptr) cudaGraphDestroy(graph);
       cudaGetLastError();
       return t;
@@ -224,8 +235,10 @@ class Timer {
       cudaEventRecord(stop_, stream_);
       if (e == cudaSuccess) e = cudaEventSynchronize(stop_);
       if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, start_, stop_);
-      if (e != cudaSuccess) t.error = CudaErr("graph replay", e);
-      else if (b > 0) per_call.push_back(ms * 1e-3 / k);
+      if (e != cudaSuccess)
+        t.error = CudaErr("graph replay", e);
+      else if (b > 0)
+        per_call.push_back(ms * 1e-3 / k);
     }
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
@@ -270,13 +283,15 @@ struct Row {
 
 void Emit(FILE* csv, const Row& r) {
   const double gbps = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0;
-  std::printf("%-22s %-5s n=%-11" PRId64 " %-6s %10.2f us %9.1f GB/s %s\n", r.impl.c_str(), r.dtype.c_str(), r.n,
-              r.mode.c_str(), r.seconds * 1e6, gbps, r.status.empty() ? "" : ("[" + r.status + "]").c_str());
+  std::printf("%-22s %-5s n=%-11" PRId64 " %-6s %10.2f us %9.1f GB/s %s\n", r.impl.c_str(),
+              r.dtype.c_str(), r.n, r.mode.c_str(), r.seconds * 1e6, gbps,
+              r.status.empty() ? "" : ("[" + r.status + "]").c_str());
   if (csv != nullptr) {
     std::string status = r.status;
     std::replace(status.begin(), status.end(), ',', ';');
-    std::fprintf(csv, "%s,%s,%" PRId64 ",%s,%.0f,%.4f,%.2f,%s\n", r.impl.c_str(), r.dtype.c_str(), r.n,
-                 r.mode.c_str(), r.bytes, r.seconds * 1e6, gbps, status.empty() ? "ok" : status.c_str());
+    std::fprintf(csv, "%s,%s,%" PRId64 ",%s,%.0f,%.4f,%.2f,%s\n", r.impl.c_str(), r.dtype.c_str(),
+                 r.n, r.mode.c_str(), r.bytes, r.seconds * 1e6, gbps,
+                 status.empty() ? "ok" : status.c_str());
     std::fflush(csv);
   }
 }
@@ -284,27 +299,53 @@ void Emit(FILE* csv, const Row& r) {
 std::string RelugradCall(BenchDtype d, int64_t n, const void* dy, const void* s, void* dx,
                          const relugrad_options& o) {
   const relugrad_status st = relugrad_relu_grad(static_cast<relugrad_dtype>(d), n, dy, s, dx, &o);
-  if (st != RELUGRAD_OK) return std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
+  if (st != RELUGRAD_OK)
+    return std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
   return "";
 }
 
 // ---- cuDNN semantics probe ----
 
 std::vector<uint64_t> Specials(BenchDtype d) {
-  struct L { uint64_t sign, inf, quiet, min_normal, one; };
+  struct L {
+    uint64_t sign, inf, quiet, min_normal, one;
+  };
   L l{};
   switch (d) {
-    case BenchDtype::kF16: l = {0x8000, 0x7c00, 0x200, 0x400, 0x3c00}; break;
-    case BenchDtype::kBF16: l = {0x8000, 0x7f80, 0x40, 0x80, 0x3f80}; break;
-    case BenchDtype::kF32: l = {0x80000000u, 0x7f800000u, 0x400000u, 0x800000u, 0x3f800000u}; break;
+    case BenchDtype::kF16:
+      l = {0x8000, 0x7c00, 0x200, 0x400, 0x3c00};
+      break;
+    case BenchDtype::kBF16:
+      l = {0x8000, 0x7f80, 0x40, 0x80, 0x3f80};
+      break;
+    case BenchDtype::kF32:
+      l = {0x80000000u, 0x7f800000u, 0x400000u, 0x800000u, 0x3f800000u};
+      break;
     case BenchDtype::kF64:
-      l = {0x8000000000000000ull, 0x7ff0000000000000ull, 0x8000000000000ull, 0x10000000000000ull, 0x3ff0000000000000ull};
+      l = {0x8000000000000000ull, 0x7ff0000000000000ull, 0x8000000000000ull, 0x10000000000000ull,
+           0x3ff0000000000000ull};
       break;
   }
-  std::vector<uint64_t> v = {0, l.sign, l.inf, l.sign | l.inf, l.inf | l.quiet, l.sign | l.inf | l.quiet,
-                             l.inf | l.quiet | 5, l.inf | 1, l.sign | l.inf | 2, l.inf - 1, l.sign | (l.inf - 1),
-                             l.min_normal, l.sign | l.min_normal, 1, l.sign | 1, l.min_normal - 1, l.one,
-                             l.sign | l.one, l.one + 3, l.sign | (l.one + 3)};
+  std::vector<uint64_t> v = {0,
+                             l.sign,
+                             l.inf,
+                             l.sign | l.inf,
+                             l.inf | l.quiet,
+                             l.sign | l.inf | l.quiet,
+                             l.inf | l.quiet | 5,
+                             l.inf | 1,
+                             l.sign | l.inf | 2,
+                             l.inf - 1,
+                             l.sign | (l.inf - 1),
+                             l.min_normal,
+                             l.sign | l.min_normal,
+                             1,
+                             l.sign | 1,
+                             l.min_normal - 1,
+                             l.one,
+                             l.sign | l.one,
+                             l.one + 3,
+                             l.sign | (l.one + 3)};
   return v;
 }
 
@@ -338,12 +379,12 @@ void ProbeCudnn(CudnnRelu& cudnn, cudaStream_t stream, FILE* log) {
       CHECK_CUDA(cudaMemcpy(got.data(), ddx, n * es, cudaMemcpyDeviceToHost));
       std::string line = std::string("cudnn semantics ") + DtypeName(d) + " (" + std::to_string(n) +
                          " special-value pairs, y = x = s):";
-      for (relugrad_preset p : {RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_TENSORFLOW, RELUGRAD_PRESET_JAX,
-                                RELUGRAD_PRESET_ONEDNN}) {
+      for (relugrad_preset p : {RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_TENSORFLOW,
+                                RELUGRAD_PRESET_JAX, RELUGRAD_PRESET_ONEDNN}) {
         relugrad_options o;
         relugrad_options_init(&o, p);
-        relugrad_relu_grad_reference(static_cast<relugrad_dtype>(d), static_cast<int64_t>(n), dy.data(), s.data(),
-                                     want.data(), &o);
+        relugrad_relu_grad_reference(static_cast<relugrad_dtype>(d), static_cast<int64_t>(n),
+                                     dy.data(), s.data(), want.data(), &o);
         size_t mismatches = 0, first = n;
         for (size_t i = 0; i < n; ++i) {
           if (std::memcmp(&got[i * es], &want[i * es], es) != 0) {
@@ -386,18 +427,21 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   CudnnRelu cudnn;
-  std::printf("device %d: %s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d, driver %d, cuDNN %s, relugrad %s\n",
-              device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-              static_cast<double>(prop.totalGlobalMem) / (1ull << 30), runtime, driver,
-              cudnn.error().empty() ? cudnn.version().c_str() : ("unavailable: " + cudnn.error()).c_str(),
-              relugrad_version());
+  std::printf(
+      "device %d: %s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d, driver %d, cuDNN %s, relugrad "
+      "%s\n",
+      device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+      static_cast<double>(prop.totalGlobalMem) / (1ull << 30), runtime, driver,
+      cudnn.error().empty() ? cudnn.version().c_str() : ("unavailable: " + cudnn.error()).c_str(),
+      relugrad_version());
 
   FILE* csv = nullptr;
   if (!args.csv.empty()) {
     csv = std::fopen(args.csv.c_str(), "a");
     if (csv == nullptr) Usage(("cannot open " + args.csv).c_str());
-    std::fprintf(csv, "# device: %s (sm_%d%d, %d SMs); cuda runtime %d driver %d; cudnn %s\n", prop.name,
-                 prop.major, prop.minor, prop.multiProcessorCount, runtime, driver, cudnn.version().c_str());
+    std::fprintf(csv, "# device: %s (sm_%d%d, %d SMs); cuda runtime %d driver %d; cudnn %s\n",
+                 prop.name, prop.major, prop.minor, prop.multiProcessorCount, runtime, driver,
+                 cudnn.version().c_str());
   }
 
   cudaStream_t stream = nullptr;
@@ -410,7 +454,8 @@ int main(int argc, char** argv) {
     int64_t max_n = *std::max_element(args.sizes.begin(), args.sizes.end());
     size_t free_b = 0, total_b = 0;
     CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    const size_t budget = free_b > (size_t{2} << 30) ? free_b - (size_t{2} << 30) : 0;  // leave 2 GiB
+    const size_t budget =
+        free_b > (size_t{2} << 30) ? free_b - (size_t{2} << 30) : 0;  // leave 2 GiB
     while (max_n > 0 && static_cast<size_t>(max_n) * es * 3 > budget) max_n /= 2;
     void *dy = nullptr, *s = nullptr, *dx = nullptr;
     CHECK_CUDA(cudaMalloc(&dy, static_cast<size_t>(max_n) * es));
@@ -431,10 +476,12 @@ int main(int argc, char** argv) {
 
     for (int64_t n : args.sizes) {
       if (n > max_n) {
-        Emit(csv, {"relugrad_torch", DtypeName(d), "eager", "skipped: not enough device memory", n, 0, 0});
+        Emit(csv, {"relugrad_torch", DtypeName(d), "eager", "skipped: not enough device memory", n,
+                   0, 0});
         continue;
       }
-      const double bytes3 = 3.0 * static_cast<double>(n) * es, bytes2 = 2.0 * static_cast<double>(n) * es;
+      const double bytes3 = 3.0 * static_cast<double>(n) * es,
+                   bytes2 = 2.0 * static_cast<double>(n) * es;
       struct Impl {
         const char* name;
         double bytes;
@@ -443,7 +490,8 @@ int main(int argc, char** argv) {
       const std::vector<Impl> impls = {
           {"copy", bytes2,
            [&] {
-             const cudaError_t e = cudaMemcpyAsync(dx, dy, static_cast<size_t>(n) * es, cudaMemcpyDeviceToDevice, stream);
+             const cudaError_t e = cudaMemcpyAsync(dx, dy, static_cast<size_t>(n) * es,
+                                                   cudaMemcpyDeviceToDevice, stream);
              return e == cudaSuccess ? std::string() : CudaErr("cudaMemcpyAsync", e);
            }},
           {"relugrad_torch", bytes3, [&] { return RelugradCall(d, n, dy, s, dx, torch_o); }},
@@ -451,12 +499,13 @@ int main(int argc, char** argv) {
           {"cudnn", bytes3, [&] { return cudnn.Backward(d, n, dy, s, dx, stream); }},
       };
       for (const Impl& impl : impls) {
-        if (!args.impls.empty() &&
-            std::find(args.impls.begin(), args.impls.end(), std::string(impl.name)) == args.impls.end()) {
+        if (!args.impls.empty() && std::find(args.impls.begin(), args.impls.end(),
+                                             std::string(impl.name)) == args.impls.end()) {
           continue;
         }
         // Tag relugrad rows of an A/B run (e.g. RELUGRAD_CUDA_UNROLL=1 -> "_u1").
-        const std::string name = std::string(impl.name) + (std::string(impl.name).rfind("relugrad", 0) == 0 ? args.tag : "");
+        const std::string name = std::string(impl.name) +
+                                 (std::string(impl.name).rfind("relugrad", 0) == 0 ? args.tag : "");
         int k = 1;
         const Timing eager = timer.Eager(impl.call, args.min_ms, args.batches, &k);
         Emit(csv, {name, DtypeName(d), "eager", eager.error, n, impl.bytes, eager.seconds});

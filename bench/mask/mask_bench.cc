@@ -33,7 +33,9 @@ struct FloatView {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -74,8 +76,8 @@ void Check(relugrad_status s, const char* what) {
 }
 
 void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& threads, int reps) {
-  std::printf("%-22s %-5s %10s %3s %10s %8s %9s  %s\n", "impl", "dtype", "n", "thr", "median_ms", "GB/s",
-              "of_triad", "repro");
+  std::printf("%-22s %-5s %10s %3s %10s %8s %9s  %s\n", "impl", "dtype", "n", "thr", "median_ms",
+              "GB/s", "of_triad", "repro");
   for (int64_t n : sizes) {
     // 2 MiB-aligned buffers, as large framework tensors are (allocators
     // align to 64+ bytes): streaming stores then cover whole lines.
@@ -92,7 +94,8 @@ void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& thread
       dy[i] = static_cast<float>(static_cast<int64_t>((r >> 20) % 2001) - 1000) * 1e-3f;
       b[i] = c[i] = 1.0f;
     }
-    Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), a.data(), mask, nullptr), "relu_forward");
+    Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), a.data(), mask, nullptr),
+          "relu_forward");
     for (int64_t t : threads) {
       relugrad_options o;
       relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
@@ -102,13 +105,15 @@ void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& thread
         auto t0 = Clock::now();
         Check(relugrad_relu_grad(RELUGRAD_F32, n, dy.data(), x.data(), dx.data(), &o), "relu_grad");
         auto t1 = Clock::now();
-        Check(relugrad_relu_grad_mask(RELUGRAD_F32, n, dy.data(), mask, dx.data(), &o), "relu_grad_mask");
+        Check(relugrad_relu_grad_mask(RELUGRAD_F32, n, dy.data(), mask, dx.data(), &o),
+              "relu_grad_mask");
         auto t2 = Clock::now();
         relugrad::Triad(a.data(), b.data(), c.data(), 0.5f, n, false, static_cast<int>(t));
         auto t3 = Clock::now();
         // A/B: the mask path with ordinary stores (what the streaming buys).
         relugrad::SetMaskStreamBytesForBenchmark(-1);
-        Check(relugrad_relu_grad_mask(RELUGRAD_F32, n, dy.data(), mask, dx.data(), &o), "relu_grad_mask");
+        Check(relugrad_relu_grad_mask(RELUGRAD_F32, n, dy.data(), mask, dx.data(), &o),
+              "relu_grad_mask");
         relugrad::SetMaskStreamBytesForBenchmark(0);
         auto t4 = Clock::now();
         // The forward that produces the mask: y (into a, not x) + mask.
@@ -122,7 +127,8 @@ void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& thread
           tn.push_back(Seconds(t3, t4));
         }
       }
-      const double mx = Median(tx), mm = Median(tm), mt = Median(tt), mn = Median(tn), mf = Median(tf);
+      const double mx = Median(tx), mm = Median(tm), mt = Median(tt), mn = Median(tn),
+                   mf = Median(tf);
       const double triad_gbs = 12.0 * n / mt / 1e9;
       const double x_gbs = 12.0 * n / mx / 1e9;
       const double m_gbs = (8.0 * n + n / 8.0) / mm / 1e9;
@@ -130,23 +136,30 @@ void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& thread
       std::snprintf(repro, sizeof(repro), "mask_bench --sizes %lld --threads %lld --reps %d",
                     static_cast<long long>(n), static_cast<long long>(t), reps);
       std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "triad (roofline)", "f32",
-                  static_cast<long long>(n), static_cast<long long>(t), mt * 1e3, triad_gbs, 1.0, repro);
+                  static_cast<long long>(n), static_cast<long long>(t), mt * 1e3, triad_gbs, 1.0,
+                  repro);
       std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_grad (from x)", "f32",
-                  static_cast<long long>(n), static_cast<long long>(t), mx * 1e3, x_gbs, x_gbs / triad_gbs, repro);
+                  static_cast<long long>(n), static_cast<long long>(t), mx * 1e3, x_gbs,
+                  x_gbs / triad_gbs, repro);
       std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_grad_mask", "f32",
-                  static_cast<long long>(n), static_cast<long long>(t), mm * 1e3, m_gbs, m_gbs / triad_gbs, repro);
-      std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_grad_mask (no NT)", "f32",
-                  static_cast<long long>(n), static_cast<long long>(t), mn * 1e3, (8.0 * n + n / 8.0) / mn / 1e9,
-                  (8.0 * n + n / 8.0) / mn / 1e9 / triad_gbs, repro);
-      std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_forward (y+mask)", "f32",
-                  static_cast<long long>(n), static_cast<long long>(t), mf * 1e3, (8.0 * n + n / 8.0) / mf / 1e9,
-                  (8.0 * n + n / 8.0) / mf / 1e9 / triad_gbs, repro);
-      std::printf("speedup mask vs x: %.2fx (median of per-rep ratios %.2fx; bytes ratio 12/8.125 = 1.48x)\n",
-                  mx / mm, [&] {
-                    std::vector<double> ratios;
-                    for (size_t i = 0; i < tx.size(); ++i) ratios.push_back(tx[i] / tm[i]);
-                    return Median(ratios);
-                  }());
+                  static_cast<long long>(n), static_cast<long long>(t), mm * 1e3, m_gbs,
+                  m_gbs / triad_gbs, repro);
+      std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_grad_mask (no NT)",
+                  "f32", static_cast<long long>(n), static_cast<long long>(t), mn * 1e3,
+                  (8.0 * n + n / 8.0) / mn / 1e9, (8.0 * n + n / 8.0) / mn / 1e9 / triad_gbs,
+                  repro);
+      std::printf("%-22s %-5s %10lld %3lld %10.3f %8.2f %9.2f  %s\n", "relu_forward (y+mask)",
+                  "f32", static_cast<long long>(n), static_cast<long long>(t), mf * 1e3,
+                  (8.0 * n + n / 8.0) / mf / 1e9, (8.0 * n + n / 8.0) / mf / 1e9 / triad_gbs,
+                  repro);
+      std::printf(
+          "speedup mask vs x: %.2fx (median of per-rep ratios %.2fx; bytes ratio 12/8.125 = "
+          "1.48x)\n",
+          mx / mm, [&] {
+            std::vector<double> ratios;
+            for (size_t i = 0; i < tx.size(); ++i) ratios.push_back(tx[i] / tm[i]);
+            return Median(ratios);
+          }());
       std::fflush(stdout);
     }
   }
@@ -160,9 +173,11 @@ void Speed(const std::vector<int64_t>& sizes, const std::vector<int64_t>& thread
 // or the bitmask (what the mask path keeps).
 void Memory() {
   const int64_t layers = 12, tokens = 8 * 512, d = 768, n = tokens * 4 * d;
-  std::printf("\nactivation memory kept for ReLU backward: %lld layers x %lld tokens x %lld (ffn 4*%lld) f32\n",
-              static_cast<long long>(layers), static_cast<long long>(tokens), static_cast<long long>(4 * d),
-              static_cast<long long>(d));
+  std::printf(
+      "\nactivation memory kept for ReLU backward: %lld layers x %lld tokens x %lld (ffn 4*%lld) "
+      "f32\n",
+      static_cast<long long>(layers), static_cast<long long>(tokens), static_cast<long long>(4 * d),
+      static_cast<long long>(d));
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 2654435761u) % 2001) - 1000.0f;
   for (int mode = 0; mode < 2; ++mode) {
@@ -174,16 +189,21 @@ void Memory() {
     for (int64_t l = 0; l < layers; ++l) {
       if (mode == 0) {  // keep y (4 bytes/element); the mask computed alongside is not kept
         kept.emplace_back(static_cast<size_t>(n) * 4);  // zero-filled: resident
-        Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), kept.back().data(), unused_mask.data(), nullptr), "fwd");
+        Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), kept.back().data(),
+                                    unused_mask.data(), nullptr),
+              "fwd");
       } else {  // keep the mask (1 bit/element); y lives only until the next op has read it
         kept.emplace_back(static_cast<size_t>(relugrad_mask_bytes(n)));
-        Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), scratch.data(), kept.back().data(), nullptr), "fwd");
+        Check(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), scratch.data(), kept.back().data(),
+                                    nullptr),
+              "fwd");
       }
     }
     const int64_t grown = RssBytes() - base;
-    const double expected = static_cast<double>(layers) * (mode == 0 ? 4.0 * n : static_cast<double>(relugrad_mask_bytes(n)));
-    std::printf("  keep %-5s: computed %9.1f MiB, measured RSS growth %9.1f MiB\n", mode == 0 ? "y" : "mask",
-                expected / (1 << 20), grown / double(1 << 20));
+    const double expected = static_cast<double>(layers) *
+                            (mode == 0 ? 4.0 * n : static_cast<double>(relugrad_mask_bytes(n)));
+    std::printf("  keep %-5s: computed %9.1f MiB, measured RSS growth %9.1f MiB\n",
+                mode == 0 ? "y" : "mask", expected / (1 << 20), grown / double(1 << 20));
     (void)before;
   }
 }
@@ -196,12 +216,19 @@ int main(int argc, char** argv) {
   bool memory_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) sizes = ParseList(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) threads = ParseList(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--memory-only") memory_only = true;
+    if (a == "--sizes" && i + 1 < argc)
+      sizes = ParseList(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = ParseList(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--memory-only")
+      memory_only = true;
     else {
-      std::fprintf(stderr, "mask_bench: unknown argument '%s' (--sizes 16M,64M --threads 1,2 --reps 9 --memory-only)\n", a.c_str());
+      std::fprintf(stderr,
+                   "mask_bench: unknown argument '%s' (--sizes 16M,64M --threads 1,2 --reps 9 "
+                   "--memory-only)\n",
+                   a.c_str());
       return 1;
     }
   }

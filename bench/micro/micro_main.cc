@@ -32,7 +32,9 @@ struct Operands {
 // Caps dispatch for one benchmark run, lifts the cap after.
 class IsaScope {
  public:
-  explicit IsaScope(const std::string& isa) { ok_ = relugrad_set_max_isa(isa.c_str()) == RELUGRAD_OK; }
+  explicit IsaScope(const std::string& isa) {
+    ok_ = relugrad_set_max_isa(isa.c_str()) == RELUGRAD_OK;
+  }
   ~IsaScope() { relugrad_set_max_isa("best"); }
   bool ok() const { return ok_; }
 
@@ -40,7 +42,8 @@ class IsaScope {
   bool ok_;
 };
 
-void Library(benchmark::State& state, relugrad_dtype d, relugrad_preset preset, std::string isa, bool stream) {
+void Library(benchmark::State& state, relugrad_dtype d, relugrad_preset preset, std::string isa,
+             bool stream) {
   IsaScope scope(isa);
   if (!scope.ok()) {
     state.SkipWithError("target not attainable");
@@ -58,15 +61,16 @@ void Library(benchmark::State& state, relugrad_dtype d, relugrad_preset preset, 
     benchmark::ClobberMemory();
   }
   if (stream) relugrad::SetCpuStreamBytesForBenchmark(0);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 * static_cast<int64_t>(op.dy.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 *
+                          static_cast<int64_t>(op.dy.size()));
 }
 
 // The variants must compute what the library computes (torch, t = 0):
 // checked once per run before timing.
 bool SameAsLibrary(relugrad_dtype d, const Operands& op, const std::vector<unsigned char>& got) {
   std::vector<unsigned char> want(op.dy.size());
-  relugrad_relu_grad(d, static_cast<int64_t>(op.dy.size() / relugrad_dtype_size(d)), op.dy.data(), op.s.data(),
-                     want.data(), nullptr);
+  relugrad_relu_grad(d, static_cast<int64_t>(op.dy.size() / relugrad_dtype_size(d)), op.dy.data(),
+                     op.s.data(), want.data(), nullptr);
   return std::memcmp(want.data(), got.data(), want.size()) == 0;
 }
 
@@ -89,7 +93,8 @@ void Variant(benchmark::State& state, relugrad_dtype d, std::string isa, Fn fn) 
     benchmark::DoNotOptimize(op.dx.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 * static_cast<int64_t>(op.dy.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 *
+                          static_cast<int64_t>(op.dy.size()));
 }
 
 void RegisterAll() {
@@ -99,7 +104,8 @@ void RegisterAll() {
   const struct {
     relugrad_dtype d;
     const char* name;
-  } dtypes[] = {{RELUGRAD_F32, "f32"}, {RELUGRAD_F16, "f16"}, {RELUGRAD_BF16, "bf16"}, {RELUGRAD_F64, "f64"}};
+  } dtypes[] = {
+      {RELUGRAD_F32, "f32"}, {RELUGRAD_F16, "f16"}, {RELUGRAD_BF16, "bf16"}, {RELUGRAD_F64, "f64"}};
   const struct {
     relugrad_preset p;
     const char* name;
@@ -112,7 +118,8 @@ void RegisterAll() {
         for (int64_t n : sizes) b->Arg(n);
       }
       const std::string sname = std::string("rg_") + dt.name + "_relugrad_torch_stream__" + isa;
-      benchmark::RegisterBenchmark(sname.c_str(), Library, dt.d, RELUGRAD_PRESET_TORCH, isa, true)->Arg(1 << 20);
+      benchmark::RegisterBenchmark(sname.c_str(), Library, dt.d, RELUGRAD_PRESET_TORCH, isa, true)
+          ->Arg(1 << 20);
     }
     for (int unroll : {1, 2, 4}) {
       const std::string name = "var_f32_select_u" + std::to_string(unroll) + "__" + isa;
@@ -129,7 +136,8 @@ void RegisterAll() {
       const std::string name = "var_f32_select_u2_prefetch" + std::to_string(distance) + "__" + isa;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [distance, isa](benchmark::State& st) {
         Variant(st, RELUGRAD_F32, isa, [distance](Operands& op, size_t n) {
-          relugrad_micro::SelectF32Prefetch(distance, reinterpret_cast<const uint32_t*>(op.dy.data()),
+          relugrad_micro::SelectF32Prefetch(distance,
+                                            reinterpret_cast<const uint32_t*>(op.dy.data()),
                                             reinterpret_cast<const uint32_t*>(op.s.data()),
                                             reinterpret_cast<uint32_t*>(op.dx.data()), n);
         });
@@ -137,7 +145,8 @@ void RegisterAll() {
       for (int64_t n : sizes) b->Arg(n);
     }
     for (bool bf16 : {false, true}) {
-      const std::string name = std::string("var_") + (bf16 ? "bf16" : "f16") + "_select_via_f32__" + isa;
+      const std::string name =
+          std::string("var_") + (bf16 ? "bf16" : "f16") + "_select_via_f32__" + isa;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [bf16, isa](benchmark::State& st) {
         Variant(st, bf16 ? RELUGRAD_BF16 : RELUGRAD_F16, isa, [bf16](Operands& op, size_t n) {
           relugrad_micro::Select16ViaF32(bf16, reinterpret_cast<const uint16_t*>(op.dy.data()),

@@ -39,7 +39,8 @@ HWY_INLINE void SelectF32(const uint32_t* HWY_RESTRICT dy, const uint32_t* HWY_R
     }
     for (int u = 0; u < kUnroll; ++u) {
       const auto sv = hn::LoadU(du, s + i + u * N);
-      const auto open = hn::Or(hn::RebindMask(du, hn::Gt(hn::BitCast(di, sv), zero_key)), hn::Gt(sv, neg_inf));
+      const auto open =
+          hn::Or(hn::RebindMask(du, hn::Gt(hn::BitCast(di, sv), zero_key)), hn::Gt(sv, neg_inf));
       hn::StoreU(hn::IfThenElseZero(open, hn::LoadU(du, dy + i + u * N)), du, dx + i + u * N);
     }
   }
@@ -49,11 +50,21 @@ HWY_INLINE void SelectF32(const uint32_t* HWY_RESTRICT dy, const uint32_t* HWY_R
   }
 }
 
-HWY_NOINLINE void SelectF32U1(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) { SelectF32<1, 0>(dy, s, dx, n); }
-HWY_NOINLINE void SelectF32U2(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) { SelectF32<2, 0>(dy, s, dx, n); }
-HWY_NOINLINE void SelectF32U4(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) { SelectF32<4, 0>(dy, s, dx, n); }
-HWY_NOINLINE void SelectF32U2P512(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) { SelectF32<2, 512>(dy, s, dx, n); }
-HWY_NOINLINE void SelectF32U2P2K(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) { SelectF32<2, 2048>(dy, s, dx, n); }
+HWY_NOINLINE void SelectF32U1(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
+  SelectF32<1, 0>(dy, s, dx, n);
+}
+HWY_NOINLINE void SelectF32U2(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
+  SelectF32<2, 0>(dy, s, dx, n);
+}
+HWY_NOINLINE void SelectF32U4(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
+  SelectF32<4, 0>(dy, s, dx, n);
+}
+HWY_NOINLINE void SelectF32U2P512(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
+  SelectF32<2, 512>(dy, s, dx, n);
+}
+HWY_NOINLINE void SelectF32U2P2K(const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
+  SelectF32<2, 2048>(dy, s, dx, n);
+}
 
 // f16 (kBf16 = false) or bf16: widen s to f32 and compare as floats:
 // closed iff float(s) <= 0 (NaN compares false: open), then narrow the
@@ -75,8 +86,10 @@ HWY_INLINE void Select16ViaF32(const uint16_t* HWY_RESTRICT dy, const uint16_t* 
   for (; i + N <= n; i += N) {
     const auto lo = hn::PromoteTo(df, hn::LoadU(dt, reinterpret_cast<const T16*>(s + i)));
     const auto hi = hn::PromoteTo(df, hn::LoadU(dt, reinterpret_cast<const T16*>(s + i + H)));
-    const auto closed_lo = hn::DemoteTo(dh16, hn::BitCast(di32, hn::VecFromMask(df, hn::Le(lo, zero))));
-    const auto closed_hi = hn::DemoteTo(dh16, hn::BitCast(di32, hn::VecFromMask(df, hn::Le(hi, zero))));
+    const auto closed_lo =
+        hn::DemoteTo(dh16, hn::BitCast(di32, hn::VecFromMask(df, hn::Le(lo, zero))));
+    const auto closed_hi =
+        hn::DemoteTo(dh16, hn::BitCast(di32, hn::VecFromMask(df, hn::Le(hi, zero))));
     const auto closed = hn::BitCast(du16, hn::Combine(di16, closed_hi, closed_lo));
     hn::StoreU(hn::AndNot(closed, hn::LoadU(du16, dy + i)), du16, dx + i);
   }
@@ -88,8 +101,12 @@ HWY_INLINE void Select16ViaF32(const uint16_t* HWY_RESTRICT dy, const uint16_t* 
   }
 }
 
-HWY_NOINLINE void F16ViaF32(const uint16_t* dy, const uint16_t* s, uint16_t* dx, size_t n) { Select16ViaF32<false>(dy, s, dx, n); }
-HWY_NOINLINE void BF16ViaF32(const uint16_t* dy, const uint16_t* s, uint16_t* dx, size_t n) { Select16ViaF32<true>(dy, s, dx, n); }
+HWY_NOINLINE void F16ViaF32(const uint16_t* dy, const uint16_t* s, uint16_t* dx, size_t n) {
+  Select16ViaF32<false>(dy, s, dx, n);
+}
+HWY_NOINLINE void BF16ViaF32(const uint16_t* dy, const uint16_t* s, uint16_t* dx, size_t n) {
+  Select16ViaF32<true>(dy, s, dx, n);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace relugrad_micro
@@ -106,17 +123,25 @@ HWY_EXPORT(SelectF32U2P2K);
 HWY_EXPORT(F16ViaF32);
 HWY_EXPORT(BF16ViaF32);
 void SelectF32Unroll(int unroll, const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
-  if (unroll == 1) HWY_DYNAMIC_DISPATCH(SelectF32U1)(dy, s, dx, n);
-  else if (unroll == 4) HWY_DYNAMIC_DISPATCH(SelectF32U4)(dy, s, dx, n);
-  else HWY_DYNAMIC_DISPATCH(SelectF32U2)(dy, s, dx, n);
+  if (unroll == 1)
+    HWY_DYNAMIC_DISPATCH(SelectF32U1)(dy, s, dx, n);
+  else if (unroll == 4)
+    HWY_DYNAMIC_DISPATCH(SelectF32U4)(dy, s, dx, n);
+  else
+    HWY_DYNAMIC_DISPATCH(SelectF32U2)(dy, s, dx, n);
 }
-void SelectF32Prefetch(int distance, const uint32_t* dy, const uint32_t* s, uint32_t* dx, size_t n) {
-  if (distance >= 2048) HWY_DYNAMIC_DISPATCH(SelectF32U2P2K)(dy, s, dx, n);
-  else HWY_DYNAMIC_DISPATCH(SelectF32U2P512)(dy, s, dx, n);
+void SelectF32Prefetch(int distance, const uint32_t* dy, const uint32_t* s, uint32_t* dx,
+                       size_t n) {
+  if (distance >= 2048)
+    HWY_DYNAMIC_DISPATCH(SelectF32U2P2K)(dy, s, dx, n);
+  else
+    HWY_DYNAMIC_DISPATCH(SelectF32U2P512)(dy, s, dx, n);
 }
 void Select16ViaF32(bool bf16, const uint16_t* dy, const uint16_t* s, uint16_t* dx, size_t n) {
-  if (bf16) HWY_DYNAMIC_DISPATCH(BF16ViaF32)(dy, s, dx, n);
-  else HWY_DYNAMIC_DISPATCH(F16ViaF32)(dy, s, dx, n);
+  if (bf16)
+    HWY_DYNAMIC_DISPATCH(BF16ViaF32)(dy, s, dx, n);
+  else
+    HWY_DYNAMIC_DISPATCH(F16ViaF32)(dy, s, dx, n);
 }
 }  // namespace relugrad_micro
 #endif

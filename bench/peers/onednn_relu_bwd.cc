@@ -30,9 +30,12 @@ int main(int argc, char** argv) {
   std::snprintf(version, sizeof(version), "onednn-%d.%d.%d", v->major, v->minor, v->patch);
   for (const std::string& dt : peer::Split(args.dtypes)) {
     memory::data_type type;
-    if (dt == "f32") type = memory::data_type::f32;
-    else if (dt == "bf16") type = memory::data_type::bf16;
-    else if (dt == "f16") type = memory::data_type::f16;
+    if (dt == "f32")
+      type = memory::data_type::f32;
+    else if (dt == "bf16")
+      type = memory::data_type::bf16;
+    else if (dt == "f16")
+      type = memory::data_type::f16;
     else {
       std::fprintf(stderr, "onednn_relu_bwd: unknown dtype %s\n", dt.c_str());
       return 1;
@@ -49,12 +52,15 @@ int main(int argc, char** argv) {
       eltwise_backward prim;
       try {
         auto fwd_pd = eltwise_forward::primitive_desc(
-            eltwise_forward::desc(prop_kind::forward_training, algorithm::eltwise_relu, md, 0.f, 0.f), eng);
-        auto bwd_pd = eltwise_backward::primitive_desc(eltwise_backward::desc(algorithm::eltwise_relu, md, md, 0.f, 0.f),
-                                                       eng, fwd_pd);
+            eltwise_forward::desc(prop_kind::forward_training, algorithm::eltwise_relu, md, 0.f,
+                                  0.f),
+            eng);
+        auto bwd_pd = eltwise_backward::primitive_desc(
+            eltwise_backward::desc(algorithm::eltwise_relu, md, md, 0.f, 0.f), eng, fwd_pd);
         prim = eltwise_backward(bwd_pd);
       } catch (const dnnl::error& e) {
-        std::fprintf(stderr, "onednn_relu_bwd: %s n=%lld unsupported here: %s\n", dt.c_str(), n, e.what());
+        std::fprintf(stderr, "onednn_relu_bwd: %s n=%lld unsupported here: %s\n", dt.c_str(), n,
+                     e.what());
         break;
       }
       std::vector<memory> m_src, m_ddst, m_dsrc;
@@ -67,24 +73,30 @@ int main(int argc, char** argv) {
         const int t = std::atoi(ts.c_str());
         omp_set_num_threads(t);
         int k = 0;
-        peer::TimeAndPrint("onednn", "onednn", version, dt, n, t, sets, args, "onednn_relu_bwd", [&] {
-          prim.execute(strm, {{DNNL_ARG_SRC, m_src[k]}, {DNNL_ARG_DIFF_DST, m_ddst[k]}, {DNNL_ARG_DIFF_SRC, m_dsrc[k]}});
-          strm.wait();
-          k = k + 1 == sets ? 0 : k + 1;
-        });
+        peer::TimeAndPrint("onednn", "onednn", version, dt, n, t, sets, args, "onednn_relu_bwd",
+                           [&] {
+                             prim.execute(strm, {{DNNL_ARG_SRC, m_src[k]},
+                                                 {DNNL_ARG_DIFF_DST, m_ddst[k]},
+                                                 {DNNL_ARG_DIFF_SRC, m_dsrc[k]}});
+                             strm.wait();
+                             k = k + 1 == sets ? 0 : k + 1;
+                           });
         // Control: relugrad on the very same buffers, right after (pages
         // land differently per process; docs/performance-notes.md, "Measurement flaws").
         relugrad_options o;
         relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
         o.threads = t;
-        const relugrad_dtype rd = dt == "f32" ? RELUGRAD_F32 : dt == "bf16" ? RELUGRAD_BF16 : RELUGRAD_F16;
+        const relugrad_dtype rd = dt == "f32"    ? RELUGRAD_F32
+                                  : dt == "bf16" ? RELUGRAD_BF16
+                                                 : RELUGRAD_F16;
         char rg_version[64];
         std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
         k = 0;
-        peer::TimeAndPrint("relugrad_onednnbuf", "onednn", rg_version, dt, n, t, sets, args, "onednn_relu_bwd", [&] {
-          relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
-          k = k + 1 == sets ? 0 : k + 1;
-        });
+        peer::TimeAndPrint("relugrad_onednnbuf", "onednn", rg_version, dt, n, t, sets, args,
+                           "onednn_relu_bwd", [&] {
+                             relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
+                             k = k + 1 == sets ? 0 : k + 1;
+                           });
       }
     }
   }

@@ -58,22 +58,32 @@ inline Args ParseArgs(int argc, char** argv, const char* program) {
       }
       return argv[++i];
     };
-    if (flag == "--dtype") a.dtypes = value();
-    else if (flag == "--sizes") a.sizes = value();
-    else if (flag == "--threads") a.threads = value();
-    else if (flag == "--min-time") a.min_time = std::atof(value().c_str());
-    else if (flag == "--rotate-mib") a.rotate_mib = std::atof(value().c_str());
-    else if (flag == "--warm") a.warm = true;
+    if (flag == "--dtype")
+      a.dtypes = value();
+    else if (flag == "--sizes")
+      a.sizes = value();
+    else if (flag == "--threads")
+      a.threads = value();
+    else if (flag == "--min-time")
+      a.min_time = std::atof(value().c_str());
+    else if (flag == "--rotate-mib")
+      a.rotate_mib = std::atof(value().c_str());
+    else if (flag == "--warm")
+      a.warm = true;
     else {
-      std::fprintf(stderr, "usage: %s [--dtype f32,bf16] [--sizes 4K,1M] [--threads 1,2] "
-                           "[--min-time S] [--rotate-mib M] [--warm]\n", program);
+      std::fprintf(stderr,
+                   "usage: %s [--dtype f32,bf16] [--sizes 4K,1M] [--threads 1,2] "
+                   "[--min-time S] [--rotate-mib M] [--warm]\n",
+                   program);
       std::exit(flag == "--help" ? 0 : 1);
     }
   }
   return a;
 }
 
-inline size_t ElementSize(const std::string& dtype) { return dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2; }
+inline size_t ElementSize(const std::string& dtype) {
+  return dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2;
+}
 
 // Operand sets whose footprint is at least rotate_mib (1 set when warm; at
 // least 2 below 256 MiB, as relugrad bench).
@@ -82,7 +92,8 @@ inline int SetsFor(size_t stride, const Args& a) {
   const long long footprint = 3LL * static_cast<long long>(stride);
   const int sets = static_cast<int>(std::clamp<long long>(
       (static_cast<long long>(a.rotate_mib * (1 << 20)) + footprint - 1) / footprint, 1, 1 << 16));
-  return sets == 1 && footprint < (256LL << 20) ? 2 : sets;  // as relugrad bench (bench_operands.cc)
+  return sets == 1 && footprint < (256LL << 20) ? 2
+                                                : sets;  // as relugrad bench (bench_operands.cc)
 }
 
 inline uint16_t ToBits16(float f, bool bf16) {
@@ -118,7 +129,8 @@ inline void Fill(unsigned char* p, size_t n, const std::string& dtype, uint32_t 
       std::memcpy(p + i * es, &h, 2);
     }
   }
-  for (size_t off = period; off < n; off += period) std::memcpy(p + off * es, p, std::min(period, n - off) * es);
+  for (size_t off = period; off < n; off += period)
+    std::memcpy(p + off * es, p, std::min(period, n - off) * es);
 }
 
 // 2 MiB-aligned memory from glibc (4 KiB pages: THP is madvise-only here,
@@ -126,7 +138,8 @@ inline void Fill(unsigned char* p, size_t n, const std::string& dtype, uint32_t 
 struct Buffer {
   unsigned char* p = nullptr;
   explicit Buffer(size_t bytes) {
-    if (posix_memalign(reinterpret_cast<void**>(&p), 2 << 20, std::max<size_t>(bytes, 64)) != 0) p = nullptr;
+    if (posix_memalign(reinterpret_cast<void**>(&p), 2 << 20, std::max<size_t>(bytes, 64)) != 0)
+      p = nullptr;
   }
   ~Buffer() { std::free(p); }
   Buffer(const Buffer&) = delete;
@@ -160,8 +173,9 @@ struct Operands {
 // least 50 us, samples until min_time and at least 5) and prints one JSON
 // line; `call` rotates through the sets itself.
 template <class Call>
-void TimeAndPrint(const char* impl, const char* semantics, const char* version, const std::string& dtype,
-                  long long n, int threads, int sets, const Args& a, const char* repro_program, Call&& call) {
+void TimeAndPrint(const char* impl, const char* semantics, const char* version,
+                  const std::string& dtype, long long n, int threads, int sets, const Args& a,
+                  const char* repro_program, Call&& call) {
   relugrad::timing::Options opt;
   opt.min_time = a.min_time;
   opt.min_batch_seconds = 50e-6;
@@ -169,18 +183,22 @@ void TimeAndPrint(const char* impl, const char* semantics, const char* version, 
   const int batch = std::max(relugrad::timing::calibrate_batch(call, opt), std::min(sets, 1 << 16));
   std::vector<double> samples;
   relugrad::Timer total;
-  while (samples.size() < 5 || total.seconds() < a.min_time) samples.push_back(relugrad::timing::sample(call, batch));
+  while (samples.size() < 5 || total.seconds() < a.min_time)
+    samples.push_back(relugrad::timing::sample(call, batch));
   const double med = relugrad::timing::median(samples);
   const double best = *std::min_element(samples.begin(), samples.end());
   const double moved = 3.0 * static_cast<double>(n) * static_cast<double>(ElementSize(dtype));
-  std::printf("{\"impl\":\"%s\",\"dtype\":\"%s\",\"semantics\":\"%s\",\"n\":%lld,\"threads\":%d,"
-              "\"median_s\":%.9g,\"gbps\":%.5g,\"ns_per_element\":%.5g,\"elements_per_s\":%.5g,"
-              "\"roofline_gbps\":0,\"ratio\":0,\"best_s\":%.9g,\"best_gbps\":%.5g,\"isa\":\"%s\",\"inplace\":false,"
-              "\"cache\":\"%s\",\"sets\":%d,\"samples\":%zu,\"bytes_moved\":%.0f,"
-              "\"repro\":\"%s --dtype %s --sizes %lld --threads %d --min-time %g%s\"}\n",
-              impl, dtype.c_str(), semantics, n, threads, med, moved / med / 1e9, med * 1e9 / static_cast<double>(n),
-              static_cast<double>(n) / med, best, moved / best / 1e9, version, a.warm ? "warm" : "cold", sets,
-              samples.size(), moved, repro_program, dtype.c_str(), n, threads, a.min_time, a.warm ? " --warm" : "");
+  std::printf(
+      "{\"impl\":\"%s\",\"dtype\":\"%s\",\"semantics\":\"%s\",\"n\":%lld,\"threads\":%d,"
+      "\"median_s\":%.9g,\"gbps\":%.5g,\"ns_per_element\":%.5g,\"elements_per_s\":%.5g,"
+      "\"roofline_gbps\":0,\"ratio\":0,\"best_s\":%.9g,\"best_gbps\":%.5g,\"isa\":\"%s\","
+      "\"inplace\":false,"
+      "\"cache\":\"%s\",\"sets\":%d,\"samples\":%zu,\"bytes_moved\":%.0f,"
+      "\"repro\":\"%s --dtype %s --sizes %lld --threads %d --min-time %g%s\"}\n",
+      impl, dtype.c_str(), semantics, n, threads, med, moved / med / 1e9,
+      med * 1e9 / static_cast<double>(n), static_cast<double>(n) / med, best, moved / best / 1e9,
+      version, a.warm ? "warm" : "cold", sets, samples.size(), moved, repro_program, dtype.c_str(),
+      n, threads, a.min_time, a.warm ? " --warm" : "");
   std::fflush(stdout);
 }
 

@@ -28,10 +28,14 @@ int main(int argc, char** argv) {
   const std::string version = std::string("torch-") + TORCH_VERSION;
   for (const std::string& dt : peer::Split(args.dtypes)) {
     at::ScalarType type;
-    if (dt == "f32") type = at::kFloat;
-    else if (dt == "bf16") type = at::kBFloat16;
-    else if (dt == "f16") type = at::kHalf;
-    else if (dt == "f64") type = at::kDouble;
+    if (dt == "f32")
+      type = at::kFloat;
+    else if (dt == "bf16")
+      type = at::kBFloat16;
+    else if (dt == "f16")
+      type = at::kHalf;
+    else if (dt == "f64")
+      type = at::kDouble;
     else {
       std::fprintf(stderr, "torch_relu_bwd: unknown dtype %s\n", dt.c_str());
       return 1;
@@ -57,27 +61,33 @@ int main(int argc, char** argv) {
         const int t = std::atoi(ts.c_str());
         at::set_num_threads(t);
         int k = 0;
-        peer::TimeAndPrint("torch_out_cpp", "torch", version.c_str(), dt, n, t, sets, args, "torch_relu_bwd", [&] {
-          at::threshold_backward_out(t_dx[k], t_dy[k], t_s[k], 0.0);
-          k = k + 1 == sets ? 0 : k + 1;
-        });
+        peer::TimeAndPrint("torch_out_cpp", "torch", version.c_str(), dt, n, t, sets, args,
+                           "torch_relu_bwd", [&] {
+                             at::threshold_backward_out(t_dx[k], t_dy[k], t_s[k], 0.0);
+                             k = k + 1 == sets ? 0 : k + 1;
+                           });
         relugrad_options o;
         relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
         o.threads = t;
-        const relugrad_dtype rd = dt == "f32" ? RELUGRAD_F32 : dt == "bf16" ? RELUGRAD_BF16 : dt == "f16" ? RELUGRAD_F16 : RELUGRAD_F64;
+        const relugrad_dtype rd = dt == "f32"    ? RELUGRAD_F32
+                                  : dt == "bf16" ? RELUGRAD_BF16
+                                  : dt == "f16"  ? RELUGRAD_F16
+                                                 : RELUGRAD_F64;
         k = 0;
         char rg_version[64];
         std::snprintf(rg_version, sizeof(rg_version), "relugrad-%s", relugrad_version());
-        peer::TimeAndPrint("relugrad_torchbuf", "torch", rg_version, dt, n, t, sets, args, "torch_relu_bwd", [&] {
-          relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
-          k = k + 1 == sets ? 0 : k + 1;
-        });
+        peer::TimeAndPrint("relugrad_torchbuf", "torch", rg_version, dt, n, t, sets, args,
+                           "torch_relu_bwd", [&] {
+                             relugrad_relu_grad(rd, n, ops.dy_at(k), ops.s_at(k), ops.dx_at(k), &o);
+                             k = k + 1 == sets ? 0 : k + 1;
+                           });
         if (n >= (1LL << 20)) {  // the allocating call matters where page faults do
           k = 0;
-          peer::TimeAndPrint("torch_alloc_cpp", "torch", version.c_str(), dt, n, t, sets, args, "torch_relu_bwd", [&] {
-            at::Tensor r = at::threshold_backward(t_dy[k], t_s[k], 0.0);
-            k = k + 1 == sets ? 0 : k + 1;
-          });
+          peer::TimeAndPrint("torch_alloc_cpp", "torch", version.c_str(), dt, n, t, sets, args,
+                             "torch_relu_bwd", [&] {
+                               at::Tensor r = at::threshold_backward(t_dy[k], t_s[k], 0.0);
+                               k = k + 1 == sets ? 0 : k + 1;
+                             });
         }
       }
     }

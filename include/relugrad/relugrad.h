@@ -117,8 +117,8 @@ typedef enum relugrad_backend {
  * (and the mask path), the sizes from which streaming measured faster
  * whether or not the output was re-read; below that, pass STREAMING if you
  * know the output goes cold (up to 1.4x for cold 4K-4M outputs), CACHED if
- * the next operation reads it (docs/performance.md). Outputs that alias an input are never streamed. The
- * CUDA and Ascend backends ignore it. */
+ * the next operation reads it (docs/performance.md). Outputs that alias an input are never
+ * streamed. The CUDA and Ascend backends ignore it. */
 typedef enum relugrad_stores {
   RELUGRAD_STORES_AUTO = 0,
   RELUGRAD_STORES_CACHED = 1,    /* ordinary stores always */
@@ -136,10 +136,12 @@ typedef enum relugrad_preset {
   /* Huawei CANN operators (ops-nn sources; docs/ascend.md "CANN's semantics"
    * says which source and version each follows; NaN and subnormal bits are
    * relugrad's x86 rules, not measured on an NPU): */
-  RELUGRAD_PRESET_CANN_RELUGRAD = 5,       /* ReluGrad: dy * (s <= 0 ? 0 : 1): zero_if_le + multiply, IEEE */
-  RELUGRAD_PRESET_CANN_RELUGRAD_V2 = 6,    /* ReluGradV2: mask (ReluV2: x > 0) ? dy : 0: pass_if_gt + select, IEEE */
-  RELUGRAD_PRESET_CANN_THRESHOLD_GRAD = 7, /* ThresholdGradV2D (aclnnThresholdBackward): s <= t ? 0 : dy in f32:
-                                              zero_if_le + select, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD =
+      5, /* ReluGrad: dy * (s <= 0 ? 0 : 1): zero_if_le + multiply, IEEE */
+  RELUGRAD_PRESET_CANN_RELUGRAD_V2 =
+      6, /* ReluGradV2: mask (ReluV2: x > 0) ? dy : 0: pass_if_gt + select, IEEE */
+  RELUGRAD_PRESET_CANN_THRESHOLD_GRAD = 7, /* ThresholdGradV2D (aclnnThresholdBackward): s <= t ? 0
+                                              : dy in f32: zero_if_le + select, IEEE */
   RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP = 8, /* legacy TBE ReluGradV2, fp32 high-performance path:
                                               dy * (mask ? 1 : 0): pass_if_gt + multiply, IEEE */
 } relugrad_preset;
@@ -160,10 +162,10 @@ typedef struct relugrad_options {
   double clip_lo;   /* bounds converted to the data type as torch.clamp does
                        (through float for 16-bit data); NaN dy stays NaN */
   double clip_hi;
-  int32_t threads;  /* 0: all cores; 1: the calling thread only; <0 invalid;
-                       more than 256 is served with 256 */
+  int32_t threads; /* 0: all cores; 1: the calling thread only; <0 invalid;
+                      more than 256 is served with 256 */
   relugrad_backend backend;
-  void* stream;     /* CUDA: a cudaStream_t (NULL = default stream) */
+  void* stream;           /* CUDA: a cudaStream_t (NULL = default stream) */
   relugrad_stores stores; /* CPU store hint; AUTO by default (a struct_size
                              that ends before this field gets AUTO) */
 } relugrad_options;
@@ -173,16 +175,15 @@ RELUGRAD_API relugrad_status relugrad_options_init(relugrad_options* options,
                                                    relugrad_preset preset);
 
 /* dx = ReluGrad(dy, s). options may be NULL (torch preset). */
-RELUGRAD_API relugrad_status relugrad_relu_grad(relugrad_dtype dtype,
-                                                int64_t n, const void* dy,
+RELUGRAD_API relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* dy,
                                                 const void* s, void* dx,
                                                 const relugrad_options* options);
 
 /* The scalar reference ("not designed to be fast"): the oracle of all tests.
  * Same contract as relugrad_relu_grad, CPU memory, one thread. */
-RELUGRAD_API relugrad_status relugrad_relu_grad_reference(
-    relugrad_dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-    const relugrad_options* options);
+RELUGRAD_API relugrad_status relugrad_relu_grad_reference(relugrad_dtype dtype, int64_t n,
+                                                          const void* dy, const void* s, void* dx,
+                                                          const relugrad_options* options);
 
 /* ---- The 1-bit mask path --------------------------------------------------
  * ReLU forward writes y = relu(x) and a packed bitmask (bit i = gate open for
@@ -194,8 +195,8 @@ RELUGRAD_API relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t
                                                    void* y, uint8_t* mask,
                                                    const relugrad_options* options);
 RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n,
-                                                     const void* dy, const uint8_t* mask,
-                                                     void* dx, const relugrad_options* options);
+                                                     const void* dy, const uint8_t* mask, void* dx,
+                                                     const relugrad_options* options);
 
 /* ---- Output memory that keeps its pages ------------------------------------
  * For callers that allocate an output per call (the Python package without
@@ -223,17 +224,15 @@ RELUGRAD_API const char* relugrad_version(void);
 
 /* Parsing helpers shared by the CLI and the bindings: names as in the docs
  * ("f32", "bf16", "torch", "tensorflow", "zero_if_le", ...). */
-RELUGRAD_API relugrad_status relugrad_dtype_from_name(const char* name,
-                                                      relugrad_dtype* out);
+RELUGRAD_API relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out);
 RELUGRAD_API const char* relugrad_dtype_name(relugrad_dtype dtype);
 RELUGRAD_API size_t relugrad_dtype_size(relugrad_dtype dtype);
-RELUGRAD_API relugrad_status relugrad_preset_from_name(const char* name,
-                                                       relugrad_preset* out);
+RELUGRAD_API relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out);
 RELUGRAD_API const char* relugrad_preset_name(relugrad_preset preset);
 
 /* SIMD dispatch. Targets are Highway's names, lower case ("avx3", "avx2",
  * "sse4", "ssse3", "emu128", "scalar", "neon", "sve", ...). */
-RELUGRAD_API int relugrad_isa_count(void); /* compiled and attainable here */
+RELUGRAD_API int relugrad_isa_count(void);             /* compiled and attainable here */
 RELUGRAD_API const char* relugrad_isa_name(int index); /* best first */
 RELUGRAD_API const char* relugrad_isa_selected(void);
 /* Caps dispatch at the named target (it and weaker ones stay allowed). NULL

@@ -78,7 +78,8 @@ class Span {
   Span(T* data, size_t size) : data_(data), size_(size) {}
   template <class U, class = std::enable_if_t<std::is_same_v<std::remove_const_t<T>, U>>>
   Span(std::vector<U>& v) : data_(v.data()), size_(v.size()) {}
-  template <class U, class = std::enable_if_t<std::is_same_v<std::remove_const_t<T>, U> && std::is_const_v<T>>>
+  template <class U, class = std::enable_if_t<std::is_same_v<std::remove_const_t<T>, U> &&
+                                              std::is_const_v<T>>>
   Span(const std::vector<U>& v) : data_(v.data()), size_(v.size()) {}
   template <size_t N>
   Span(T (&a)[N]) : data_(a), size_(N) {}
@@ -113,18 +114,56 @@ class Options {
     check(relugrad_preset_from_name(preset.c_str(), &p));
     return Options(static_cast<Preset>(p));
   }
-  Options& gate(relugrad_gate g) { raw_.gate = g; return *this; }
-  Options& combine(relugrad_combine c) { raw_.combine = c; return *this; }
-  Options& denormals(relugrad_denormals d) { raw_.denormals = d; return *this; }
-  Options& threshold_rounding(relugrad_threshold_rounding r) { raw_.threshold_rounding = r; return *this; }
-  Options& threshold(double t) { raw_.threshold = t; return *this; }
-  Options& alpha(double a) { raw_.alpha = a; return *this; }
-  Options& clip(double lo, double hi) { raw_.clip = 1; raw_.clip_lo = lo; raw_.clip_hi = hi; return *this; }
-  Options& no_clip() { raw_.clip = 0; return *this; }
-  Options& threads(int n) { raw_.threads = n; return *this; }
-  Options& backend(relugrad_backend b) { raw_.backend = b; return *this; }
-  Options& stream(void* s) { raw_.stream = s; return *this; }
-  Options& stores(relugrad_stores s) { raw_.stores = s; return *this; }
+  Options& gate(relugrad_gate g) {
+    raw_.gate = g;
+    return *this;
+  }
+  Options& combine(relugrad_combine c) {
+    raw_.combine = c;
+    return *this;
+  }
+  Options& denormals(relugrad_denormals d) {
+    raw_.denormals = d;
+    return *this;
+  }
+  Options& threshold_rounding(relugrad_threshold_rounding r) {
+    raw_.threshold_rounding = r;
+    return *this;
+  }
+  Options& threshold(double t) {
+    raw_.threshold = t;
+    return *this;
+  }
+  Options& alpha(double a) {
+    raw_.alpha = a;
+    return *this;
+  }
+  Options& clip(double lo, double hi) {
+    raw_.clip = 1;
+    raw_.clip_lo = lo;
+    raw_.clip_hi = hi;
+    return *this;
+  }
+  Options& no_clip() {
+    raw_.clip = 0;
+    return *this;
+  }
+  Options& threads(int n) {
+    raw_.threads = n;
+    return *this;
+  }
+  Options& backend(relugrad_backend b) {
+    raw_.backend = b;
+    return *this;
+  }
+  Options& stream(void* s) {
+    raw_.stream = s;
+    return *this;
+  }
+  Options& stores(relugrad_stores s) {
+    raw_.stores = s;
+    return *this;
+  }
   const relugrad_options& raw() const { return raw_; }
   relugrad_options& raw() { return raw_; }
 
@@ -142,11 +181,13 @@ inline void relu_grad(relugrad_dtype dtype, int64_t n, const void* dy, const voi
 template <class T>
 void relu_grad(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& options = Options()) {
   if (dy.size() != s.size() || dy.size() != dx.size()) {
-    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
-                          "dy, s and dx must have the same length (" + std::to_string(dy.size()) +
-                              ", " + std::to_string(s.size()) + ", " + std::to_string(dx.size()) + ")");
+    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "dy, s and dx must have the same length (" +
+                                                         std::to_string(dy.size()) + ", " +
+                                                         std::to_string(s.size()) + ", " +
+                                                         std::to_string(dx.size()) + ")");
   }
-  relu_grad(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), s.data(), dx.data(), options);
+  relu_grad(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), s.data(), dx.data(),
+            options);
 }
 
 // Output memory from relugrad_buffer_alloc (pages kept for reuse after the
@@ -156,7 +197,8 @@ class Buffer {
  public:
   explicit Buffer(size_t n = 0) : size_(n) {
     if (n == 0) return;
-    if (n > SIZE_MAX / sizeof(T)) throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "Buffer: size overflows");
+    if (n > SIZE_MAX / sizeof(T))
+      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "Buffer: size overflows");
     data_ = static_cast<T*>(relugrad_buffer_alloc(n * sizeof(T)));
     if (data_ == nullptr) throw Error(RELUGRAD_INTERNAL_ERROR, relugrad_last_error());
   }
@@ -201,7 +243,8 @@ Buffer<T> relu_grad(Span<const T> dy, Span<const T> s, const Options& options = 
 
 // The scalar reference, same contract (host memory only).
 template <class T>
-void relu_grad_reference(Span<const T> dy, Span<const T> s, Span<T> dx, const Options& options = Options()) {
+void relu_grad_reference(Span<const T> dy, Span<const T> s, Span<T> dx,
+                         const Options& options = Options()) {
   if (dy.size() != s.size() || dy.size() != dx.size()) {
     throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "dy, s and dx must have the same length");
   }
@@ -229,27 +272,31 @@ inline void set_max_isa(const std::string& name) { check(relugrad_set_max_isa(na
 inline size_t mask_bytes(size_t n) { return n / 8 + (n % 8 != 0 ? 1 : 0); }
 
 template <class T>
-void relu_forward(Span<const T> x, Span<T> y, Span<uint8_t> mask, const Options& options = Options()) {
+void relu_forward(Span<const T> x, Span<T> y, Span<uint8_t> mask,
+                  const Options& options = Options()) {
   if (x.size() != y.size() || mask.size() != mask_bytes(x.size())) {
-    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
-                          "relu_forward: x and y must have the same length and mask ceil(n/8) bytes (" +
-                              std::to_string(x.size()) + ", " + std::to_string(y.size()) + ", " +
-                              std::to_string(mask.size()) + ")");
+    throw InvalidArgument(
+        RELUGRAD_INVALID_ARGUMENT,
+        "relu_forward: x and y must have the same length and mask ceil(n/8) bytes (" +
+            std::to_string(x.size()) + ", " + std::to_string(y.size()) + ", " +
+            std::to_string(mask.size()) + ")");
   }
-  check(relugrad_relu_forward(dtype_of<T>::value, static_cast<int64_t>(x.size()), x.data(), y.data(),
-                              mask.data(), &options.raw()));
+  check(relugrad_relu_forward(dtype_of<T>::value, static_cast<int64_t>(x.size()), x.data(),
+                              y.data(), mask.data(), &options.raw()));
 }
 
 template <class T>
-void relu_grad_mask(Span<const T> dy, Span<const uint8_t> mask, Span<T> dx, const Options& options = Options()) {
+void relu_grad_mask(Span<const T> dy, Span<const uint8_t> mask, Span<T> dx,
+                    const Options& options = Options()) {
   if (dy.size() != dx.size() || mask.size() != mask_bytes(dy.size())) {
-    throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
-                          "relu_grad_mask: dy and dx must have the same length and mask ceil(n/8) bytes (" +
-                              std::to_string(dy.size()) + ", " + std::to_string(dx.size()) + ", " +
-                              std::to_string(mask.size()) + ")");
+    throw InvalidArgument(
+        RELUGRAD_INVALID_ARGUMENT,
+        "relu_grad_mask: dy and dx must have the same length and mask ceil(n/8) bytes (" +
+            std::to_string(dy.size()) + ", " + std::to_string(dx.size()) + ", " +
+            std::to_string(mask.size()) + ")");
   }
-  check(relugrad_relu_grad_mask(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(), mask.data(),
-                                dx.data(), &options.raw()));
+  check(relugrad_relu_grad_mask(dtype_of<T>::value, static_cast<int64_t>(dy.size()), dy.data(),
+                                mask.data(), dx.data(), &options.raw()));
 }
 // ---- end of the 1-bit mask path ---------------------------------------------
 

@@ -18,7 +18,10 @@ run over the storage without a copy. threads 0 = torch's intra-op threads.
 Modules:
 
     relugrad.torch.ReLU(semantics="torch", mask=False)   # an nn.ReLU whose backward runs relugrad
-    relugrad.torch.replace_relu(model, mask=False)       # swaps every nn.ReLU (in-place ones too)
+    relugrad.torch.replace_relu(model, mask=False, *, functional=False, strict=False,
+                                return_report=False)     # nn.ReLU modules; functional relu
+                                                         # only inside the scope it opens
+    relugrad.torch.restore_relu(model)                   # back to stock modules, hooks kept
 
 In eager mode ReLU runs C++ autograd Functions from _relugrad_torch.so
 (torch.ops.relugrad_native) when the package was built against this torch;

@@ -45,19 +45,24 @@ int DtypeOf(const nb::dlpack::dtype& t, int declared) {
   }
   if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float)) {
     switch (t.bits) {
-      case 16: return RELUGRAD_F16;
-      case 32: return RELUGRAD_F32;
-      case 64: return RELUGRAD_F64;
+      case 16:
+        return RELUGRAD_F16;
+      case 32:
+        return RELUGRAD_F32;
+      case 64:
+        return RELUGRAD_F64;
     }
   }
-  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.bits == 16) return RELUGRAD_BF16;
+  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.bits == 16)
+    return RELUGRAD_BF16;
   return 0;
 }
 
 std::string DescribeDtype(const nb::dlpack::dtype& t) {
   static const char* kCodes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
   const char* code = t.code < 7 ? kCodes[t.code] : "code";
-  return std::string(code) + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
+  return std::string(code) + std::to_string(t.bits) +
+         (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
 }
 
 // C order with every stride checked (dimensions of extent 1 may carry any
@@ -91,11 +96,14 @@ int CheckArray(const char* name, const A& a, int declared) {
   const int dtype = DtypeOf(a.dtype(), declared);
   if (dtype == 0) {
     throw nb::type_error((std::string(name) + ": dtype " + DescribeDtype(a.dtype()) +
-                          " is not supported (float16, bfloat16, float32, float64)").c_str());
+                          " is not supported (float16, bfloat16, float32, float64)")
+                             .c_str());
   }
   if (!IsCContiguous(a)) {
-    throw nb::value_error((std::string(name) + ": array is not C-contiguous; pass a contiguous "
-                           "array (e.g. numpy.ascontiguousarray or tensor.contiguous())").c_str());
+    throw nb::value_error((std::string(name) +
+                           ": array is not C-contiguous; pass a contiguous "
+                           "array (e.g. numpy.ascontiguousarray or tensor.contiguous())")
+                              .c_str());
   }
   return dtype;
 }
@@ -104,9 +112,13 @@ void Check(relugrad_status status) {
   if (status == RELUGRAD_OK) return;
   const std::string message = relugrad_last_error();
   switch (status) {
-    case RELUGRAD_INVALID_ARGUMENT: throw nb::value_error(message.c_str());
-    case RELUGRAD_UNSUPPORTED: throw nb::builtin_exception(nb::exception_type::runtime_error, ("unsupported: " + message).c_str());
-    default: throw std::runtime_error(message);
+    case RELUGRAD_INVALID_ARGUMENT:
+      throw nb::value_error(message.c_str());
+    case RELUGRAD_UNSUPPORTED:
+      throw nb::builtin_exception(nb::exception_type::runtime_error,
+                                  ("unsupported: " + message).c_str());
+    default:
+      throw std::runtime_error(message);
   }
 }
 
@@ -146,27 +158,36 @@ relugrad_backend Backend(const char* first_name, const First& first, const Rest&
     backend = RELUGRAD_BACKEND_CUDA;
   } else {
     throw nb::value_error((std::string(first_name) + ": " + DeviceString(first) +
-                           " is neither the CPU (1) nor CUDA (2, 13)").c_str());
+                           " is neither the CPU (1) nor CUDA (2, 13)")
+                              .c_str());
   }
   auto same = [&](const char* name, const auto& a) {
     const bool cpu_like = a.device_type() == kDLCPU || a.device_type() == kDLCUDAHost;
-    const bool ok = backend == RELUGRAD_BACKEND_CPU ? cpu_like
-                                                    : (a.device_type() == type && a.device_id() == first.device_id());
+    const bool ok = backend == RELUGRAD_BACKEND_CPU
+                        ? cpu_like
+                        : (a.device_type() == type && a.device_id() == first.device_id());
     if (!ok) {
-      throw nb::value_error((std::string(name) + ": " + DeviceString(a) + " differs from " + first_name + "'s " +
-                             DeviceString(first) + "; all arrays of a call must be on one device").c_str());
+      throw nb::value_error((std::string(name) + ": " + DeviceString(a) + " differs from " +
+                             first_name + "'s " + DeviceString(first) +
+                             "; all arrays of a call must be on one device")
+                                .c_str());
     }
   };
   (same(rest.first, rest.second), ...);
   if (backend == RELUGRAD_BACKEND_CUDA && !relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
-    throw nb::builtin_exception(nb::exception_type::runtime_error,
-        (std::string(first_name) + ": a CUDA array needs relugrad's CUDA backend, which this build lacks").c_str());
+    throw nb::builtin_exception(
+        nb::exception_type::runtime_error,
+        (std::string(first_name) +
+         ": a CUDA array needs relugrad's CUDA backend, which this build lacks")
+            .c_str());
   }
   return backend;
 }
 
 template <typename A>
-std::pair<const char*, const A&> Named(const char* name, const A& a) { return {name, a}; }
+std::pair<const char*, const A&> Named(const char* name, const A& a) {
+  return {name, a};
+}
 
 relugrad_options MakeOptions(const CallOptions& c) {
   relugrad_options o;
@@ -175,7 +196,8 @@ relugrad_options MakeOptions(const CallOptions& c) {
   if (c.gate >= 0) o.gate = static_cast<relugrad_gate>(c.gate);
   if (c.combine >= 0) o.combine = static_cast<relugrad_combine>(c.combine);
   if (c.denormals >= 0) o.denormals = static_cast<relugrad_denormals>(c.denormals);
-  if (c.threshold_rounding >= 0) o.threshold_rounding = static_cast<relugrad_threshold_rounding>(c.threshold_rounding);
+  if (c.threshold_rounding >= 0)
+    o.threshold_rounding = static_cast<relugrad_threshold_rounding>(c.threshold_rounding);
   o.threshold = c.threshold;
   o.alpha = c.alpha;
   o.clip = c.clip ? 1 : 0;
@@ -197,19 +219,27 @@ void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, const int 
   const int st = CheckArray("s", s, declared[1]);
   const int ot = CheckArray("out", out, declared[2]);
   if (st != dt) {
-    throw nb::type_error((std::string("s: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(st)) +
-                          " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt))).c_str());
+    throw nb::type_error(
+        (std::string("s: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(st)) +
+         " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt)))
+            .c_str());
   }
   if (ot != dt) {
-    throw nb::type_error((std::string("out: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(ot)) +
-                          " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt))).c_str());
+    throw nb::type_error(
+        (std::string("out: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(ot)) +
+         " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt)))
+            .c_str());
   }
   const auto shape = ShapeOf(dy);
   if (ShapeOf(s) != shape) {
-    throw nb::value_error(("s: shape " + ShapeString(ShapeOf(s)) + " does not match dy's " + ShapeString(shape)).c_str());
+    throw nb::value_error(
+        ("s: shape " + ShapeString(ShapeOf(s)) + " does not match dy's " + ShapeString(shape))
+            .c_str());
   }
   if (ShapeOf(out) != shape) {
-    throw nb::value_error(("out: shape " + ShapeString(ShapeOf(out)) + " does not match dy's " + ShapeString(shape)).c_str());
+    throw nb::value_error(
+        ("out: shape " + ShapeString(ShapeOf(out)) + " does not match dy's " + ShapeString(shape))
+            .c_str());
   }
   relugrad_options options = MakeOptions(call);
   options.backend = Backend("dy", dy, Named("s", s), Named("out", out));
@@ -241,29 +271,37 @@ void CheckMask(const M& mask, int64_t n, const char* data_name) {
   if (!IsCContiguous(mask)) throw nb::value_error("mask: array is not C-contiguous");
   const int64_t want = relugrad_mask_bytes(n);
   if (static_cast<int64_t>(mask.size()) != want) {
-    throw nb::value_error(("mask: has " + std::to_string(mask.size()) + " bytes, " + data_name + " has " +
-                           std::to_string(n) + " elements (needs ceil(n/8) = " + std::to_string(want) + ")").c_str());
+    throw nb::value_error(("mask: has " + std::to_string(mask.size()) + " bytes, " + data_name +
+                           " has " + std::to_string(n) +
+                           " elements (needs ceil(n/8) = " + std::to_string(want) + ")")
+                              .c_str());
   }
 }
 
 template <typename A, typename B>
-int CheckPair(const char* a_name, const A& a, int a_decl, const char* b_name, const B& b, int b_decl) {
+int CheckPair(const char* a_name, const A& a, int a_decl, const char* b_name, const B& b,
+              int b_decl) {
   const int at = CheckArray(a_name, a, a_decl);
   const int bt = CheckArray(b_name, b, b_decl);
   if (bt != at) {
-    throw nb::type_error((std::string(b_name) + ": dtype " + relugrad_dtype_name(static_cast<relugrad_dtype>(bt)) +
-                          " does not match " + a_name + "'s " + relugrad_dtype_name(static_cast<relugrad_dtype>(at))).c_str());
+    throw nb::type_error(
+        (std::string(b_name) + ": dtype " + relugrad_dtype_name(static_cast<relugrad_dtype>(bt)) +
+         " does not match " + a_name + "'s " + relugrad_dtype_name(static_cast<relugrad_dtype>(at)))
+            .c_str());
   }
   if (ShapeOf(b) != ShapeOf(a)) {
-    throw nb::value_error((std::string(b_name) + ": shape " + ShapeString(ShapeOf(b)) + " does not match " + a_name +
-                           "'s " + ShapeString(ShapeOf(a))).c_str());
+    throw nb::value_error((std::string(b_name) + ": shape " + ShapeString(ShapeOf(b)) +
+                           " does not match " + a_name + "'s " + ShapeString(ShapeOf(a)))
+                              .c_str());
   }
   return at;
 }
 
 // y = relu(x) and the packed gate mask (relugrad_relu_forward); y may be x.
-void ReluForwardInto(const InArray& x, OutArray& y, MaskOut& mask, const int declared[2], const CallOptions& call) {
-  const auto dtype = static_cast<relugrad_dtype>(CheckPair("x", x, declared[0], "y", y, declared[1]));
+void ReluForwardInto(const InArray& x, OutArray& y, MaskOut& mask, const int declared[2],
+                     const CallOptions& call) {
+  const auto dtype =
+      static_cast<relugrad_dtype>(CheckPair("x", x, declared[0], "y", y, declared[1]));
   const int64_t n = static_cast<int64_t>(x.size());
   CheckMask(mask, n, "x");
   relugrad_options options = MakeOptions(call);
@@ -282,7 +320,8 @@ void ReluForwardInto(const InArray& x, OutArray& y, MaskOut& mask, const int dec
 // dx = bit ? pass(dy) : closed(dy) (relugrad_relu_grad_mask); out may be dy.
 void ReluGradMaskInto(const InArray& dy, const MaskIn& mask, OutArray& out, const int declared[2],
                       const CallOptions& call) {
-  const auto dtype = static_cast<relugrad_dtype>(CheckPair("dy", dy, declared[0], "out", out, declared[1]));
+  const auto dtype =
+      static_cast<relugrad_dtype>(CheckPair("dy", dy, declared[0], "out", out, declared[1]));
   const int64_t n = static_cast<int64_t>(dy.size());
   CheckMask(mask, n, "dy");
   relugrad_options options = MakeOptions(call);
@@ -298,8 +337,9 @@ void ReluGradMaskInto(const InArray& dy, const MaskIn& mask, OutArray& out, cons
   Check(status);
 }
 
-CallOptions MakeCall(int preset, int gate, int combine, int denormals, int threshold_rounding, double threshold,
-                     double alpha, bool clip, double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
+CallOptions MakeCall(int preset, int gate, int combine, int denormals, int threshold_rounding,
+                     double threshold, double alpha, bool clip, double clip_lo, double clip_hi,
+                     int threads, int stores, uintptr_t stream) {
   CallOptions c;
   c.preset = preset;
   c.gate = gate;
@@ -330,78 +370,89 @@ NB_MODULE(_relugrad, m) {
 
   m.def(
       "relu_grad_into",
-      [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype, int out_dtype, int preset, int gate,
-         int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
-         double clip_lo, double clip_hi, int threads, int stores, bool reference, uintptr_t stream) {
-        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stores, stream);
+      [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype,
+         int out_dtype, int preset, int gate, int combine, int denormals, int threshold_rounding,
+         double threshold, double alpha, bool clip, double clip_lo, double clip_hi, int threads,
+         int stores, bool reference, uintptr_t stream) {
+        const CallOptions c =
+            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                     clip_lo, clip_hi, threads, stores, stream);
         const int declared[3] = {dy_dtype, s_dtype, out_dtype};
         ReluGradInto(dy, s, out, declared, c, reference);
       },
       nb::arg("dy").noconvert(), nb::arg("s").noconvert(), nb::arg("out").noconvert(),
-      nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"),
-      nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"),
-      nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("reference"),
-      nb::arg("stream") = 0,
-      "Computes into out; every argument already checked by relugrad._api.");
+      nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"),
+      nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"),
+      nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
+      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("reference"),
+      nb::arg("stream") = 0, "Computes into out; every argument already checked by relugrad._api.");
 
   m.def(
       "relu_grad_host_ptr",
-      [](uintptr_t dy, uintptr_t s, uintptr_t out, int64_t n, int dtype, int preset, int gate, int combine,
-         int denormals, int threshold_rounding, double threshold, double alpha, bool clip, double clip_lo,
-         double clip_hi, int threads, int stores) {
+      [](uintptr_t dy, uintptr_t s, uintptr_t out, int64_t n, int dtype, int preset, int gate,
+         int combine, int denormals, int threshold_rounding, double threshold, double alpha,
+         bool clip, double clip_lo, double clip_hi, int threads, int stores) {
         // Host memory by address, for callers that checked the arrays
         // themselves (relugrad's torch paths on contiguous CPU tensors of one
         // dtype and shape): importing three tensors through DLPack cost
         // 7 us of a 22 us call. The library still checks n, null, alignment
         // and overlap.
-        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stores, 0);
+        const CallOptions c =
+            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                     clip_lo, clip_hi, threads, stores, 0);
         relugrad_options options = MakeOptions(c);
         options.backend = RELUGRAD_BACKEND_CPU;
         relugrad_status status;
         {
           nb::gil_scoped_release release;
-          status = relugrad_relu_grad(static_cast<relugrad_dtype>(dtype), n, reinterpret_cast<const void*>(dy),
-                                      reinterpret_cast<const void*>(s), reinterpret_cast<void*>(out), &options);
+          status = relugrad_relu_grad(
+              static_cast<relugrad_dtype>(dtype), n, reinterpret_cast<const void*>(dy),
+              reinterpret_cast<const void*>(s), reinterpret_cast<void*>(out), &options);
         }
         Check(status);
       },
-      nb::arg("dy"), nb::arg("s"), nb::arg("out"), nb::arg("n"), nb::arg("dtype"), nb::arg("preset"), nb::arg("gate"),
-      nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"),
-      nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"),
-      "relu_grad on host memory given by address; the caller has checked kind, device, dtype, shape and layout.");
+      nb::arg("dy"), nb::arg("s"), nb::arg("out"), nb::arg("n"), nb::arg("dtype"),
+      nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
+      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"),
+      nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"),
+      "relu_grad on host memory given by address; the caller has checked kind, device, dtype, "
+      "shape and layout.");
 
   m.def(
       "relu_forward_into",
-      [](const InArray& x, OutArray y, MaskOut mask, int x_dtype, int y_dtype, int preset, int gate, int combine,
-         int denormals, int threshold_rounding, double threshold, double alpha, bool clip, double clip_lo,
-         double clip_hi, int threads, int stores, uintptr_t stream) {
-        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stores, stream);
+      [](const InArray& x, OutArray y, MaskOut mask, int x_dtype, int y_dtype, int preset, int gate,
+         int combine, int denormals, int threshold_rounding, double threshold, double alpha,
+         bool clip, double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
+        const CallOptions c =
+            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                     clip_lo, clip_hi, threads, stores, stream);
         const int declared[2] = {x_dtype, y_dtype};
         ReluForwardInto(x, y, mask, declared, c);
       },
-      nb::arg("x").noconvert(), nb::arg("y").noconvert(), nb::arg("mask").noconvert(), nb::arg("x_dtype"),
-      nb::arg("y_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
-      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
-      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("stream") = 0,
+      nb::arg("x").noconvert(), nb::arg("y").noconvert(), nb::arg("mask").noconvert(),
+      nb::arg("x_dtype"), nb::arg("y_dtype"), nb::arg("preset"), nb::arg("gate"),
+      nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"),
+      nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"),
+      nb::arg("stores"), nb::arg("stream") = 0,
       "y = relu(x) and the packed uint8 gate mask (ceil(n/8) bytes) into y and mask.");
 
   m.def(
       "relu_grad_mask_into",
-      [](const InArray& dy, const MaskIn& mask, OutArray out, int dy_dtype, int out_dtype, int preset, int gate,
-         int combine, int denormals, int threshold_rounding, double threshold, double alpha, bool clip,
-         double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
-        const CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                                       clip_lo, clip_hi, threads, stores, stream);
+      [](const InArray& dy, const MaskIn& mask, OutArray out, int dy_dtype, int out_dtype,
+         int preset, int gate, int combine, int denormals, int threshold_rounding, double threshold,
+         double alpha, bool clip, double clip_lo, double clip_hi, int threads, int stores,
+         uintptr_t stream) {
+        const CallOptions c =
+            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
+                     clip_lo, clip_hi, threads, stores, stream);
         const int declared[2] = {dy_dtype, out_dtype};
         ReluGradMaskInto(dy, mask, out, declared, c);
       },
-      nb::arg("dy").noconvert(), nb::arg("mask").noconvert(), nb::arg("out").noconvert(), nb::arg("dy_dtype"),
-      nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
-      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
-      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("stream") = 0,
+      nb::arg("dy").noconvert(), nb::arg("mask").noconvert(), nb::arg("out").noconvert(),
+      nb::arg("dy_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"),
+      nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"),
+      nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"),
+      nb::arg("stores"), nb::arg("stream") = 0,
       "dx = ReluGrad(dy, mask) into out (which may be dy).");
 
   m.def(
@@ -429,7 +480,8 @@ NB_MODULE(_relugrad, m) {
     d["misses"] = misses;
     return d;
   });
-  m.def("buffer_cache_trim", &relugrad_buffer_cache_trim, "Frees every cached block; returns the bytes freed.");
+  m.def("buffer_cache_trim", &relugrad_buffer_cache_trim,
+        "Frees every cached block; returns the bytes freed.");
 
   m.def("mask_bytes", &relugrad_mask_bytes, nb::arg("n"), "ceil(n/8), or -1 for n < 0.");
 
@@ -437,9 +489,12 @@ NB_MODULE(_relugrad, m) {
   m.def("build_info", &relugrad_build_info);
   m.def("isa_names", &IsaNames, "SIMD targets compiled in and attainable here, best first.");
   m.def("isa_selected", &relugrad_isa_selected);
-  m.def("set_max_isa", [](std::optional<std::string> name) {
-    Check(relugrad_set_max_isa(name ? name->c_str() : nullptr));
-  }, nb::arg("name").none());
+  m.def(
+      "set_max_isa",
+      [](std::optional<std::string> name) {
+        Check(relugrad_set_max_isa(name ? name->c_str() : nullptr));
+      },
+      nb::arg("name").none());
   m.def("default_threads", &relugrad_default_threads);
   m.def("backend_available", [](int backend) {
     return relugrad_backend_available(static_cast<relugrad_backend>(backend)) != 0;
@@ -449,28 +504,39 @@ NB_MODULE(_relugrad, m) {
     Check(relugrad_preset_from_name(name.c_str(), &p));
     return static_cast<int>(p);
   });
-  m.def("c_api_table", [] {
-    static const relugrad_python::CApiTable table = {
-        relugrad_python::kCApiTableVersion, sizeof(relugrad_python::CApiTable),
-        &relugrad_options_init, &relugrad_preset_from_name, &relugrad_relu_grad,
-        &relugrad_relu_forward, &relugrad_relu_grad_mask, &relugrad_last_error};
-    return reinterpret_cast<uintptr_t>(&table);
-  }, "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native library.");
+  m.def(
+      "c_api_table",
+      [] {
+        static const relugrad_python::CApiTable table = {relugrad_python::kCApiTableVersion,
+                                                         sizeof(relugrad_python::CApiTable),
+                                                         &relugrad_options_init,
+                                                         &relugrad_preset_from_name,
+                                                         &relugrad_relu_grad,
+                                                         &relugrad_relu_forward,
+                                                         &relugrad_relu_grad_mask,
+                                                         &relugrad_last_error};
+        return reinterpret_cast<uintptr_t>(&table);
+      },
+      "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native "
+      "library.");
   m.def("dtype_from_name", [](const std::string& name) {
     relugrad_dtype d;
     Check(relugrad_dtype_from_name(name.c_str(), &d));
     return static_cast<int>(d);
   });
-  m.def("preset_options", [](int preset) {
-    relugrad_options o;
-    Check(relugrad_options_init(&o, static_cast<relugrad_preset>(preset)));
-    nb::dict d;
-    d["gate"] = static_cast<int>(o.gate);
-    d["combine"] = static_cast<int>(o.combine);
-    d["denormals"] = static_cast<int>(o.denormals);
-    d["threshold_rounding"] = static_cast<int>(o.threshold_rounding);
-    return d;
-  }, "The preset's enum settings (gate, combine, denormals, threshold_rounding).");
+  m.def(
+      "preset_options",
+      [](int preset) {
+        relugrad_options o;
+        Check(relugrad_options_init(&o, static_cast<relugrad_preset>(preset)));
+        nb::dict d;
+        d["gate"] = static_cast<int>(o.gate);
+        d["combine"] = static_cast<int>(o.combine);
+        d["denormals"] = static_cast<int>(o.denormals);
+        d["threshold_rounding"] = static_cast<int>(o.threshold_rounding);
+        return d;
+      },
+      "The preset's enum settings (gate, combine, denormals, threshold_rounding).");
 
   m.attr("F32") = static_cast<int>(RELUGRAD_F32);
   m.attr("F16") = static_cast<int>(RELUGRAD_F16);

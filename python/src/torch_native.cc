@@ -5,15 +5,15 @@
 // Why C++: with torch.autograd.Function in Python, forward + backward of one
 // ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
 // Python: Function.apply's context object, then the autograd engine calling
-// back into the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU"). Here forward
-// is one dispatcher call and backward never enters Python.
+// back into the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU"). Here
+// forward is one dispatcher call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
 // (relugrad/torch.py's _plain_cpu decides); everything else goes elsewhere
 // there (custom ops, Python Functions, torch's own ops). Results have the
-// layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls relugrad's torch.library ops,
-// whose autograd formulas make it differentiable again. The library is the
-// _relugrad module's, reached through c_api_table.h, not a second copy.
+// layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls
+// relugrad's torch.library ops, whose autograd formulas make it differentiable again. The library
+// is the _relugrad module's, reached through c_api_table.h, not a second copy.
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -44,14 +44,17 @@ std::atomic<const CApiTable*> g_api{nullptr};
 
 const CApiTable& Api() {
   const CApiTable* api = g_api.load(std::memory_order_acquire);
-  TORCH_CHECK(api != nullptr, "relugrad_native: not bound; import relugrad.torch instead of loading the library");
+  TORCH_CHECK(api != nullptr,
+              "relugrad_native: not bound; import relugrad.torch instead of loading the library");
   return *api;
 }
 
 void Bind(int64_t address) {
   const auto* table = reinterpret_cast<const CApiTable*>(static_cast<uintptr_t>(address));
-  TORCH_CHECK(table != nullptr && table->version == kCApiTableVersion && table->struct_size >= sizeof(CApiTable),
-              "relugrad_native: the _relugrad module's entry table does not match this library (rebuild relugrad)");
+  TORCH_CHECK(table != nullptr && table->version == kCApiTableVersion &&
+                  table->struct_size >= sizeof(CApiTable),
+              "relugrad_native: the _relugrad module's entry table does not match this library "
+              "(rebuild relugrad)");
   g_api.store(table, std::memory_order_release);
 }
 
@@ -61,10 +64,14 @@ void Check(relugrad_status status) {
 
 relugrad_dtype DtypeOf(const at::Tensor& t) {
   switch (t.scalar_type()) {
-    case at::kFloat: return RELUGRAD_F32;
-    case at::kHalf: return RELUGRAD_F16;
-    case at::kBFloat16: return RELUGRAD_BF16;
-    case at::kDouble: return RELUGRAD_F64;
+    case at::kFloat:
+      return RELUGRAD_F32;
+    case at::kHalf:
+      return RELUGRAD_F16;
+    case at::kBFloat16:
+      return RELUGRAD_BF16;
+    case at::kDouble:
+      return RELUGRAD_F64;
     default:
       TORCH_CHECK(false, "relugrad: dtype ", t.scalar_type(),
                   " is not supported (float32, float16, bfloat16, float64)");
@@ -84,8 +91,8 @@ constexpr int64_t kTorchGrain = 32768;
 
 // Outputs from this size on are streamed when a call is split over threads:
 // relugrad's own rule for split calls (kCpuStreamBytesMultiBlock in
-// src/cpu/cpu_backend.h, docs/performance-notes.md, "Streaming threshold for split calls"), which the parts, each a
-// one-thread call, would not apply by themselves.
+// src/cpu/cpu_backend.h, docs/performance-notes.md, "Streaming threshold for split calls"), which
+// the parts, each a one-thread call, would not apply by themselves.
 constexpr int64_t kStreamBytesWhenSplit = int64_t{8} << 20;
 
 // Outputs below this size are stored cached when the call runs on one
@@ -121,7 +128,8 @@ CallPlan Plan(const Settings& settings, int64_t n, int64_t out_bytes) {
   plan.split = SplitOverTorchThreads(n, settings.threads);
   plan.options.threads = settings.threads == 0 ? 1 : static_cast<int32_t>(settings.threads);
   if (plan.split) {
-    plan.options.stores = out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
+    plan.options.stores =
+        out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
   } else if (plan.options.threads == 1 && out_bytes < kCachedBytesOnOneThread) {
     plan.options.stores = RELUGRAD_STORES_CACHED;
   }
@@ -139,9 +147,9 @@ void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
     return;
   }
   constexpr int64_t kUnit = 512;
-  at::parallel_for(0, (n + kUnit - 1) / kUnit, kTorchGrain / kUnit, [&](int64_t begin, int64_t end) {
-    run(begin * kUnit, std::min(end * kUnit, n));
-  });
+  at::parallel_for(
+      0, (n + kUnit - 1) / kUnit, kTorchGrain / kUnit,
+      [&](int64_t begin, int64_t end) { run(begin * kUnit, std::min(end * kUnit, n)); });
 }
 
 void Save(AutogradContext* ctx, const Settings& settings) {
@@ -177,7 +185,8 @@ at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
 // those sizes with these strides: dims sorted by the inputs' strides, first
 // input first, stride 0 (broadcast) skipped, equal strides ordered by size;
 // C order when nothing moves.
-std::vector<int64_t> TiStrides(at::IntArrayRef sizes, std::initializer_list<at::IntArrayRef> operands) {
+std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
+                               std::initializer_list<at::IntArrayRef> operands) {
   const int64_t n = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> perm(n);
   for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
@@ -229,9 +238,11 @@ at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides) {
 bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
   if (dy.is_contiguous() && s.is_contiguous()) {
     *out = at::empty(dy.sizes(), dy.options());
-  } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) && s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+  } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+             s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
     *out = at::empty(dy.sizes(), dy.options().memory_format(at::MemoryFormat::ChannelsLast));
-  } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() && dy.strides() == s.strides()) {
+  } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() &&
+             dy.strides() == s.strides()) {
     *out = EmptyStrided(dy, dy.strides());
   } else {
     return false;
@@ -314,10 +325,12 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     c10::List<int64_t> order;
     std::vector<int64_t> dims(layout.mask_strides.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
-    std::stable_sort(dims.begin(), dims.end(),
-                     [&](int64_t a, int64_t b) { return layout.mask_strides[a] > layout.mask_strides[b]; });
+    std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
+      return layout.mask_strides[a] > layout.mask_strides[b];
+    });
     for (int64_t d : dims) order.push_back(d);
-    return CallOp("relugrad::relu_grad_mask", {grad, mask, settings.semantics, settings.threads, order});
+    return CallOp("relugrad::relu_grad_mask",
+                  {grad, mask, settings.semantics, settings.threads, order});
   }
   at::Tensor dx;
   at::Tensor dy;
@@ -326,14 +339,16 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     dy = grad;
   } else {
     // a meta tensor: only its sizes and strides are read
-    const at::Tensor result = at::empty_strided(grad.sizes(), layout.result_strides, grad.options().device(at::kMeta));
+    const at::Tensor result =
+        at::empty_strided(grad.sizes(), layout.result_strides, grad.options().device(at::kMeta));
     bool flat = false;
     dx = EmptyGradOutput(grad, result, &flat);
     dy = InOrder(grad, layout.mask_strides);
   }
   // dx in the mask's order: dx itself, or a temporary copied into dx after.
   const bool direct = SameOrder(dx, layout.mask_strides);
-  at::Tensor target = direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
+  at::Tensor target =
+      direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
   const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
   const relugrad_dtype dtype = DtypeOf(dy);
   const int64_t size = static_cast<int64_t>(dy.element_size());
@@ -341,8 +356,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
   auto* dx_p = static_cast<char*>(target.mutable_data_ptr());
   ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
-    Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8, dx_p + begin * size,
-                               &plan.options));
+    Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8,
+                               dx_p + begin * size, &plan.options));
   });
   if (!direct) dx.copy_(target);
   return dx;
@@ -351,8 +366,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
 // y = relu(x) by torch.relu, gate on y for backward (as PyTorch's own ReLU).
 // Inputs after x are settings: backward returns no gradient for them.
 struct ReluFunction : public torch::autograd::Function<ReluFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics, int64_t threads,
-                            bool inplace) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics,
+                            int64_t threads, bool inplace) {
     at::Tensor y;
     if (inplace) {
       ctx->mark_dirty({x});
@@ -376,8 +391,8 @@ struct ReluFunction : public torch::autograd::Function<ReluFunction> {
 // y has torch.relu(x)'s layout; the kernel runs over x's storage when x is
 // dense (y then shares x's storage order), else over a copy of x in y's layout.
 struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics, int64_t threads,
-                            bool inplace) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics,
+                            int64_t threads, bool inplace) {
     const Settings settings{std::move(semantics), threads};
     at::Tensor src = x;  // what the kernel reads, dense
     at::Tensor y;        // what it writes: y's layout, maybe src itself
@@ -398,8 +413,8 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
     auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
     ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
-      Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size, mask_p + begin / 8,
-                               &plan.options));
+      Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size,
+                               mask_p + begin / 8, &plan.options));
     });
     const std::vector<int64_t> mask_strides = y.strides().vec();
     if (inplace) {
@@ -421,11 +436,13 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
     const MaskLayout layout{ctx->saved_data["mask_strides"].toIntVector(),
                             ctx->saved_data["result_strides"].toIntVector(),
                             ctx->saved_data["contiguous"].toBool()};
-    return {GradFromMask(grads[0], mask, Saved(ctx), layout), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {GradFromMask(grads[0], mask, Saved(ctx), layout), at::Tensor(), at::Tensor(),
+            at::Tensor()};
   }
 };
 
-at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask, bool inplace) {
+at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
+                bool inplace) {
   TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
   std::string name(semantics.data(), semantics.size());
@@ -433,7 +450,8 @@ at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads
               : ReluFunction::apply(x, std::move(name), threads, inplace);
 }
 
-at::Tensor ReluOutOfPlace(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask) {
+at::Tensor ReluOutOfPlace(const at::Tensor& x, c10::string_view semantics, int64_t threads,
+                          bool mask) {
   return Relu(x, semantics, threads, mask, /*inplace=*/false);
 }
 

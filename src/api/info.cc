@@ -24,7 +24,8 @@ const std::vector<std::string>& IsaNames() {
 extern "C" {
 
 const char* relugrad_version(void) {
-  return RG_STR(RELUGRAD_VERSION_MAJOR) "." RG_STR(RELUGRAD_VERSION_MINOR) "." RG_STR(RELUGRAD_VERSION_PATCH);
+  return RG_STR(RELUGRAD_VERSION_MAJOR) "." RG_STR(RELUGRAD_VERSION_MINOR) "." RG_STR(
+      RELUGRAD_VERSION_PATCH);
 }
 
 int relugrad_isa_count(void) { return static_cast<int>(IsaNames().size()); }
@@ -51,9 +52,12 @@ int relugrad_default_threads(void) { return relugrad::DefaultThreads(); }
 
 int relugrad_backend_available(relugrad_backend backend) {
   switch (backend) {
-    case RELUGRAD_BACKEND_CPU: return 1;
-    case RELUGRAD_BACKEND_CUDA: return relugrad::CudaBackendBuilt() ? 1 : 0;
-    case RELUGRAD_BACKEND_ASCEND_TWIN: return relugrad::AscendTwinBuilt() ? 1 : 0;
+    case RELUGRAD_BACKEND_CPU:
+      return 1;
+    case RELUGRAD_BACKEND_CUDA:
+      return relugrad::CudaBackendBuilt() ? 1 : 0;
+    case RELUGRAD_BACKEND_ASCEND_TWIN:
+      return relugrad::AscendTwinBuilt() ? 1 : 0;
   }
   return 0;
 }
@@ -63,7 +67,8 @@ const char* relugrad_build_info(void) {
     std::string s;
     s += std::string("version: ") + relugrad_version() + "\n";
     s += std::string("compiler: ") + __VERSION__ + "\n";
-    s += std::string("highway: ") + RG_STR(HWY_MAJOR) "." RG_STR(HWY_MINOR) "." RG_STR(HWY_PATCH) "\n";
+    s += std::string("highway: ") +
+         RG_STR(HWY_MAJOR) "." RG_STR(HWY_MINOR) "." RG_STR(HWY_PATCH) "\n";
     std::string compiled;
     // reliability: an unsigned shift; 1 << 63 on int64_t is UB (UBSan).
     for (uint64_t ubit = 1; ubit != 0; ubit <<= 1) {
@@ -76,8 +81,10 @@ const char* relugrad_build_info(void) {
     }
     s += "simd_compiled: " + compiled + "\n";
     s += "simd_default_cap: " + relugrad::DefaultIsaCapDescription() + "\n";
-    s += std::string("backend_cuda: ") + (relugrad::CudaBackendBuilt() ? "built" : "not built") + "\n";
-    s += std::string("backend_ascend_twin: ") + (relugrad::AscendTwinBuilt() ? "built" : "not built") + "\n";
+    s += std::string("backend_cuda: ") + (relugrad::CudaBackendBuilt() ? "built" : "not built") +
+         "\n";
+    s += std::string("backend_ascend_twin: ") +
+         (relugrad::AscendTwinBuilt() ? "built" : "not built") + "\n";
     s += "threads_grain_bytes: " + std::to_string(relugrad::kCpuGrainBytes) + "\n";
     return s;
   }();

@@ -23,8 +23,10 @@ relugrad_status ValidateMaskDisjoint(const void* mask, int64_t mask_bytes, const
   if (mask_bytes == 0 || bytes == 0) return RELUGRAD_OK;
   const uintptr_t m = reinterpret_cast<uintptr_t>(mask);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (m + static_cast<uintptr_t>(mask_bytes) <= a || a + static_cast<uintptr_t>(bytes) <= m) return RELUGRAD_OK;
-  return Fail(RELUGRAD_INVALID_ARGUMENT, "mask overlaps %s (the mask must not alias any array)", name);
+  if (m + static_cast<uintptr_t>(mask_bytes) <= a || a + static_cast<uintptr_t>(bytes) <= m)
+    return RELUGRAD_OK;
+  return Fail(RELUGRAD_INVALID_ARGUMENT, "mask overlaps %s (the mask must not alias any array)",
+              name);
 }
 
 relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_options* options,
@@ -33,7 +35,8 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
   *call = ResolveCall(options, ToDtype(dtype));
   if (*call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
   if ((*call)->sem.backend == RELUGRAD_BACKEND_ASCEND_TWIN) {
-    return Fail(RELUGRAD_UNSUPPORTED, "the mask path has no Ascend kernel (use the cpu or cuda backend)");
+    return Fail(RELUGRAD_UNSUPPORTED,
+                "the mask path has no Ascend kernel (use the cpu or cuda backend)");
   }
   return RELUGRAD_OK;
 }
@@ -43,11 +46,12 @@ relugrad_status ValidateCommon(relugrad_dtype dtype, int64_t n, const relugrad_o
 // tail call: a scope with a destructor around it cost 4-5 ns of a 60 ns
 // call at n = 16 (docs/performance-notes.md, "Mask path fixed cost").
 template <class Run>
-relugrad_status Profiled(const char* op, Dtype d, int64_t n, int64_t es, const Semantics& sem, const Run& run) {
+relugrad_status Profiled(const char* op, Dtype d, int64_t n, int64_t es, const Semantics& sem,
+                         const Run& run) {
   if (!profile::Enabled()) return run();
-  profile::CallScope profile_scope(
-      op, d, n, 2.0 * static_cast<double>(n) * es + MaskBytes(n),
-      profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT, sem.combine == RELUGRAD_COMBINE_MULTIPLY));
+  profile::CallScope profile_scope(op, d, n, 2.0 * static_cast<double>(n) * es + MaskBytes(n),
+                                   profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
+                                                      sem.combine == RELUGRAD_COMBINE_MULTIPLY));
   return run();
 }
 
@@ -75,7 +79,8 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
   return Profiled("relu_forward", d, n, es, sem, [&] {
-    if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluForwardMask(d, n, x, y, mask, params, sem);
+    if (sem.backend == RELUGRAD_BACKEND_CUDA)
+      return CudaReluForwardMask(d, n, x, y, mask, params, sem);
     return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores);
   });
 }
@@ -98,7 +103,8 @@ relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64_t n, const v
   const Dtype d = ToDtype(dtype);
   const KernelParams& params = call->params;
   return Profiled("relu_grad_mask", d, n, es, sem, [&] {
-    if (sem.backend == RELUGRAD_BACKEND_CUDA) return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
+    if (sem.backend == RELUGRAD_BACKEND_CUDA)
+      return CudaReluGradMask(d, n, dy, mask, dx, params, sem);
     return CpuReluGradMask(d, n, dy, mask, dx, params, sem.threads, sem.stores);
   });
 }

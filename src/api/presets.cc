@@ -13,10 +13,12 @@ struct Named {
   int value;
 };
 
-constexpr Named kDtypes[] = {{"f32", RELUGRAD_F32}, {"f16", RELUGRAD_F16},
-                             {"bf16", RELUGRAD_BF16}, {"f64", RELUGRAD_F64}};
-constexpr Named kDtypeAliases[] = {{"float32", RELUGRAD_F32}, {"float16", RELUGRAD_F16},
-                                   {"bfloat16", RELUGRAD_BF16}, {"float64", RELUGRAD_F64}};
+constexpr Named kDtypes[] = {
+    {"f32", RELUGRAD_F32}, {"f16", RELUGRAD_F16}, {"bf16", RELUGRAD_BF16}, {"f64", RELUGRAD_F64}};
+constexpr Named kDtypeAliases[] = {{"float32", RELUGRAD_F32},
+                                   {"float16", RELUGRAD_F16},
+                                   {"bfloat16", RELUGRAD_BF16},
+                                   {"float64", RELUGRAD_F64}};
 constexpr Named kPresets[] = {{"torch", RELUGRAD_PRESET_TORCH},
                               {"tensorflow", RELUGRAD_PRESET_TENSORFLOW},
                               {"jax", RELUGRAD_PRESET_JAX},
@@ -125,7 +127,8 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
       o.combine = RELUGRAD_COMBINE_MULTIPLY;
       break;
     default:
-      return Fail(RELUGRAD_INVALID_ARGUMENT, "preset %d is not a relugrad_preset", static_cast<int>(preset));
+      return Fail(RELUGRAD_INVALID_ARGUMENT, "preset %d is not a relugrad_preset",
+                  static_cast<int>(preset));
   }
   *options = o;
   return RELUGRAD_OK;
@@ -133,9 +136,11 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
 
 relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out) {
   int v = 0;
-  if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
+  if (name == nullptr || out == nullptr)
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
   if (!ValueOf(kDtypes, name, &v) && !ValueOf(kDtypeAliases, name, &v)) {
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown dtype '%s' (f32, f16, bf16, f64)", name);
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown dtype '%s' (f32, f16, bf16, f64)",
+                          name);
   }
   *out = static_cast<relugrad_dtype>(v);
   return RELUGRAD_OK;
@@ -149,21 +154,26 @@ const char* relugrad_dtype_name(relugrad_dtype dtype) {
 size_t relugrad_dtype_size(relugrad_dtype dtype) {
   switch (dtype) {
     case RELUGRAD_F16:
-    case RELUGRAD_BF16: return 2;
-    case RELUGRAD_F32: return 4;
-    case RELUGRAD_F64: return 8;
+    case RELUGRAD_BF16:
+      return 2;
+    case RELUGRAD_F32:
+      return 4;
+    case RELUGRAD_F64:
+      return 8;
   }
   return 0;
 }
 
 relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out) {
   int v = 0;
-  if (name == nullptr || out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
+  if (name == nullptr || out == nullptr)
+    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
   if (!ValueOf(kPresets, name, &v)) {
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT,
-                          "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore, cann_relugrad, "
-                          "cann_relugrad_v2, cann_threshold_grad, cann_relugrad_v2_hp)",
-                          name);
+    return relugrad::Fail(
+        RELUGRAD_INVALID_ARGUMENT,
+        "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore, cann_relugrad, "
+        "cann_relugrad_v2, cann_threshold_grad, cann_relugrad_v2_hp)",
+        name);
   }
   *out = static_cast<relugrad_preset>(v);
   return RELUGRAD_OK;

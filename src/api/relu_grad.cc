@@ -13,7 +13,8 @@ namespace relugrad {
 namespace {
 
 // The arrays' checks, after the dtype's, n's and the options'.
-relugrad_status ValidateArrays(int64_t n, int64_t es, const void* dy, const void* s, const void* dx) {
+relugrad_status ValidateArrays(int64_t n, int64_t es, const void* dy, const void* s,
+                               const void* dx) {
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("s", s, n, es));
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dx", dx, n, es));
@@ -33,8 +34,9 @@ relugrad_status ValidateCall(relugrad_dtype dtype, int64_t n, const void* dy, co
 
 // The same checks for the reference, which resolves its options afresh:
 // the oracle the tests hold the fast path to shares none of its memos.
-relugrad_status ValidateReferenceCall(relugrad_dtype dtype, int64_t n, const void* dy, const void* s,
-                                      void* dx, const relugrad_options* options, Semantics* sem) {
+relugrad_status ValidateReferenceCall(relugrad_dtype dtype, int64_t n, const void* dy,
+                                      const void* s, void* dx, const relugrad_options* options,
+                                      Semantics* sem) {
   RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, n));
   RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, sem));
   return ValidateArrays(n, static_cast<int64_t>(relugrad_dtype_size(dtype)), dy, s, dx);
@@ -75,7 +77,8 @@ relugrad_status relugrad_relu_grad_reference(relugrad_dtype dtype, int64_t n, co
   Semantics sem;
   RELUGRAD_RETURN_IF_ERROR(ValidateReferenceCall(dtype, n, dy, s, dx, options, &sem));
   if (sem.backend != RELUGRAD_BACKEND_CPU) {
-    return Fail(RELUGRAD_INVALID_ARGUMENT, "the reference runs on host memory only (backend must be cpu)");
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "the reference runs on host memory only (backend must be cpu)");
   }
   ReferenceRun(ToDtype(dtype), n, dy, s, dx, sem);
   return RELUGRAD_OK;
@@ -85,10 +88,14 @@ const char* relugrad_last_error(void) { return relugrad::LastError(); }
 
 const char* relugrad_status_name(relugrad_status status) {
   switch (status) {
-    case RELUGRAD_OK: return "ok";
-    case RELUGRAD_INVALID_ARGUMENT: return "invalid argument";
-    case RELUGRAD_UNSUPPORTED: return "unsupported";
-    case RELUGRAD_INTERNAL_ERROR: return "internal error";
+    case RELUGRAD_OK:
+      return "ok";
+    case RELUGRAD_INVALID_ARGUMENT:
+      return "invalid argument";
+    case RELUGRAD_UNSUPPORTED:
+      return "unsupported";
+    case RELUGRAD_INTERNAL_ERROR:
+      return "internal error";
   }
   return "unknown status";
 }

@@ -34,12 +34,14 @@ relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const
   // the kernel cannot tell from a dy NaN lane. Refuse rather than differ
   // (found by api_fuzz).
   if (params.closed == ClosedRule::kMulAlpha && std::isinf(params.alpha_f32)) {
-    return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: |alpha| = %g exceeds the f32 range (the kernel multiplies in f32)",
+    return Fail(RELUGRAD_UNSUPPORTED,
+                "ascend-twin: |alpha| = %g exceeds the f32 range (the kernel multiplies in f32)",
                 params.alpha);
   }
   if (dtype == Dtype::kF64) {
-    return Fail(RELUGRAD_UNSUPPORTED,
-                "ascend-twin: f64 is not supported (910B vector units have no f64); use f32/f16/bf16");
+    return Fail(
+        RELUGRAD_UNSUPPORTED,
+        "ascend-twin: f64 is not supported (910B vector units have no f64); use f32/f16/bf16");
   }
   if (n == 0) return RELUGRAD_OK;
   ascend::TilingRequest request;
@@ -56,7 +58,8 @@ relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const
   } catch (const ascend_twin::TwinViolation& e) {
     return Fail(RELUGRAD_INTERNAL_ERROR, "%s", e.what());
   } catch (const std::system_error& e) {
-    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: could not start block threads: %s", e.what());
+    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: could not start block threads: %s",
+                e.what());
   } catch (const std::bad_alloc&) {
     return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: out of memory");
   }

@@ -5,13 +5,16 @@
 namespace relugrad {
 namespace ascend {
 
-PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m, int active_blocks) {
+PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m,
+                           int active_blocks) {
   PipeEstimate e;
   // HBM is shared: each active core gets its share, capped by its own peak.
   const double gbps = std::min(m.core_copy_gbps, m.hbm_gbps / std::max(1, active_blocks));
   const double bytes_per_us = gbps * 1e3;  // GB/s -> bytes/us
-  e.mte2_us = static_cast<double>(c.mte2_bytes) / bytes_per_us + static_cast<double>(c.mte2_copies) * m.copy_latency_us;
-  e.mte3_us = static_cast<double>(c.mte3_bytes) / bytes_per_us + static_cast<double>(c.mte3_copies) * m.copy_latency_us;
+  e.mte2_us = static_cast<double>(c.mte2_bytes) / bytes_per_us +
+              static_cast<double>(c.mte2_copies) * m.copy_latency_us;
+  e.mte3_us = static_cast<double>(c.mte3_bytes) / bytes_per_us +
+              static_cast<double>(c.mte3_copies) * m.copy_latency_us;
   const double cycles = static_cast<double>(c.vec_repeats) * (256.0 / m.vec_bytes_per_cycle) +
                         static_cast<double>(c.vec_instrs) * m.vec_issue_cycles;
   e.vec_us = cycles / (m.clock_ghz * 1e3);
@@ -28,7 +31,8 @@ PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& 
   return e;
 }
 
-LaunchEstimate EstimateLaunch(const std::vector<ascend_twin::PipeCounters>& per_block, const PipeModel& m) {
+LaunchEstimate EstimateLaunch(const std::vector<ascend_twin::PipeCounters>& per_block,
+                              const PipeModel& m) {
   LaunchEstimate out;
   int active = 0;
   uint64_t bytes = 0;

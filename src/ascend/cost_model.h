@@ -17,14 +17,14 @@ namespace relugrad {
 namespace ascend {
 
 struct PipeModel {
-  double clock_ghz = 1.8;             // AI core clock (assumed)
-  double hbm_gbps = 1600.0;           // HBM bandwidth of the chip, shared by active cores
-  double core_copy_gbps = 100.0;      // one core's MTE peak when it has HBM to itself (assumed)
-  double copy_latency_us = 0.1;       // fixed cost per DataCopy issue (assumed)
-  double vec_bytes_per_cycle = 256;   // one repeat per cycle
-  double vec_issue_cycles = 8;        // per instruction overhead (assumed)
-  double launch_us = 5.0;             // kernel launch (assumed)
-  int buffers = 2;                    // 2: the pipes overlap; 1: they run back to back
+  double clock_ghz = 1.8;            // AI core clock (assumed)
+  double hbm_gbps = 1600.0;          // HBM bandwidth of the chip, shared by active cores
+  double core_copy_gbps = 100.0;     // one core's MTE peak when it has HBM to itself (assumed)
+  double copy_latency_us = 0.1;      // fixed cost per DataCopy issue (assumed)
+  double vec_bytes_per_cycle = 256;  // one repeat per cycle
+  double vec_issue_cycles = 8;       // per instruction overhead (assumed)
+  double launch_us = 5.0;            // kernel launch (assumed)
+  int buffers = 2;                   // 2: the pipes overlap; 1: they run back to back
 };
 
 struct PipeEstimate {
@@ -40,8 +40,10 @@ struct LaunchEstimate {
   double gbps = 0;      // bytes moved (both directions) / total time
 };
 
-PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m, int active_blocks);
-LaunchEstimate EstimateLaunch(const std::vector<ascend_twin::PipeCounters>& per_block, const PipeModel& m);
+PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m,
+                           int active_blocks);
+LaunchEstimate EstimateLaunch(const std::vector<ascend_twin::PipeCounters>& per_block,
+                              const PipeModel& m);
 
 }  // namespace ascend
 }  // namespace relugrad

@@ -13,7 +13,8 @@
 #include "core/work_plan.h"
 
 // The kernel entry point (src/ascend/kernel/relu_grad.cpp).
-extern "C" void relu_grad(uint8_t* dy, uint8_t* s, uint8_t* dx, uint8_t* workspace, uint8_t* tiling);
+extern "C" void relu_grad(uint8_t* dy, uint8_t* s, uint8_t* dx, uint8_t* workspace,
+                          uint8_t* tiling);
 
 namespace relugrad {
 namespace ascend {

@@ -24,7 +24,8 @@ class Timer {
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   // Nanoseconds since an arbitrary fixed origin (for traces).
   static int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+        .count();
   }
 
  private:
@@ -34,9 +35,9 @@ class Timer {
 namespace timing {
 
 struct Options {
-  double min_time = 0.2;           // seconds of samples per measurement
-  int min_samples = 5;             // at least this many samples
-  int max_samples = 100000;        // and at most this many
+  double min_time = 0.2;             // seconds of samples per measurement
+  int min_samples = 5;               // at least this many samples
+  int max_samples = 100000;          // and at most this many
   double min_batch_seconds = 20e-6;  // a sample times a batch at least this long (clock resolution)
 };
 

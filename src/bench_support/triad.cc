@@ -10,17 +10,21 @@ namespace relugrad {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-HWY_NOINLINE void TriadBlock(float* HWY_RESTRICT a, const float* HWY_RESTRICT b, const float* HWY_RESTRICT c,
-                             float q, int64_t begin, int64_t end, bool streaming) {
+HWY_NOINLINE void TriadBlock(float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                             const float* HWY_RESTRICT c, float q, int64_t begin, int64_t end,
+                             bool streaming) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const auto vq = hn::Set(d, q);
   int64_t i = begin;
   if (streaming) {  // scalar head up to an aligned address, Stream the body
-    for (; i < end && (reinterpret_cast<uintptr_t>(a + i) % (N * sizeof(float))) != 0; ++i) a[i] = b[i] + q * c[i];
-    for (; i + N <= end; i += N) hn::Stream(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
+    for (; i < end && (reinterpret_cast<uintptr_t>(a + i) % (N * sizeof(float))) != 0; ++i)
+      a[i] = b[i] + q * c[i];
+    for (; i + N <= end; i += N)
+      hn::Stream(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
   } else {
-    for (; i + N <= end; i += N) hn::StoreU(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
+    for (; i + N <= end; i += N)
+      hn::StoreU(hn::MulAdd(vq, hn::LoadU(d, c + i), hn::LoadU(d, b + i)), d, a + i);
   }
   for (; i < end; ++i) a[i] = b[i] + q * c[i];
   if (streaming) hwy::FlushStream();  // each writer fences its own streams
@@ -58,7 +62,8 @@ void RunTriadChunk(void* ctx, int block, int chunk) {
 }
 }  // namespace
 
-void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming, int threads) {
+void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming,
+           int threads) {
   ApplyIsaEnvironmentOnce();  // the same SIMD target as relugrad's kernels
   TriadJob job{a, b, c, q, streaming, {}};
   WorkPlanRequest r;
@@ -70,7 +75,8 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
   r.grain_bytes = kCpuGrainBytes;
   r.chunk_bytes = kCpuChunkBytes;
   job.plan = MakeWorkPlan(r);
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job, n * 4 >= CpuWakeBytes());
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job,
+                           n * 4 >= CpuWakeBytes());
 }
 
 }  // namespace relugrad

@@ -13,7 +13,8 @@ namespace relugrad {
 // n floats per array; streaming = non-temporal stores for whole aligned
 // vectors. threads as in the library (0 = all cores), split with the same
 // WorkPlan and pool as ReluGrad.
-void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming, int threads);
+void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool streaming,
+           int threads);
 
 }  // namespace relugrad
 

@@ -20,10 +20,15 @@ struct Layout {
 
 Layout LayoutOf(relugrad_dtype d) {
   switch (d) {
-    case RELUGRAD_F16: return {0x7c00, 0x0200, 0x0400, 0x03ff};
-    case RELUGRAD_BF16: return {0x7f80, 0x0040, 0x0080, 0x007f};
-    case RELUGRAD_F32: return {0x7f800000, 0x00400000, 0x00800000, 0x007fffff};
-    default: return {0x7ff0000000000000ull, 0x0008000000000000ull, 0x0010000000000000ull, 0x000fffffffffffffull};
+    case RELUGRAD_F16:
+      return {0x7c00, 0x0200, 0x0400, 0x03ff};
+    case RELUGRAD_BF16:
+      return {0x7f80, 0x0040, 0x0080, 0x007f};
+    case RELUGRAD_F32:
+      return {0x7f800000, 0x00400000, 0x00800000, 0x007fffff};
+    default:
+      return {0x7ff0000000000000ull, 0x0008000000000000ull, 0x0010000000000000ull,
+              0x000fffffffffffffull};
   }
 }
 
@@ -45,17 +50,26 @@ std::vector<uint64_t> SpecialValues(relugrad_dtype d) {
   const Layout L = LayoutOf(d);
   const uint64_t sign = Sign(d);
   std::vector<uint64_t> v = {
-      0, sign,                                   // +-0
-      L.inf, sign | L.inf,                       // +-inf
-      L.inf | L.quiet, sign | L.inf | L.quiet,   // default quiet NaNs
-      L.inf | L.quiet | 0x5, sign | L.inf | L.quiet | 0x3,  // quiet NaN payloads
-      L.inf | 0x1, sign | L.inf | 0x2,           // signalling NaNs
-      L.inf | (L.mantissa_mask >> 1),            // signalling NaN, big payload
-      L.inf - 1, sign | (L.inf - 1),             // +-max
-      L.min_normal, sign | L.min_normal,         // +-min normal
-      1, sign | 1,                               // +-min subnormal
-      L.min_normal - 1, sign | (L.min_normal - 1),  // +-max subnormal
-      0x2,                                       // another subnormal
+      0,
+      sign,  // +-0
+      L.inf,
+      sign | L.inf,  // +-inf
+      L.inf | L.quiet,
+      sign | L.inf | L.quiet,  // default quiet NaNs
+      L.inf | L.quiet | 0x5,
+      sign | L.inf | L.quiet | 0x3,  // quiet NaN payloads
+      L.inf | 0x1,
+      sign | L.inf | 0x2,              // signalling NaNs
+      L.inf | (L.mantissa_mask >> 1),  // signalling NaN, big payload
+      L.inf - 1,
+      sign | (L.inf - 1),  // +-max
+      L.min_normal,
+      sign | L.min_normal,  // +-min normal
+      1,
+      sign | 1,  // +-min subnormal
+      L.min_normal - 1,
+      sign | (L.min_normal - 1),  // +-max subnormal
+      0x2,                        // another subnormal
   };
   // Values around the thresholds the configurations use (0, 0.75, -1.5, 0.1),
   // and ordinary values of both signs.
@@ -156,7 +170,8 @@ std::vector<uint64_t> RandomBits(relugrad_dtype d, size_t n, uint64_t seed) {
 std::vector<unsigned char> Pack(relugrad_dtype d, const std::vector<uint64_t>& bits) {
   const size_t es = relugrad_dtype_size(d);
   std::vector<unsigned char> out(bits.size() * es);
-  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(out.data() + i * es, &bits[i], es);  // little-endian
+  for (size_t i = 0; i < bits.size(); ++i)
+    std::memcpy(out.data() + i * es, &bits[i], es);  // little-endian
   return out;
 }
 
@@ -175,8 +190,8 @@ std::string CompareBits(relugrad_dtype d, const void* expected, const void* actu
   for (size_t i = 0; i < n; ++i) {
     const uint64_t e = BitsAt(d, expected, i), a = BitsAt(d, actual, i);
     if (e != a) {
-      std::string msg = std::string(relugrad_dtype_name(d)) + " element " + std::to_string(i) + " of " +
-                        std::to_string(n) + ": expected " + Hex(e) + ", got " + Hex(a);
+      std::string msg = std::string(relugrad_dtype_name(d)) + " element " + std::to_string(i) +
+                        " of " + std::to_string(n) + ": expected " + Hex(e) + ", got " + Hex(a);
       if (dy != nullptr && s != nullptr) {
         msg += " (dy " + Hex(BitsAt(d, dy, i)) + ", s " + Hex(BitsAt(d, s, i)) + ")";
       }
@@ -187,7 +202,8 @@ std::string CompareBits(relugrad_dtype d, const void* expected, const void* actu
 }
 
 std::vector<unsigned char> Reference(relugrad_dtype d, const std::vector<unsigned char>& dy,
-                                     const std::vector<unsigned char>& s, const relugrad_options& o) {
+                                     const std::vector<unsigned char>& s,
+                                     const relugrad_options& o) {
   std::vector<unsigned char> dx(dy.size());
   const int64_t n = static_cast<int64_t>(dy.size() / relugrad_dtype_size(d));
   if (relugrad_relu_grad_reference(d, n, dy.data(), s.data(), dx.data(), &o) != RELUGRAD_OK) {

@@ -48,7 +48,8 @@ std::string Hex(uint64_t v);
 
 // Runs the reference into a fresh buffer.
 std::vector<unsigned char> Reference(relugrad_dtype dtype, const std::vector<unsigned char>& dy,
-                                     const std::vector<unsigned char>& s, const relugrad_options& o);
+                                     const std::vector<unsigned char>& s,
+                                     const relugrad_options& o);
 
 }  // namespace check
 }  // namespace relugrad

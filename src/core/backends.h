@@ -16,8 +16,8 @@ relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void*
 
 // The AscendC kernel executed by the CPU twin (host pointers).
 bool AscendTwinBuilt();
-relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s,
-                                   void* dx, const KernelParams& params, const Semantics& semantics);
+relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                                   const KernelParams& params, const Semantics& semantics);
 
 }  // namespace relugrad
 

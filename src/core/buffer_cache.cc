@@ -110,9 +110,9 @@ bool BufferCache::Release(void* block) {
 
 void BufferCache::EvictOverLimitLocked(std::vector<void*>* to_free) {
   while (stats_.cached_bytes > limit_bytes_ && !free_.empty()) {
-    const auto oldest = std::min_element(free_.begin(), free_.end(), [](const FreeBlock& a, const FreeBlock& b) {
-      return a.released_at < b.released_at;
-    });
+    const auto oldest = std::min_element(
+        free_.begin(), free_.end(),
+        [](const FreeBlock& a, const FreeBlock& b) { return a.released_at < b.released_at; });
     stats_.cached_bytes -= oldest->capacity;
     to_free->push_back(oldest->block);
     free_.erase(oldest);

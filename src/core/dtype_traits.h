@@ -29,8 +29,8 @@ struct DtypeTraits<Dtype::kF16> {
   static constexpr int kMantissaBits = 10;
   static constexpr Bits kSign = 0x8000u;
   static constexpr Bits kMagnitude = 0x7fffu;
-  static constexpr Bits kInf = 0x7c00u;      // exponent all ones
-  static constexpr Bits kQuiet = 0x0200u;    // top mantissa bit
+  static constexpr Bits kInf = 0x7c00u;    // exponent all ones
+  static constexpr Bits kQuiet = 0x0200u;  // top mantissa bit
   static constexpr Bits kMinNormal = 0x0400u;
 };
 
@@ -78,8 +78,7 @@ struct DtypeTraits<Dtype::kF64> {
 // -inf and positive NaNs above +inf. Gate tests and clipping become integer
 // compares, exact on every ISA (no FTZ/DAZ or NaN-compare surprises).
 template <Dtype D>
-RG_HOST_DEVICE constexpr typename DtypeTraits<D>::Key OrderKey(
-    typename DtypeTraits<D>::Bits bits) {
+RG_HOST_DEVICE constexpr typename DtypeTraits<D>::Key OrderKey(typename DtypeTraits<D>::Bits bits) {
   using T = DtypeTraits<D>;
   using Key = typename T::Key;
   const Key k = static_cast<Key>(bits);

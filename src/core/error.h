@@ -14,9 +14,9 @@ const char* LastError();
 relugrad_status Fail(relugrad_status status, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
-#define RELUGRAD_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    const relugrad_status rg_status_ = (expr);      \
+#define RELUGRAD_RETURN_IF_ERROR(expr)                \
+  do {                                                \
+    const relugrad_status rg_status_ = (expr);        \
     if (rg_status_ != RELUGRAD_OK) return rg_status_; \
   } while (0)
 

@@ -40,15 +40,16 @@ uint16_t RoundTo16(double v) {
   // Largest finite pattern with value <= a.
   uint32_t lo = 0, hi = T::kInf;  // invariant: value(lo) <= a < value(hi)
   const double top = std::ldexp(1.0, D == Dtype::kF16 ? 16 : 128);  // "value" of inf for rounding
-  auto value = [&](uint32_t b) {
-    return b == T::kInf ? top : BitsToDouble(D, b);
-  };
+  auto value = [&](uint32_t b) { return b == T::kInf ? top : BitsToDouble(D, b); };
   if (a >= top) {
     lo = T::kInf;
   } else {
     while (hi - lo > 1) {
       const uint32_t mid = lo + (hi - lo) / 2;
-      if (value(mid) <= a) lo = mid; else hi = mid;
+      if (value(mid) <= a)
+        lo = mid;
+      else
+        hi = mid;
     }
     const double midpoint = (value(lo) + value(hi)) / 2;  // exact: few bits
     if (a > midpoint || (a == midpoint && (lo & 1u))) lo = hi;

@@ -24,10 +24,14 @@ void StoreBits(Dtype dtype, void* base, int64_t i, uint64_t bits) {
 
 uint64_t PlusInf(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return DtypeTraits<Dtype::kF16>::kInf;
-    case Dtype::kBF16: return DtypeTraits<Dtype::kBF16>::kInf;
-    case Dtype::kF32: return DtypeTraits<Dtype::kF32>::kInf;
-    case Dtype::kF64: return DtypeTraits<Dtype::kF64>::kInf;
+    case Dtype::kF16:
+      return DtypeTraits<Dtype::kF16>::kInf;
+    case Dtype::kBF16:
+      return DtypeTraits<Dtype::kBF16>::kInf;
+    case Dtype::kF32:
+      return DtypeTraits<Dtype::kF32>::kInf;
+    case Dtype::kF64:
+      return DtypeTraits<Dtype::kF64>::kInf;
   }
   return 0;
 }
@@ -73,7 +77,8 @@ void ReferenceForwardRun(Dtype dtype, int64_t n, const void* x, void* y, uint8_t
 void ReferenceGradMaskRun(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
                           const Semantics& sem) {
   for (int64_t i = 0; i < n; ++i) {
-    StoreBits(dtype, dx, i, ReferenceGradMaskElement(dtype, LoadBits(dtype, dy, i), MaskBit(mask, i), sem));
+    StoreBits(dtype, dx, i,
+              ReferenceGradMaskElement(dtype, LoadBits(dtype, dy, i), MaskBit(mask, i), sem));
   }
 }
 

@@ -24,10 +24,12 @@ namespace relugrad {
 inline bool MaskBit(const uint8_t* mask, int64_t i) { return (mask[i / 8] >> (i % 8)) & 1; }
 
 // One element: y bits, and the bit in *open.
-uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Semantics& semantics, bool* open);
+uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Semantics& semantics,
+                                 bool* open);
 
 // One element of the backward pass.
-uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open, const Semantics& semantics);
+uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open,
+                                  const Semantics& semantics);
 
 // Whole arrays. y may alias x exactly; every mask byte of ceil(n/8) is
 // written, padding bits of the last byte zero.

@@ -11,44 +11,72 @@ namespace {
 uint64_t LoadBits(Dtype dtype, const void* base, int64_t i) {
   const char* p = static_cast<const char*>(base) + i * DtypeSize(dtype);
   switch (DtypeSize(dtype)) {
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 void StoreBits(Dtype dtype, void* base, int64_t i, uint64_t bits) {
   char* p = static_cast<char*>(base) + i * DtypeSize(dtype);
   switch (DtypeSize(dtype)) {
-    case 2: { const uint16_t v = static_cast<uint16_t>(bits); std::memcpy(p, &v, 2); break; }
-    case 4: { const uint32_t v = static_cast<uint32_t>(bits); std::memcpy(p, &v, 4); break; }
-    default: std::memcpy(p, &bits, 8); break;
+    case 2: {
+      const uint16_t v = static_cast<uint16_t>(bits);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case 4: {
+      const uint32_t v = static_cast<uint32_t>(bits);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    default:
+      std::memcpy(p, &bits, 8);
+      break;
   }
 }
 
 uint64_t QuietBit(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return DtypeTraits<Dtype::kF16>::kQuiet;
-    case Dtype::kBF16: return DtypeTraits<Dtype::kBF16>::kQuiet;
-    case Dtype::kF32: return DtypeTraits<Dtype::kF32>::kQuiet;
-    case Dtype::kF64: return DtypeTraits<Dtype::kF64>::kQuiet;
+    case Dtype::kF16:
+      return DtypeTraits<Dtype::kF16>::kQuiet;
+    case Dtype::kBF16:
+      return DtypeTraits<Dtype::kBF16>::kQuiet;
+    case Dtype::kF32:
+      return DtypeTraits<Dtype::kF32>::kQuiet;
+    case Dtype::kF64:
+      return DtypeTraits<Dtype::kF64>::kQuiet;
   }
   return 0;
 }
 
 uint64_t DefaultNanBits(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return DefaultNan<Dtype::kF16>();
-    case Dtype::kBF16: return DefaultNan<Dtype::kBF16>();
-    case Dtype::kF32: return DefaultNan<Dtype::kF32>();
-    case Dtype::kF64: return DefaultNan<Dtype::kF64>();
+    case Dtype::kF16:
+      return DefaultNan<Dtype::kF16>();
+    case Dtype::kBF16:
+      return DefaultNan<Dtype::kBF16>();
+    case Dtype::kF32:
+      return DefaultNan<Dtype::kF32>();
+    case Dtype::kF64:
+      return DefaultNan<Dtype::kF64>();
   }
   return 0;
 }
 
-bool IsNanBits(Dtype dtype, uint64_t bits) {
-  return std::isnan(BitsToDouble(dtype, bits));
-}
+bool IsNanBits(Dtype dtype, uint64_t bits) { return std::isnan(BitsToDouble(dtype, bits)); }
 
 bool ComputeIsF64(Dtype dtype) { return dtype == Dtype::kF64; }
 
@@ -106,12 +134,10 @@ bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
   return sem.gate == RELUGRAD_GATE_PASS_IF_GT ? v > t : !(v <= t);
 }
 
-uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
-                          const Semantics& sem) {
+uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const Semantics& sem) {
   if (ReferenceGateOpen(dtype, s_bits, sem)) {
-    uint64_t out = sem.combine == RELUGRAD_COMBINE_MULTIPLY
-                       ? Multiply(dtype, dy_bits, 1.0, sem)
-                       : dy_bits;
+    uint64_t out =
+        sem.combine == RELUGRAD_COMBINE_MULTIPLY ? Multiply(dtype, dy_bits, 1.0, sem) : dy_bits;
     if (sem.clip) out = Clip(dtype, out, sem);
     return out;
   }
@@ -121,8 +147,8 @@ uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
   return 0;  // +0
 }
 
-void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s,
-                  void* dx, const Semantics& sem) {
+void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                  const Semantics& sem) {
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t dy_bits = LoadBits(dtype, dy, i);
     const uint64_t s_bits = LoadBits(dtype, s, i);

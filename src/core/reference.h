@@ -21,8 +21,8 @@ uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
 
 // Whole arrays; dx may alias dy or s exactly. Pointers need only be
 // element-aligned.
-void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s,
-                  void* dx, const Semantics& semantics);
+void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                  const Semantics& semantics);
 
 }  // namespace relugrad
 

@@ -30,7 +30,10 @@ int64_t GateKeyLo(const Semantics& sem) {
   auto span = [&] { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
   while (span() > 1) {  // invariant: !open(lo), open(hi)
     const int64_t mid = static_cast<int64_t>(static_cast<uint64_t>(lo) + span() / 2);
-    if (open(mid)) hi = mid; else lo = mid;
+    if (open(mid))
+      hi = mid;
+    else
+      lo = mid;
   }
   return hi;
 }
@@ -78,8 +81,7 @@ double ComparedThreshold(Dtype dtype, const Semantics& sem) {
   if (sem.threshold_rounding == RELUGRAD_THRESHOLD_DTYPE) {
     return BitsToDouble(dtype, ScalarToDtypeBits(dtype, sem.threshold));
   }
-  return dtype == Dtype::kF64 ? sem.threshold
-                              : static_cast<double>(RoundToFloat(sem.threshold));
+  return dtype == Dtype::kF64 ? sem.threshold : static_cast<double>(RoundToFloat(sem.threshold));
 }
 
 relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) {
@@ -99,19 +101,38 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
     std::memcpy(&full, options, options->struct_size);
     full.struct_size = sizeof(full);
   }
-  if (!ValidEnum(RawEnum(full.gate), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.gate %d is not a relugrad_gate", RawEnum(full.gate));
-  if (!ValidEnum(RawEnum(full.combine), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine", RawEnum(full.combine));
-  if (!ValidEnum(RawEnum(full.denormals), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals", RawEnum(full.denormals));
-  if (!ValidEnum(RawEnum(full.threshold_rounding), 2)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.threshold_rounding %d is not a relugrad_threshold_rounding", RawEnum(full.threshold_rounding));
-  if (!ValidEnum(RawEnum(full.stores), 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stores %d is not a relugrad_stores", RawEnum(full.stores));
-  if (!ValidEnum(RawEnum(full.backend), 3)) return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend", RawEnum(full.backend));
+  if (!ValidEnum(RawEnum(full.gate), 2))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.gate %d is not a relugrad_gate",
+                RawEnum(full.gate));
+  if (!ValidEnum(RawEnum(full.combine), 2))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.combine %d is not a relugrad_combine",
+                RawEnum(full.combine));
+  if (!ValidEnum(RawEnum(full.denormals), 2))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.denormals %d is not a relugrad_denormals",
+                RawEnum(full.denormals));
+  if (!ValidEnum(RawEnum(full.threshold_rounding), 2))
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "options.threshold_rounding %d is not a relugrad_threshold_rounding",
+                RawEnum(full.threshold_rounding));
+  if (!ValidEnum(RawEnum(full.stores), 3))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stores %d is not a relugrad_stores",
+                RawEnum(full.stores));
+  if (!ValidEnum(RawEnum(full.backend), 3))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.backend %d is not a relugrad_backend",
+                RawEnum(full.backend));
   if (std::isnan(full.threshold)) return Fail(RELUGRAD_INVALID_ARGUMENT, "threshold is NaN");
-  if (!std::isfinite(full.alpha)) return Fail(RELUGRAD_INVALID_ARGUMENT, "alpha must be finite (got %g)", full.alpha);
+  if (!std::isfinite(full.alpha))
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "alpha must be finite (got %g)", full.alpha);
   if (full.clip) {
-    if (std::isnan(full.clip_lo) || std::isnan(full.clip_hi)) return Fail(RELUGRAD_INVALID_ARGUMENT, "clip bounds must not be NaN");
-    if (full.clip_lo > full.clip_hi) return Fail(RELUGRAD_INVALID_ARGUMENT, "clip range [%g, %g] is empty (lo > hi)", full.clip_lo, full.clip_hi);
+    if (std::isnan(full.clip_lo) || std::isnan(full.clip_hi))
+      return Fail(RELUGRAD_INVALID_ARGUMENT, "clip bounds must not be NaN");
+    if (full.clip_lo > full.clip_hi)
+      return Fail(RELUGRAD_INVALID_ARGUMENT, "clip range [%g, %g] is empty (lo > hi)", full.clip_lo,
+                  full.clip_hi);
   }
-  if (full.threads < 0) return Fail(RELUGRAD_INVALID_ARGUMENT, "threads must be >= 0 (0 = all cores), got %d", full.threads);
+  if (full.threads < 0)
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "threads must be >= 0 (0 = all cores), got %d",
+                full.threads);
 
   out->gate = full.gate;
   out->combine = full.combine;
@@ -155,15 +176,20 @@ struct ParamsKey {
     return b;
   }
   ParamsKey(Dtype d, const Semantics& s)
-      : dtype(d), gate(s.gate), combine(s.combine), denormals(s.denormals),
-        rounding(s.threshold_rounding), clip(s.clip), threshold(Bits(s.threshold)),
-        alpha(Bits(s.alpha)), clip_lo(s.clip ? Bits(s.clip_lo) : 0),
+      : dtype(d),
+        gate(s.gate),
+        combine(s.combine),
+        denormals(s.denormals),
+        rounding(s.threshold_rounding),
+        clip(s.clip),
+        threshold(Bits(s.threshold)),
+        alpha(Bits(s.alpha)),
+        clip_lo(s.clip ? Bits(s.clip_lo) : 0),
         clip_hi(s.clip ? Bits(s.clip_hi) : 0) {}
   bool operator==(const ParamsKey& o) const {
-    return dtype == o.dtype && gate == o.gate && combine == o.combine &&
-           denormals == o.denormals && rounding == o.rounding && clip == o.clip &&
-           threshold == o.threshold && alpha == o.alpha && clip_lo == o.clip_lo &&
-           clip_hi == o.clip_hi;
+    return dtype == o.dtype && gate == o.gate && combine == o.combine && denormals == o.denormals &&
+           rounding == o.rounding && clip == o.clip && threshold == o.threshold &&
+           alpha == o.alpha && clip_lo == o.clip_lo && clip_hi == o.clip_hi;
   }
 };
 
@@ -261,10 +287,18 @@ KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
     p.closed = p.open_multiply ? ClosedRule::kMulZero : ClosedRule::kZero;
   }
   switch (dtype) {
-    case Dtype::kF16: FillKeys<Dtype::kF16>(&p, sem); break;
-    case Dtype::kBF16: FillKeys<Dtype::kBF16>(&p, sem); break;
-    case Dtype::kF32: FillKeys<Dtype::kF32>(&p, sem); break;
-    case Dtype::kF64: FillKeys<Dtype::kF64>(&p, sem); break;
+    case Dtype::kF16:
+      FillKeys<Dtype::kF16>(&p, sem);
+      break;
+    case Dtype::kBF16:
+      FillKeys<Dtype::kBF16>(&p, sem);
+      break;
+    case Dtype::kF32:
+      FillKeys<Dtype::kF32>(&p, sem);
+      break;
+    case Dtype::kF64:
+      FillKeys<Dtype::kF64>(&p, sem);
+      break;
   }
   return p;
 }

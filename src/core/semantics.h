@@ -69,9 +69,7 @@ struct KernelParams {
   float alpha_f32 = 0.0f;
 
   // The common case every backend specialises: dx = open ? dy : +0.
-  bool IsPlainSelect() const {
-    return !open_multiply && !clip && closed == ClosedRule::kZero;
-  }
+  bool IsPlainSelect() const { return !open_multiply && !clip && closed == ClosedRule::kZero; }
 };
 
 KernelParams MakeKernelParams(Dtype dtype, const Semantics& semantics);

@@ -35,7 +35,8 @@ inline relugrad_status ValidateCount(int64_t n, int64_t elem_bytes) {
 
 // ptr non-null when n > 0, aligned to `align` bytes, and ptr + n * align
 // does not wrap around the address space.
-inline relugrad_status ValidatePointer(const char* name, const void* ptr, int64_t n, int64_t align) {
+inline relugrad_status ValidatePointer(const char* name, const void* ptr, int64_t n,
+                                       int64_t align) {
   if (n == 0) return RELUGRAD_OK;
   const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
   if (ptr == nullptr || (align > 1 && start % static_cast<uintptr_t>(align) != 0) ||
@@ -59,7 +60,8 @@ inline relugrad_status ValidateAliasing(const char* out_name, const void* out, i
   if (out_bytes == 0 || in_bytes == 0 || out == in) return RELUGRAD_OK;
   const uintptr_t o = reinterpret_cast<uintptr_t>(out);
   const uintptr_t i = reinterpret_cast<uintptr_t>(in);
-  const bool disjoint = o + static_cast<uintptr_t>(out_bytes) <= i || i + static_cast<uintptr_t>(in_bytes) <= o;
+  const bool disjoint =
+      o + static_cast<uintptr_t>(out_bytes) <= i || i + static_cast<uintptr_t>(in_bytes) <= o;
   if (!disjoint) return FailAliasing(out_name, in_name);
   return RELUGRAD_OK;
 }

@@ -14,10 +14,10 @@ namespace relugrad {
 struct WorkPlanRequest {
   int64_t n = 0;
   int elem_bytes = 4;
-  uint64_t dx_address = 0;     // boundaries align to this address + k * unit
-  int64_t unit_bytes = 64;     // alignment unit of block boundaries
-  int max_blocks = 1;          // workers or cores available
-  int64_t grain_bytes = 0;     // below this many bytes of dx per block, use fewer blocks
+  uint64_t dx_address = 0;        // boundaries align to this address + k * unit
+  int64_t unit_bytes = 64;        // alignment unit of block boundaries
+  int max_blocks = 1;             // workers or cores available
+  int64_t grain_bytes = 0;        // below this many bytes of dx per block, use fewer blocks
   int64_t tile_budget_bytes = 0;  // bytes of one tile of one array (0: tile = block)
   int64_t tile_unit_bytes = 0;    // tiles are multiples of this (0: unit_bytes)
   int64_t chunk_bytes = 0;        // CPU: least bytes of dx per chunk of a block (0: one chunk)
@@ -31,7 +31,8 @@ struct WorkPlan {
   int64_t head_elems = 0;   // elements before dx's first unit-aligned address
   int blocks = 1;           // blocks actually used (>= 1, even for n == 0)
   int64_t block_elems = 0;  // elements per block beyond block 0's head; a multiple of unit_elems
-  int64_t tile_elems = 0;   // elements per tile (a multiple of the tile unit); last tile of a block may be shorter
+  int64_t tile_elems =
+      0;  // elements per tile (a multiple of the tile unit); last tile of a block may be shorter
   // CPU: each block splits into `chunks` chunks of chunk_elems (a multiple of
   // unit_elems; block 0's first chunk also takes the head), the units of
   // work the thread pool lets the caller take over from a late worker.

@@ -43,7 +43,9 @@ std::atomic<int64_t> g_wake_bytes_override{0};
 
 }  // namespace
 
-void SetCpuWakeBytesForTest(int64_t bytes) { g_wake_bytes_override.store(bytes, std::memory_order_relaxed); }
+void SetCpuWakeBytesForTest(int64_t bytes) {
+  g_wake_bytes_override.store(bytes, std::memory_order_relaxed);
+}
 
 int64_t CpuWakeBytes() {
   const int64_t o = g_wake_bytes_override.load(std::memory_order_relaxed);
@@ -75,14 +77,18 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   const bool splittable = CpuCallSplittable(n * DtypeSize(dtype), threads);
   // Small enough not to wake sleeping workers, and they sleep: plan for one
   // thread (its store choice, a direct call) rather than run every block alone.
-  const bool solo = splittable && n * DtypeSize(dtype) < CpuWakeBytes() && !ThreadPool::Global().WorkersReady();
+  const bool solo =
+      splittable && n * DtypeSize(dtype) < CpuWakeBytes() && !ThreadPool::Global().WorkersReady();
   const bool one_block = !splittable || solo;
   const int64_t override_bytes = CpuStreamBytesOverride();
-  const int64_t auto_bytes =
-      override_bytes != 0 ? override_bytes : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
-  const bool stream = UseStreamingStores(stores, n * DtypeSize(dtype), auto_bytes, dx == dy || dx == s);
-  job.kernel = alpha16 ? &RunBlockAlpha16
-                       : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
+  const int64_t auto_bytes = override_bytes != 0
+                                 ? override_bytes
+                                 : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
+  const bool stream =
+      UseStreamingStores(stores, n * DtypeSize(dtype), auto_bytes, dx == dy || dx == s);
+  job.kernel = alpha16
+                   ? &RunBlockAlpha16
+                   : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
   job.params = &params;
   job.dy = dy;
   job.s = s;
@@ -108,7 +114,8 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   request.chunk_bytes = kCpuChunkBytes;
   job.plan = MakeWorkPlan(request);
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, stream);
-  if (!ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job, n * DtypeSize(dtype) >= CpuWakeBytes())) {
+  if (!ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job,
+                                n * DtypeSize(dtype) >= CpuWakeBytes())) {
     // All blocks ran on the caller; the result is complete and correct.
   }
   return RELUGRAD_OK;

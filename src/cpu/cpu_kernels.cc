@@ -23,20 +23,28 @@ HWY_EXPORT(RunBlockStreamF64);
 
 BlockKernel DispatchBlockKernel(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(RunBlockF16);
-    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(RunBlockBF16);
-    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(RunBlockF32);
-    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(RunBlockF64);
+    case Dtype::kF16:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockF16);
+    case Dtype::kBF16:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockBF16);
+    case Dtype::kF32:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockF32);
+    case Dtype::kF64:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockF64);
   }
   return nullptr;
 }
 
 BlockKernel DispatchStreamingBlockKernel(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF16);
-    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamBF16);
-    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF32);
-    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF64);
+    case Dtype::kF16:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF16);
+    case Dtype::kBF16:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockStreamBF16);
+    case Dtype::kF32:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF32);
+    case Dtype::kF64:
+      return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF64);
   }
   return nullptr;
 }

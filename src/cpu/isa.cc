@@ -69,7 +69,8 @@ int64_t DefaultCap() {
 }  // namespace
 
 std::string DefaultIsaCapDescription() {
-  return DefaultCap() == 0 ? "none (best attainable)" : "avx2 (AMD Zen 4: AVX2 measured faster than AVX-512)";
+  return DefaultCap() == 0 ? "none (best attainable)"
+                           : "avx2 (AMD Zen 4: AVX2 measured faster than AVX-512)";
 }
 
 std::vector<std::string> AttainableIsas() {
@@ -103,13 +104,14 @@ relugrad_status SetMaxIsa(const char* name) {
   if (cap == 0) {
     std::string known;
     for (const auto& n : AttainableIsas()) known += (known.empty() ? "" : ", ") + n;
-    return Fail(RELUGRAD_INVALID_ARGUMENT, "unknown SIMD target '%s' (this build and CPU offer: %s)",
-                name, known.c_str());
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "unknown SIMD target '%s' (this build and CPU offer: %s)", name, known.c_str());
   }
   // Keep the cap and every weaker target (higher bit = weaker in Highway).
   const int64_t allowed = all & ~(cap - 1);
   if ((allowed & cap) == 0) {
-    return Fail(RELUGRAD_UNSUPPORTED, "SIMD target '%s' is compiled in but this CPU cannot run it", name);
+    return Fail(RELUGRAD_UNSUPPORTED, "SIMD target '%s' is compiled in but this CPU cannot run it",
+                name);
   }
   hwy::SetSupportedTargetsForTest(allowed);
   hwy::GetChosenTarget().Update(hwy::SupportedTargets());

@@ -93,9 +93,10 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   const int64_t out_bytes = n * DtypeSize(dtype);
-  const bool stream =
-      UseStreamingStores(stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), y == x);
-  if (!CpuCallSplittable(out_bytes, threads)) {  // one block: no plan, no pool (60 -> 48 ns at n = 16)
+  const bool stream = UseStreamingStores(
+      stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), y == x);
+  if (!CpuCallSplittable(out_bytes,
+                         threads)) {  // one block: no plan, no pool (60 -> 48 ns at n = 16)
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchForwardKernel(dtype)(params, x, y, mask, 0, n, stream);
@@ -103,21 +104,28 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
     if (profile::Enabled()) profile::NoteBackend(1, stream);
     return RELUGRAD_OK;
   }
-  ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask,
-                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads), stream};
+  ForwardJob job{DispatchForwardKernel(dtype),
+                 &params,
+                 x,
+                 y,
+                 mask,
+                 MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(y), threads),
+                 stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   // false only when no worker could be created: every block then ran here.
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job, out_bytes >= CpuWakeBytes());
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job,
+                           out_bytes >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 
 relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
-                                void* dx, const KernelParams& params, int threads, relugrad_stores stores) {
+                                void* dx, const KernelParams& params, int threads,
+                                relugrad_stores stores) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   const int64_t out_bytes = n * DtypeSize(dtype);
-  const bool stream =
-      UseStreamingStores(stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), dx == dy);
+  const bool stream = UseStreamingStores(
+      stores, out_bytes, g_mask_stream_bytes.load(std::memory_order_relaxed), dx == dy);
   if (!CpuCallSplittable(out_bytes, threads)) {
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
@@ -126,10 +134,16 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
     if (profile::Enabled()) profile::NoteBackend(1, stream);
     return RELUGRAD_OK;
   }
-  GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx,
-              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads), stream};
+  GradJob job{DispatchGradMaskKernel(dtype),
+              &params,
+              dy,
+              mask,
+              dx,
+              MakeMaskWorkPlan(n, DtypeSize(dtype), reinterpret_cast<uintptr_t>(dx), threads),
+              stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job, out_bytes >= CpuWakeBytes());
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job,
+                           out_bytes >= CpuWakeBytes());
   return RELUGRAD_OK;
 }
 

@@ -23,20 +23,28 @@ HWY_EXPORT(GradMaskBlockF64);
 
 ForwardKernel DispatchForwardKernel(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(ForwardBlockF16);
-    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(ForwardBlockBF16);
-    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(ForwardBlockF32);
-    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(ForwardBlockF64);
+    case Dtype::kF16:
+      return &HWY_DYNAMIC_DISPATCH(ForwardBlockF16);
+    case Dtype::kBF16:
+      return &HWY_DYNAMIC_DISPATCH(ForwardBlockBF16);
+    case Dtype::kF32:
+      return &HWY_DYNAMIC_DISPATCH(ForwardBlockF32);
+    case Dtype::kF64:
+      return &HWY_DYNAMIC_DISPATCH(ForwardBlockF64);
   }
   return nullptr;
 }
 
 GradMaskKernel DispatchGradMaskKernel(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF16: return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF16);
-    case Dtype::kBF16: return &HWY_DYNAMIC_DISPATCH(GradMaskBlockBF16);
-    case Dtype::kF32: return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF32);
-    case Dtype::kF64: return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF64);
+    case Dtype::kF16:
+      return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF16);
+    case Dtype::kBF16:
+      return &HWY_DYNAMIC_DISPATCH(GradMaskBlockBF16);
+    case Dtype::kF32:
+      return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF32);
+    case Dtype::kF64:
+      return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF64);
   }
   return nullptr;
 }

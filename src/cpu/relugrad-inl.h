@@ -262,21 +262,44 @@ HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s,
     }
     return;
   }
-  ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
-    return GeneralVec<D>(du, c, p, a, b);
-  });
+  ForEach<D, kStream>(dy, s, dx, begin, end,
+                      [&](auto du, auto a, auto b) { return GeneralVec<D>(du, c, p, a, b); });
 }
 
 // Entry points exported per target (one per element width).
-HWY_NOINLINE void RunBlockF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF16>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockBF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kBF16>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockF32(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF32>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockF64(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF64>(p, dy, s, dx, b, e); }
+HWY_NOINLINE void RunBlockF16(const KernelParams& p, const void* dy, const void* s, void* dx,
+                              int64_t b, int64_t e) {
+  RunBlock<Dtype::kF16>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockBF16(const KernelParams& p, const void* dy, const void* s, void* dx,
+                               int64_t b, int64_t e) {
+  RunBlock<Dtype::kBF16>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockF32(const KernelParams& p, const void* dy, const void* s, void* dx,
+                              int64_t b, int64_t e) {
+  RunBlock<Dtype::kF32>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockF64(const KernelParams& p, const void* dy, const void* s, void* dx,
+                              int64_t b, int64_t e) {
+  RunBlock<Dtype::kF64>(p, dy, s, dx, b, e);
+}
 // Streaming-store variants for large, non-aliasing outputs (cpu_backend.cc).
-HWY_NOINLINE void RunBlockStreamF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF16, true>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockStreamBF16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kBF16, true>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockStreamF32(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF32, true>(p, dy, s, dx, b, e); }
-HWY_NOINLINE void RunBlockStreamF64(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t b, int64_t e) { RunBlock<Dtype::kF64, true>(p, dy, s, dx, b, e); }
+HWY_NOINLINE void RunBlockStreamF16(const KernelParams& p, const void* dy, const void* s, void* dx,
+                                    int64_t b, int64_t e) {
+  RunBlock<Dtype::kF16, true>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockStreamBF16(const KernelParams& p, const void* dy, const void* s, void* dx,
+                                     int64_t b, int64_t e) {
+  RunBlock<Dtype::kBF16, true>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockStreamF32(const KernelParams& p, const void* dy, const void* s, void* dx,
+                                    int64_t b, int64_t e) {
+  RunBlock<Dtype::kF32, true>(p, dy, s, dx, b, e);
+}
+HWY_NOINLINE void RunBlockStreamF64(const KernelParams& p, const void* dy, const void* s, void* dx,
+                                    int64_t b, int64_t e) {
+  RunBlock<Dtype::kF64, true>(p, dy, s, dx, b, e);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace relugrad

@@ -65,7 +65,10 @@ HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFro
     for (int64_t e = 0; e < g; e += lanes) {
       hn::Mask<DU> open;
       const auto out = op(hn::LoadU(du, x + e), &open);
-      if constexpr (kStream) hn::Stream(out, du, y + e); else hn::StoreU(out, du, y + e);
+      if constexpr (kStream)
+        hn::Stream(out, du, y + e);
+      else
+        hn::StoreU(out, du, y + e);
       hn::StoreMaskBits(du, open, bits + e / 8);  // whole bytes; the padding absorbs over-writes
     }
     return;
@@ -77,7 +80,10 @@ HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFro
   for (int64_t e = 0; e < g; e += lanes) {
     hn::Mask<DU> open;
     const auto out = op(hn::LoadU(du, x + e), &open);
-    if constexpr (kStream) hn::Stream(out, du, y + e); else hn::StoreU(out, du, y + e);
+    if constexpr (kStream)
+      hn::Stream(out, du, y + e);
+    else
+      hn::StoreU(out, du, y + e);
     uint8_t tmp[8] = {};
     hn::StoreMaskBits(du, open, tmp);
     word |= static_cast<uint64_t>(tmp[0] & ((1u << lanes) - 1u)) << e;
@@ -95,7 +101,10 @@ HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint
   if (lanes >= 8) {
     for (int64_t e = 0; e < g; e += lanes) {
       const auto out = op(hn::LoadMaskBits(du, bits + e / 8), hn::LoadU(du, dy + e));
-      if constexpr (kStream) hn::Stream(out, du, dx + e); else hn::StoreU(out, du, dx + e);
+      if constexpr (kStream)
+        hn::Stream(out, du, dx + e);
+      else
+        hn::StoreU(out, du, dx + e);
     }
     return;
   }
@@ -112,7 +121,10 @@ HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint
   for (int64_t e = 0; e < g; e += lanes) {
     const auto open = hn::TestBit(hn::Set(du, static_cast<U>(word >> e)), lane_bit);
     const auto out = op(open, hn::LoadU(du, dy + e));
-    if constexpr (kStream) hn::Stream(out, du, dx + e); else hn::StoreU(out, du, dx + e);
+    if constexpr (kStream)
+      hn::Stream(out, du, dx + e);
+    else
+      hn::StoreU(out, du, dx + e);
   }
 }
 
@@ -121,7 +133,8 @@ HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint
 // fix-up needs the inputs intact), go through bounce buffers.
 template <Dtype D, class Op>
 HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v, uint8_t* mask,
-                              int64_t begin, int64_t end, bool via_buffers, bool stream, const Op& op) {
+                              int64_t begin, int64_t end, bool via_buffers, bool stream,
+                              const Op& op) {
   using U = typename DtypeTraits<D>::Bits;
   constexpr int64_t kMax = MaxGroup<U>();
   const hn::ScalableTag<U> du;
@@ -161,14 +174,16 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
     std::memcpy(y + i, out, static_cast<size_t>(rest) * sizeof(U));
     // Padding bits of the array's last byte are documented zero (the zero
     // fill of `in` may have opened them, e.g. with a negative threshold).
-    if (rest % 8 != 0) bits[rest / 8] = static_cast<uint8_t>(bits[rest / 8] & ((1u << (rest % 8)) - 1u));
+    if (rest % 8 != 0)
+      bits[rest / 8] = static_cast<uint8_t>(bits[rest / 8] & ((1u << (rest % 8)) - 1u));
     std::memcpy(mask + i / 8, bits, static_cast<size_t>((rest + 7) / 8));
   }
 }
 
 template <Dtype D, class Op>
 HWY_INLINE void GradGroups(const KernelParams& p, const void* dy_v, const uint8_t* mask, void* dx_v,
-                           int64_t begin, int64_t end, bool via_buffers, bool stream, const Op& op) {
+                           int64_t begin, int64_t end, bool via_buffers, bool stream,
+                           const Op& op) {
   using U = typename DtypeTraits<D>::Bits;
   constexpr int64_t kMax = MaxGroup<U>();
   const hn::ScalableTag<U> du;
@@ -220,21 +235,23 @@ HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, ui
   const bool nan_open = p.gate_nan_open;
   if (p.closed != ClosedRule::kMulAlpha) {
     // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
-    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-      *open = GateOpen<D>(du, c, nan_open, v);
-      const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
-      return hn::IfThenElseZero(keep, v);
-    });
+    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
+                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+                       *open = GateOpen<D>(du, c, nan_open, v);
+                       const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
+                       return hn::IfThenElseZero(keep, v);
+                     });
     return;
   }
   // Leaky ReLU: closed_fwd(x) = x*alpha (NaN quieted by the multiply).
   const bool wide = sizeof(U) >= 4;
-  ForwardGroups<D>(p, x, y, mask, begin, end, !wide, stream, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-    *open = GateOpen<D>(du, c, nan_open, v);
-    hn::Vec<DU> closed = hn::Zero(du);  // 16-bit: fixed up per element by ForwardGroups
-    if constexpr (sizeof(U) >= 4) closed = MulAlphaVec<D>(du, c, p, v);
-    return hn::IfThenElse(*open, v, closed);
-  });
+  ForwardGroups<D>(
+      p, x, y, mask, begin, end, !wide, stream, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+        *open = GateOpen<D>(du, c, nan_open, v);
+        hn::Vec<DU> closed = hn::Zero(du);  // 16-bit: fixed up per element by ForwardGroups
+        if constexpr (sizeof(U) >= 4) closed = MulAlphaVec<D>(du, c, p, v);
+        return hn::IfThenElse(*open, v, closed);
+      });
 }
 
 // dx for [begin, end) from the mask; begin is a multiple of 8.
@@ -258,15 +275,18 @@ HWY_NOINLINE void GradMaskBlock(const KernelParams& p, const void* dy, const uin
 #if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
       if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
         if (UsesFloatMultiplyRule(p)) {
-          GradGroups<D>(p, dy, mask, dx, begin, end, false, stream, [&](hn::Mask<DU> open, hn::Vec<DU> v) {
-            return FloatMultiplyZeroVec<D, kFlush>(du, open, v);
-          });
+          GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
+                        [&](hn::Mask<DU> open, hn::Vec<DU> v) {
+                          return FloatMultiplyZeroVec<D, kFlush>(du, open, v);
+                        });
           return;
         }
       }
 #endif
       GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
-                    [&](hn::Mask<DU> open, hn::Vec<DU> v) { return MultiplyZeroVec<D, kFlush>(du, c, open, v); });
+                    [&](hn::Mask<DU> open, hn::Vec<DU> v) {
+                      return MultiplyZeroVec<D, kFlush>(du, c, open, v);
+                    });
     };
     p.flush_subnormals ? run(std::true_type()) : run(std::false_type());
     return;
@@ -277,14 +297,38 @@ HWY_NOINLINE void GradMaskBlock(const KernelParams& p, const void* dy, const uin
 }
 
 // Entry points exported per target (one per element width).
-HWY_NOINLINE void ForwardBlockF16(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e, bool st) { ForwardBlock<Dtype::kF16>(p, x, y, m, b, e, st); }
-HWY_NOINLINE void ForwardBlockBF16(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e, bool st) { ForwardBlock<Dtype::kBF16>(p, x, y, m, b, e, st); }
-HWY_NOINLINE void ForwardBlockF32(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e, bool st) { ForwardBlock<Dtype::kF32>(p, x, y, m, b, e, st); }
-HWY_NOINLINE void ForwardBlockF64(const KernelParams& p, const void* x, void* y, uint8_t* m, int64_t b, int64_t e, bool st) { ForwardBlock<Dtype::kF64>(p, x, y, m, b, e, st); }
-HWY_NOINLINE void GradMaskBlockF16(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e, bool st) { GradMaskBlock<Dtype::kF16>(p, dy, m, dx, b, e, st); }
-HWY_NOINLINE void GradMaskBlockBF16(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e, bool st) { GradMaskBlock<Dtype::kBF16>(p, dy, m, dx, b, e, st); }
-HWY_NOINLINE void GradMaskBlockF32(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e, bool st) { GradMaskBlock<Dtype::kF32>(p, dy, m, dx, b, e, st); }
-HWY_NOINLINE void GradMaskBlockF64(const KernelParams& p, const void* dy, const uint8_t* m, void* dx, int64_t b, int64_t e, bool st) { GradMaskBlock<Dtype::kF64>(p, dy, m, dx, b, e, st); }
+HWY_NOINLINE void ForwardBlockF16(const KernelParams& p, const void* x, void* y, uint8_t* m,
+                                  int64_t b, int64_t e, bool st) {
+  ForwardBlock<Dtype::kF16>(p, x, y, m, b, e, st);
+}
+HWY_NOINLINE void ForwardBlockBF16(const KernelParams& p, const void* x, void* y, uint8_t* m,
+                                   int64_t b, int64_t e, bool st) {
+  ForwardBlock<Dtype::kBF16>(p, x, y, m, b, e, st);
+}
+HWY_NOINLINE void ForwardBlockF32(const KernelParams& p, const void* x, void* y, uint8_t* m,
+                                  int64_t b, int64_t e, bool st) {
+  ForwardBlock<Dtype::kF32>(p, x, y, m, b, e, st);
+}
+HWY_NOINLINE void ForwardBlockF64(const KernelParams& p, const void* x, void* y, uint8_t* m,
+                                  int64_t b, int64_t e, bool st) {
+  ForwardBlock<Dtype::kF64>(p, x, y, m, b, e, st);
+}
+HWY_NOINLINE void GradMaskBlockF16(const KernelParams& p, const void* dy, const uint8_t* m,
+                                   void* dx, int64_t b, int64_t e, bool st) {
+  GradMaskBlock<Dtype::kF16>(p, dy, m, dx, b, e, st);
+}
+HWY_NOINLINE void GradMaskBlockBF16(const KernelParams& p, const void* dy, const uint8_t* m,
+                                    void* dx, int64_t b, int64_t e, bool st) {
+  GradMaskBlock<Dtype::kBF16>(p, dy, m, dx, b, e, st);
+}
+HWY_NOINLINE void GradMaskBlockF32(const KernelParams& p, const void* dy, const uint8_t* m,
+                                   void* dx, int64_t b, int64_t e, bool st) {
+  GradMaskBlock<Dtype::kF32>(p, dy, m, dx, b, e, st);
+}
+HWY_NOINLINE void GradMaskBlockF64(const KernelParams& p, const void* dy, const uint8_t* m,
+                                   void* dx, int64_t b, int64_t e, bool st) {
+  GradMaskBlock<Dtype::kF64>(p, dy, m, dx, b, e, st);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace relugrad

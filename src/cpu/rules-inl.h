@@ -61,8 +61,7 @@ HWY_INLINE VI VecOrderKey(DI /*di*/, VI bits, VI magnitude) {
 
 template <Dtype D, class DU, class VU = hn::Vec<DU>>
 HWY_INLINE auto GateOpen(DU du, const BitConstants<D, DU>& c, bool nan_open, VU s)
-    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s),
-                                          c.key_ninf))) {
+    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf))) {
   const hn::RebindToSigned<DU> di;
   const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude);
   const auto above_lo = hn::Gt(key, c.key_lo_minus_1);
@@ -104,7 +103,8 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
   if (p.flush_subnormals) {  // DAZ: subnormal dy counts as signed zero
     x = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), dy);
   }
-  const auto product = hn::BitCast(du, hn::Mul(hn::BitCast(df, x), hn::Set(df, static_cast<F>(p.alpha))));
+  const auto product =
+      hn::BitCast(du, hn::Mul(hn::BitCast(df, x), hn::Set(df, static_cast<F>(p.alpha))));
   if (!p.flush_subnormals) return product;
   // FTZ on the result.
   return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, product)),
@@ -128,8 +128,9 @@ HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn:
                                         hn::Vec<DU> dy) {
   const hn::RebindToSigned<DU> di;
   const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
-  const auto closed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
-                                     c.default_nan, hn::And(dy, c.sign));
+  const auto closed =
+      hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
+                     c.default_nan, hn::And(dy, c.sign));
   return hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), closed);
 }
 
@@ -152,8 +153,10 @@ HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::
   const auto mag = hn::And(hn::BitCast(di, dy), c.magnitude);
   const auto inf = hn::BitCast(di, c.inf);
   auto keep = open;
-  if constexpr (kFlush) keep = hn::AndNot(hn::RebindMask(du, hn::Lt(mag, hn::BitCast(di, c.min_normal))), open);
-  const auto zeroed = hn::IfThenElse(hn::RebindMask(du, hn::Eq(mag, inf)), c.default_nan, hn::And(dy, c.sign));
+  if constexpr (kFlush)
+    keep = hn::AndNot(hn::RebindMask(du, hn::Lt(mag, hn::BitCast(di, c.min_normal))), open);
+  const auto zeroed =
+      hn::IfThenElse(hn::RebindMask(du, hn::Eq(mag, inf)), c.default_nan, hn::And(dy, c.sign));
   const auto value = hn::IfThenElse(keep, dy, zeroed);
   return hn::IfThenElse(hn::RebindMask(du, hn::Gt(mag, inf)), hn::Or(dy, c.quiet), value);
 }
@@ -219,11 +222,15 @@ HWY_INLINE hn::Vec<DU> CombineVec(DU du, const BitConstants<D, DU>& c, const Ker
   if (p.clip) {
     using I = typename DtypeTraits<D>::Key;
     const auto key = VecOrderKey(di, hn::BitCast(di, pass), c.magnitude);
-    const auto below = hn::AndNot(hn::RebindMask(di, dy_nan), hn::Lt(key, hn::Set(di, static_cast<I>(p.clip_key_lo))));
-    const auto above = hn::AndNot(hn::RebindMask(di, dy_nan), hn::Gt(key, hn::Set(di, static_cast<I>(p.clip_key_hi))));
+    const auto below = hn::AndNot(hn::RebindMask(di, dy_nan),
+                                  hn::Lt(key, hn::Set(di, static_cast<I>(p.clip_key_lo))));
+    const auto above = hn::AndNot(hn::RebindMask(di, dy_nan),
+                                  hn::Gt(key, hn::Set(di, static_cast<I>(p.clip_key_hi))));
     using U = typename DtypeTraits<D>::Bits;
-    pass = hn::IfThenElse(hn::RebindMask(du, below), hn::Set(du, static_cast<U>(p.clip_lo_bits)), pass);
-    pass = hn::IfThenElse(hn::RebindMask(du, above), hn::Set(du, static_cast<U>(p.clip_hi_bits)), pass);
+    pass = hn::IfThenElse(hn::RebindMask(du, below), hn::Set(du, static_cast<U>(p.clip_lo_bits)),
+                          pass);
+    pass = hn::IfThenElse(hn::RebindMask(du, above), hn::Set(du, static_cast<U>(p.clip_hi_bits)),
+                          pass);
   }
   hn::Vec<DU> closed = hn::Zero(du);
   if (p.closed == ClosedRule::kMulZero) {

@@ -22,13 +22,17 @@ uint16_t Element(const KernelParams& p, uint16_t dy, uint16_t s) {
   if (open) {
     uint16_t out = dy;
     if (p.open_multiply) {
-      if (dy_nan) out = static_cast<uint16_t>(dy | T::kQuiet);
-      else if (flush && IsSubnormal<D>(dy)) out = static_cast<uint16_t>(dy & T::kSign);
+      if (dy_nan)
+        out = static_cast<uint16_t>(dy | T::kQuiet);
+      else if (flush && IsSubnormal<D>(dy))
+        out = static_cast<uint16_t>(dy & T::kSign);
     }
     if (p.clip && !dy_nan) {
       const int64_t k = OrderKey<D>(out);
-      if (k < p.clip_key_lo) out = static_cast<uint16_t>(p.clip_lo_bits);
-      else if (k > p.clip_key_hi) out = static_cast<uint16_t>(p.clip_hi_bits);
+      if (k < p.clip_key_lo)
+        out = static_cast<uint16_t>(p.clip_lo_bits);
+      else if (k > p.clip_key_hi)
+        out = static_cast<uint16_t>(p.clip_hi_bits);
     }
     return out;
   }
@@ -36,7 +40,8 @@ uint16_t Element(const KernelParams& p, uint16_t dy, uint16_t s) {
 }
 
 template <Dtype D>
-void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t begin, int64_t end) {
+void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t begin,
+         int64_t end) {
   const auto* dy16 = static_cast<const uint16_t*>(dy);
   const auto* s16 = static_cast<const uint16_t*>(s);
   auto* dx16 = static_cast<uint16_t*>(dx);
@@ -45,10 +50,12 @@ void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t
 
 }  // namespace
 
-void RunBlockAlpha16(const KernelParams& p, const void* dy, const void* s, void* dx,
-                     int64_t begin, int64_t end) {
-  if (p.dtype == Dtype::kF16) Run<Dtype::kF16>(p, dy, s, dx, begin, end);
-  else Run<Dtype::kBF16>(p, dy, s, dx, begin, end);
+void RunBlockAlpha16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t begin,
+                     int64_t end) {
+  if (p.dtype == Dtype::kF16)
+    Run<Dtype::kF16>(p, dy, s, dx, begin, end);
+  else
+    Run<Dtype::kBF16>(p, dy, s, dx, begin, end);
 }
 
 }  // namespace relugrad

@@ -12,8 +12,8 @@
 
 namespace relugrad {
 
-void RunBlockAlpha16(const KernelParams& p, const void* dy, const void* s, void* dx,
-                     int64_t begin, int64_t end);
+void RunBlockAlpha16(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t begin,
+                     int64_t end);
 
 }  // namespace relugrad
 

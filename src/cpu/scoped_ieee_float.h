@@ -54,13 +54,14 @@ inline bool UsesFloatMultiplyRule(const KernelParams& p) {
 // exceptions masked (inf*0 raises invalid) and DAZ: with flush_subnormals,
 // DAZ is what makes dy*1 flush a subnormal dy; without, only dy*0 is
 // computed, the same under DAZ, but a subnormal operand without DAZ costs a
-// microcode assist (docs/performance-notes.md, "Multiply rule on x86's multiply": 2x slower in L1 on Zen 4
-// with the benchmark's data, where ~2% of dy is subnormal). A host already
-// in that state (TensorFlow's threads) pays no MXCSR write; others pay two
-// (set and restore, about 14 ns per call in all on Zen 4).
+// microcode assist (docs/performance-notes.md, "Multiply rule on x86's multiply": 2x slower in L1
+// on Zen 4 with the benchmark's data, where ~2% of dy is subnormal). A host already in that state
+// (TensorFlow's threads) pays no MXCSR write; others pay two (set and restore, about 14 ns per call
+// in all on Zen 4).
 inline MxcsrNeed KernelMxcsr(const KernelParams& p) {
   if (p.closed == ClosedRule::kMulAlpha) return {kMxcsrIeee, kMxcsrControl};
-  if (UsesFloatMultiplyRule(p)) return {kMxcsrExceptionMasks | kMxcsrDaz, kMxcsrExceptionMasks | kMxcsrDaz};
+  if (UsesFloatMultiplyRule(p))
+    return {kMxcsrExceptionMasks | kMxcsrDaz, kMxcsrExceptionMasks | kMxcsrDaz};
   return {};
 }
 

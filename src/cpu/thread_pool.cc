@@ -26,7 +26,8 @@ constexpr int kMaxBlocks = 256;
 constexpr std::chrono::microseconds kBurstGap{200};
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 }  // namespace
@@ -67,7 +68,8 @@ struct ThreadPool::Worker {
     for (;;) {
       const uint32_t front = static_cast<uint32_t>(r), back = static_cast<uint32_t>(r >> 32);
       if (front >= back) return -1;
-      if (range.compare_exchange_weak(r, Range(front + 1, back), std::memory_order_relaxed)) return static_cast<int>(front);
+      if (range.compare_exchange_weak(r, Range(front + 1, back), std::memory_order_relaxed))
+        return static_cast<int>(front);
     }
   }
   int TakeBack() {
@@ -75,7 +77,8 @@ struct ThreadPool::Worker {
     for (;;) {
       const uint32_t front = static_cast<uint32_t>(r), back = static_cast<uint32_t>(r >> 32);
       if (front >= back) return -1;
-      if (range.compare_exchange_weak(r, Range(front, back - 1), std::memory_order_relaxed)) return static_cast<int>(back - 1);
+      if (range.compare_exchange_weak(r, Range(front, back - 1), std::memory_order_relaxed))
+        return static_cast<int>(back - 1);
     }
   }
 
@@ -101,7 +104,8 @@ struct ThreadPool::Worker {
       if (now == seen) {
         std::unique_lock<std::mutex> lock(mutex);
         sleeping.store(true, std::memory_order_relaxed);
-        wake.wait(lock, [&] { return stop || (slot.load(std::memory_order_acquire) >> 1) != seen; });
+        wake.wait(lock,
+                  [&] { return stop || (slot.load(std::memory_order_acquire) >> 1) != seen; });
         sleeping.store(false, std::memory_order_relaxed);
         if (stop) return;
         now = slot.load(std::memory_order_acquire) >> 1;

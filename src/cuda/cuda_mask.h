@@ -13,8 +13,8 @@ namespace relugrad {
 
 relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
                                     const KernelParams& params, const Semantics& semantics);
-relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
-                                 const KernelParams& params, const Semantics& semantics);
+relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
+                                 void* dx, const KernelParams& params, const Semantics& semantics);
 
 }  // namespace relugrad
 

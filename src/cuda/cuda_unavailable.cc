@@ -18,13 +18,13 @@ relugrad_status CudaReluGrad(Dtype, int64_t, const void*, const void*, void*, co
   return Fail(RELUGRAD_UNSUPPORTED, "%s", kNotBuilt);
 }
 
-relugrad_status CudaReluForwardMask(Dtype, int64_t, const void*, void*, uint8_t*, const KernelParams&,
-                                    const Semantics&) {
+relugrad_status CudaReluForwardMask(Dtype, int64_t, const void*, void*, uint8_t*,
+                                    const KernelParams&, const Semantics&) {
   return Fail(RELUGRAD_UNSUPPORTED, "%s", kNotBuilt);
 }
 
-relugrad_status CudaReluGradMask(Dtype, int64_t, const void*, const uint8_t*, void*, const KernelParams&,
-                                 const Semantics&) {
+relugrad_status CudaReluGradMask(Dtype, int64_t, const void*, const uint8_t*, void*,
+                                 const KernelParams&, const Semantics&) {
   return Fail(RELUGRAD_UNSUPPORTED, "%s", kNotBuilt);
 }
 

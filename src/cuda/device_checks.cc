@@ -32,7 +32,8 @@ relugrad_status CurrentDevice(LaunchTarget* target) {
     return Fail(RELUGRAD_UNSUPPORTED, "no CUDA device: cudaGetDeviceCount failed: %s (%s)",
                 cudaGetErrorString(e), cudaGetErrorName(e));
   }
-  if (count == 0) return Fail(RELUGRAD_UNSUPPORTED, "no CUDA device: the CUDA runtime reports 0 devices");
+  if (count == 0)
+    return Fail(RELUGRAD_UNSUPPORTED, "no CUDA device: the CUDA runtime reports 0 devices");
   e = cudaGetDevice(&target->device);
   if (e != cudaSuccess) return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaGetDevice", e);
   const int d = target->device;
@@ -45,9 +46,11 @@ relugrad_status CurrentDevice(LaunchTarget* target) {
   }
   int sms = 0;
   e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
-  if (e != cudaSuccess) return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaDeviceGetAttribute(MultiProcessorCount)", e);
+  if (e != cudaSuccess)
+    return CudaFail(RELUGRAD_INTERNAL_ERROR, "cudaDeviceGetAttribute(MultiProcessorCount)", e);
   target->max_blocks = (sms > 0 ? sms : 1) * kBlocksPerSm;
-  if (d >= 0 && d < kMaxCachedDevices) g_max_blocks[d].store(target->max_blocks, std::memory_order_relaxed);
+  if (d >= 0 && d < kMaxCachedDevices)
+    g_max_blocks[d].store(target->max_blocks, std::memory_order_relaxed);
   return RELUGRAD_OK;
 }
 
@@ -83,8 +86,8 @@ relugrad_status StreamCapturing(void* stream, bool* capturing) {
   const cudaError_t e = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stream (%p) cannot be used now: %s (%s)", stream,
-                cudaGetErrorString(e), cudaGetErrorName(e));
+    return Fail(RELUGRAD_INVALID_ARGUMENT, "options.stream (%p) cannot be used now: %s (%s)",
+                stream, cudaGetErrorString(e), cudaGetErrorName(e));
   }
   *capturing = status != cudaStreamCaptureStatusNone;
   return RELUGRAD_OK;
@@ -97,13 +100,16 @@ relugrad_status CheckLaunch(int64_t n, void* stream, std::initializer_list<Named
   bool capturing = false;
   RELUGRAD_RETURN_IF_ERROR(StreamCapturing(stream, &capturing));
   if (capturing) return RELUGRAD_OK;
-  for (const NamedPointer& op : operands) RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer(op.name, op.ptr, target->device));
+  for (const NamedPointer& op : operands)
+    RELUGRAD_RETURN_IF_ERROR(CheckDevicePointer(op.name, op.ptr, target->device));
   return RELUGRAD_OK;
 }
 
-relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e) {
-  return Fail(RELUGRAD_INTERNAL_ERROR, "CUDA launch of %s (n = %lld, stream %p, device %d) failed: %s (%s)",
-              kernel, n, stream, device, cudaGetErrorString(e), cudaGetErrorName(e));
+relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device,
+                             cudaError_t e) {
+  return Fail(RELUGRAD_INTERNAL_ERROR,
+              "CUDA launch of %s (n = %lld, stream %p, device %d) failed: %s (%s)", kernel, n,
+              stream, device, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 }  // namespace cuda

@@ -50,7 +50,8 @@ relugrad_status CheckLaunch(int64_t n, void* stream, std::initializer_list<Named
                             LaunchTarget* target);
 
 // INTERNAL_ERROR naming the kernel when a launch failed.
-relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device, cudaError_t e);
+relugrad_status LaunchFailed(const char* kernel, long long n, void* stream, int device,
+                             cudaError_t e);
 
 }  // namespace cuda
 }  // namespace relugrad

@@ -53,9 +53,15 @@ inline DeviceParams ToDeviceParams(const KernelParams& p) {
   d.flush_subnormals = p.flush_subnormals ? 1 : 0;
   d.clip = p.clip ? 1 : 0;
   switch (p.closed) {
-    case ClosedRule::kZero: d.closed = kClosedZero; break;
-    case ClosedRule::kMulZero: d.closed = kClosedMulZero; break;
-    case ClosedRule::kMulAlpha: d.closed = kClosedMulAlpha; break;
+    case ClosedRule::kZero:
+      d.closed = kClosedZero;
+      break;
+    case ClosedRule::kMulZero:
+      d.closed = kClosedMulZero;
+      break;
+    case ClosedRule::kMulAlpha:
+      d.closed = kClosedMulAlpha;
+      break;
   }
   return d;
 }

@@ -134,7 +134,7 @@ RG_INLINE uint16_t F32BitsToF16Rne(uint32_t f) {
   const uint32_t e = mag >> 23;
   if (e < 102) return sign;  // value < 2^-25: rounds to zero (f32 subnormals too)
   const uint32_t m = (mag & 0x7fffffu) | 0x800000u;  // value = m * 2^(e - 150)
-  const uint32_t shift = 126 - e;                     // in [14, 24]
+  const uint32_t shift = 126 - e;                    // in [14, 24]
   uint32_t q = m >> shift;
   const uint32_t rest = m & ((1u << shift) - 1u);
   const uint32_t half = 1u << (shift - 1);
@@ -217,7 +217,8 @@ RG_INLINE typename DtypeTraits<D>::Bits PlainSelect(const DeviceParams& p,
 // What an open gate writes: dy, or dy*1 under multiply (quiets NaNs,
 // flushes subnormals under FTZ/DAZ), then the clip.
 template <Dtype D>
-RG_INLINE typename DtypeTraits<D>::Bits OpenLane(const DeviceParams& p, typename DtypeTraits<D>::Bits dy) {
+RG_INLINE typename DtypeTraits<D>::Bits OpenLane(const DeviceParams& p,
+                                                 typename DtypeTraits<D>::Bits dy) {
   using T = DtypeTraits<D>;
   using Bits = typename T::Bits;
   using Key = typename T::Key;
@@ -244,7 +245,8 @@ RG_INLINE typename DtypeTraits<D>::Bits OpenLane(const DeviceParams& p, typename
 // What a closed gate writes: +0, dy*0 (signed zero, inf -> default NaN,
 // NaN quieted) or dy*alpha.
 template <Dtype D>
-RG_INLINE typename DtypeTraits<D>::Bits ClosedLane(const DeviceParams& p, typename DtypeTraits<D>::Bits dy) {
+RG_INLINE typename DtypeTraits<D>::Bits ClosedLane(const DeviceParams& p,
+                                                   typename DtypeTraits<D>::Bits dy) {
   using T = DtypeTraits<D>;
   using Bits = typename T::Bits;
   switch (p.closed) {
@@ -271,7 +273,8 @@ RG_INLINE typename DtypeTraits<D>::Bits General(const DeviceParams& p,
 // ReLU forward of the mask path (core/mask_reference.h): *open = the gate
 // of x; y = x when open, else x*alpha (leaky) or max(x, 0) (a NaN x stays).
 template <Dtype D>
-RG_INLINE typename DtypeTraits<D>::Bits ForwardElement(const DeviceParams& p, typename DtypeTraits<D>::Bits x,
+RG_INLINE typename DtypeTraits<D>::Bits ForwardElement(const DeviceParams& p,
+                                                       typename DtypeTraits<D>::Bits x,
                                                        bool* open) {
   *open = GateOpen<D>(p, x, p.gate_nan_open != 0);
   if (*open) return x;

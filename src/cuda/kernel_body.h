@@ -44,7 +44,8 @@ struct VectorPlan {
   int64_t tail;     // scalar elements after the body
 };
 
-inline VectorPlan PlanVectors(Dtype dtype, int64_t n, const void* dy, const void* s, const void* dx) {
+inline VectorPlan PlanVectors(Dtype dtype, int64_t n, const void* dy, const void* s,
+                              const void* dx) {
   const int64_t es = DtypeSize(dtype);
   const uintptr_t offset = reinterpret_cast<uintptr_t>(dy) % kVectorBytes;
   VectorPlan plan{false, 0, 0, 0};
@@ -92,8 +93,8 @@ union Lanes16 {
 template <Dtype D, Mode M, int kUnroll = 1>
 RG_INLINE void Vector16Body(const DeviceParams& p, int64_t head, int64_t vectors, int64_t tail,
                             const typename DtypeTraits<D>::Bits* dy,
-                            const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
-                            int64_t tid, int64_t stride) {
+                            const typename DtypeTraits<D>::Bits* s,
+                            typename DtypeTraits<D>::Bits* dx, int64_t tid, int64_t stride) {
   using Bits = typename DtypeTraits<D>::Bits;
   constexpr int kLanes = kVectorBytes / sizeof(Bits);
   const Bytes16* dy_v = reinterpret_cast<const Bytes16*>(dy + head);
@@ -134,7 +135,6 @@ RG_INLINE void ScalarBody(const DeviceParams& p, int64_t n, const typename Dtype
   for (int64_t i = tid; i < n; i += stride) dx[i] = Element<D, M>(p, dy[i], s[i]);
 }
 
-
 // ---- the 1-bit mask path (core/mask_reference.h) ----
 // One thread per mask byte: elements [8b, 8b + 8) and bit j of byte b for
 // element 8b + j, so every byte is written whole by one thread (no atomics)
@@ -143,11 +143,11 @@ RG_INLINE void ScalarBody(const DeviceParams& p, int64_t n, const typename Dtype
 // (1 for 16-bit, 2 for f32, 4 for f64); otherwise (or for the last, partial
 // byte) they are read one by one.
 
-
 inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
 template <Dtype D>
-RG_INLINE void ForwardMaskBody(const DeviceParams& p, int64_t n, const typename DtypeTraits<D>::Bits* x,
+RG_INLINE void ForwardMaskBody(const DeviceParams& p, int64_t n,
+                               const typename DtypeTraits<D>::Bits* x,
                                typename DtypeTraits<D>::Bits* y, uint8_t* mask, bool vector,
                                int64_t tid, int64_t stride) {
   using Bits = typename DtypeTraits<D>::Bits;
@@ -188,9 +188,10 @@ RG_INLINE void ForwardMaskBody(const DeviceParams& p, int64_t n, const typename 
 }
 
 template <Dtype D>
-RG_INLINE void GradMaskBody(const DeviceParams& p, int64_t n, const typename DtypeTraits<D>::Bits* dy,
-                            const uint8_t* mask, typename DtypeTraits<D>::Bits* dx, bool vector,
-                            int64_t tid, int64_t stride) {
+RG_INLINE void GradMaskBody(const DeviceParams& p, int64_t n,
+                            const typename DtypeTraits<D>::Bits* dy, const uint8_t* mask,
+                            typename DtypeTraits<D>::Bits* dx, bool vector, int64_t tid,
+                            int64_t stride) {
   using Bits = typename DtypeTraits<D>::Bits;
   constexpr int kLanes = kVectorBytes / sizeof(Bits);
   constexpr int kVecs = static_cast<int>(8 * sizeof(Bits) / kVectorBytes);  // 1, 2 or 4
@@ -210,7 +211,8 @@ RG_INLINE void GradMaskBody(const DeviceParams& p, int64_t n, const typename Dty
         RG_UNROLL
         for (int l = 0; l < kLanes; ++l) {
           const Bits g = a[v].lane[l];
-          r[v].lane[l] = ((bits >> (v * kLanes + l)) & 1u) ? OpenLane<D>(p, g) : ClosedLane<D>(p, g);
+          r[v].lane[l] =
+              ((bits >> (v * kLanes + l)) & 1u) ? OpenLane<D>(p, g) : ClosedLane<D>(p, g);
         }
       }
       RG_UNROLL

@@ -27,8 +27,7 @@ template <Dtype D, Mode M, int kUnroll>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     ReluGradVector16(DeviceParams p, int64_t head, int64_t vectors, int64_t tail,
                      const typename DtypeTraits<D>::Bits* dy,
-                     const typename DtypeTraits<D>::Bits* s,
-                     typename DtypeTraits<D>::Bits* dx) {
+                     const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx) {
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   Vector16Body<D, M, kUnroll>(p, head, vectors, tail, dy, s, dx, tid, stride);
@@ -60,14 +59,16 @@ cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const vo
                                                                          plan.tail, dy, s, dx);
     }
   } else {
-    ReluGradScalar<D, M><<<BlocksFor(n, max_blocks), kThreadsPerBlock, 0, stream>>>(p, n, dy, s, dx);
+    ReluGradScalar<D, M>
+        <<<BlocksFor(n, max_blocks), kThreadsPerBlock, 0, stream>>>(p, n, dy, s, dx);
   }
   return cudaGetLastError();
 }
 
 template <Dtype D>
 cudaError_t LaunchMode(Mode mode, const VectorPlan& plan, int64_t n, const void* dy, const void* s,
-                       void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks, int unroll) {
+                       void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks,
+                       int unroll) {
   switch (mode) {
     case Mode::kSelectNanOpen:
       return Launch<D, Mode::kSelectNanOpen>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
@@ -95,8 +96,8 @@ std::string KernelName(Dtype dtype, Mode mode, bool vector, int unroll) {
   static const char* const kModes[3] = {"select_nan_open", "select_nan_closed", "general"};
   const int d = static_cast<int>(dtype) - 1;  // Dtype numbering starts at 1
   const int m = static_cast<int>(mode);
-  std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") + "_relugrad_" +
-                     (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
+  std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") +
+                     "_relugrad_" + (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
   if (!vector) return name + "scalar";
   return name + (unroll == 2 ? "v16x2" : "v16");
 }
@@ -105,10 +106,14 @@ cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64
                            const void* dy, const void* s, void* dx, const DeviceParams& p,
                            cudaStream_t stream, int max_blocks, int unroll) {
   switch (dtype) {
-    case Dtype::kF32: return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
-    case Dtype::kF16: return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
-    case Dtype::kBF16: return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
-    case Dtype::kF64: return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kF32:
+      return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kF16:
+      return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kBF16:
+      return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+    case Dtype::kF64:
+      return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
   }
   return cudaErrorInvalidValue;
 }

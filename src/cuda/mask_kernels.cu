@@ -22,16 +22,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <Dtype D>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    ReluGradMask(DeviceParams p, int64_t n, const typename DtypeTraits<D>::Bits* dy, const uint8_t* mask,
-                 typename DtypeTraits<D>::Bits* dx, bool vector) {
+    ReluGradMask(DeviceParams p, int64_t n, const typename DtypeTraits<D>::Bits* dy,
+                 const uint8_t* mask, typename DtypeTraits<D>::Bits* dx, bool vector) {
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   GradMaskBody<D>(p, n, dy, mask, dx, vector, tid, stride);
 }
 
 template <Dtype D>
-cudaError_t Forward(int64_t n, const void* x, void* y, uint8_t* mask, bool vector, const DeviceParams& p,
-                    cudaStream_t stream, int max_blocks) {
+cudaError_t Forward(int64_t n, const void* x, void* y, uint8_t* mask, bool vector,
+                    const DeviceParams& p, cudaStream_t stream, int max_blocks) {
   using Bits = typename DtypeTraits<D>::Bits;
   ReluForwardMask<D><<<BlocksFor((n + 7) / 8, max_blocks), kThreadsPerBlock, 0, stream>>>(
       p, n, static_cast<const Bits*>(x), static_cast<Bits*>(y), mask, vector);
@@ -39,8 +39,8 @@ cudaError_t Forward(int64_t n, const void* x, void* y, uint8_t* mask, bool vecto
 }
 
 template <Dtype D>
-cudaError_t Grad(int64_t n, const void* dy, const uint8_t* mask, void* dx, bool vector, const DeviceParams& p,
-                 cudaStream_t stream, int max_blocks) {
+cudaError_t Grad(int64_t n, const void* dy, const uint8_t* mask, void* dx, bool vector,
+                 const DeviceParams& p, cudaStream_t stream, int max_blocks) {
   using Bits = typename DtypeTraits<D>::Bits;
   ReluGradMask<D><<<BlocksFor((n + 7) / 8, max_blocks), kThreadsPerBlock, 0, stream>>>(
       p, n, static_cast<const Bits*>(dy), mask, static_cast<Bits*>(dx), vector);
@@ -49,24 +49,34 @@ cudaError_t Grad(int64_t n, const void* dy, const uint8_t* mask, void* dx, bool 
 
 }  // namespace
 
-cudaError_t LaunchForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask, bool vector,
-                              const DeviceParams& p, cudaStream_t stream, int max_blocks) {
+cudaError_t LaunchForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
+                              bool vector, const DeviceParams& p, cudaStream_t stream,
+                              int max_blocks) {
   switch (dtype) {
-    case Dtype::kF32: return Forward<Dtype::kF32>(n, x, y, mask, vector, p, stream, max_blocks);
-    case Dtype::kF16: return Forward<Dtype::kF16>(n, x, y, mask, vector, p, stream, max_blocks);
-    case Dtype::kBF16: return Forward<Dtype::kBF16>(n, x, y, mask, vector, p, stream, max_blocks);
-    case Dtype::kF64: return Forward<Dtype::kF64>(n, x, y, mask, vector, p, stream, max_blocks);
+    case Dtype::kF32:
+      return Forward<Dtype::kF32>(n, x, y, mask, vector, p, stream, max_blocks);
+    case Dtype::kF16:
+      return Forward<Dtype::kF16>(n, x, y, mask, vector, p, stream, max_blocks);
+    case Dtype::kBF16:
+      return Forward<Dtype::kBF16>(n, x, y, mask, vector, p, stream, max_blocks);
+    case Dtype::kF64:
+      return Forward<Dtype::kF64>(n, x, y, mask, vector, p, stream, max_blocks);
   }
   return cudaErrorInvalidValue;
 }
 
-cudaError_t LaunchGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx, bool vector,
-                           const DeviceParams& p, cudaStream_t stream, int max_blocks) {
+cudaError_t LaunchGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
+                           bool vector, const DeviceParams& p, cudaStream_t stream,
+                           int max_blocks) {
   switch (dtype) {
-    case Dtype::kF32: return Grad<Dtype::kF32>(n, dy, mask, dx, vector, p, stream, max_blocks);
-    case Dtype::kF16: return Grad<Dtype::kF16>(n, dy, mask, dx, vector, p, stream, max_blocks);
-    case Dtype::kBF16: return Grad<Dtype::kBF16>(n, dy, mask, dx, vector, p, stream, max_blocks);
-    case Dtype::kF64: return Grad<Dtype::kF64>(n, dy, mask, dx, vector, p, stream, max_blocks);
+    case Dtype::kF32:
+      return Grad<Dtype::kF32>(n, dy, mask, dx, vector, p, stream, max_blocks);
+    case Dtype::kF16:
+      return Grad<Dtype::kF16>(n, dy, mask, dx, vector, p, stream, max_blocks);
+    case Dtype::kBF16:
+      return Grad<Dtype::kBF16>(n, dy, mask, dx, vector, p, stream, max_blocks);
+    case Dtype::kF64:
+      return Grad<Dtype::kF64>(n, dy, mask, dx, vector, p, stream, max_blocks);
   }
   return cudaErrorInvalidValue;
 }

@@ -14,12 +14,14 @@ namespace cuda {
 
 // y = relu(x) and the mask, one thread per mask byte. `vector`: x and y are
 // 16-byte aligned (whole-vector loads for full bytes). n > 0.
-cudaError_t LaunchForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask, bool vector,
-                              const DeviceParams& params, cudaStream_t stream, int max_blocks);
+cudaError_t LaunchForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
+                              bool vector, const DeviceParams& params, cudaStream_t stream,
+                              int max_blocks);
 
 // dx = bit ? pass(dy) : closed(dy). `vector`: dy and dx are 16-byte aligned.
-cudaError_t LaunchGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx, bool vector,
-                           const DeviceParams& params, cudaStream_t stream, int max_blocks);
+cudaError_t LaunchGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
+                           bool vector, const DeviceParams& params, cudaStream_t stream,
+                           int max_blocks);
 
 const char* MaskKernelName(Dtype dtype, bool forward, bool vector);
 

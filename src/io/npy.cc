@@ -25,14 +25,21 @@ class Cursor {
  public:
   explicit Cursor(const std::string& text) : s_(text) {}
   void SkipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
   }
   bool Eat(char c) {
     SkipSpace();
-    if (i_ < s_.size() && s_[i_] == c) { ++i_; return true; }
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
     return false;
   }
-  bool Peek(char c) { SkipSpace(); return i_ < s_.size() && s_[i_] == c; }
+  bool Peek(char c) {
+    SkipSpace();
+    return i_ < s_.size() && s_[i_] == c;
+  }
   bool String(std::string* out) {
     SkipSpace();
     if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"')) return false;
@@ -47,7 +54,10 @@ class Cursor {
   bool Word(const char* w) {
     SkipSpace();
     const size_t n = std::strlen(w);
-    if (s_.compare(i_, n, w) == 0) { i_ += n; return true; }
+    if (s_.compare(i_, n, w) == 0) {
+      i_ += n;
+      return true;
+    }
     return false;
   }
   bool Integer(int64_t* out) {
@@ -63,7 +73,10 @@ class Cursor {
     *out = v;
     return true;
   }
-  bool AtEnd() { SkipSpace(); return i_ >= s_.size(); }
+  bool AtEnd() {
+    SkipSpace();
+    return i_ >= s_.size();
+  }
 
  private:
   const std::string& s_;
@@ -104,9 +117,16 @@ bool WriteFully(int fd, const void* buf, size_t n) {
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   int get() const { return fd_; }
-  int release() { const int f = fd_; fd_ = -1; return f; }
+  int release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
  private:
   int fd_;
 };
@@ -135,21 +155,29 @@ bool ParseHeader(const std::string& header, std::string* descr, bool* fortran_or
     if (!c.String(&key)) return Fail(error, "malformed header: expected a quoted key");
     if (!c.Eat(':')) return Fail(error, "malformed header: expected ':' after '" + key + "'");
     if (key == "descr") {
-      if (!c.String(descr)) return Fail(error, "malformed header: 'descr' is not a simple type string (structured dtypes are not supported)");
+      if (!c.String(descr))
+        return Fail(error,
+                    "malformed header: 'descr' is not a simple type string (structured dtypes are "
+                    "not supported)");
       have_descr = true;
     } else if (key == "fortran_order") {
-      if (c.Word("True")) *fortran_order = true;
-      else if (c.Word("False")) *fortran_order = false;
-      else return Fail(error, "malformed header: 'fortran_order' is not True or False");
+      if (c.Word("True"))
+        *fortran_order = true;
+      else if (c.Word("False"))
+        *fortran_order = false;
+      else
+        return Fail(error, "malformed header: 'fortran_order' is not True or False");
       have_order = true;
     } else if (key == "shape") {
       shape->clear();
       if (!c.Eat('(')) return Fail(error, "malformed header: 'shape' is not a tuple");
       while (!c.Peek(')')) {
         int64_t dim = 0;
-        if (!c.Integer(&dim)) return Fail(error, "malformed header: 'shape' holds a non-integer or negative dimension");
+        if (!c.Integer(&dim))
+          return Fail(error, "malformed header: 'shape' holds a non-integer or negative dimension");
         shape->push_back(dim);
-        if (shape->size() > kMaxDims) return Fail(error, "malformed header: more than 64 dimensions");
+        if (shape->size() > kMaxDims)
+          return Fail(error, "malformed header: more than 64 dimensions");
         if (!c.Eat(',')) break;
       }
       if (!c.Eat(')')) return Fail(error, "malformed header: 'shape' tuple is not closed");
@@ -176,8 +204,10 @@ bool Read(const std::string& path, Array* out, std::string* error) {
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   unsigned char prefix[12];
-  if (file_size < 10 || !ReadFully(fd.get(), prefix, 10)) return Fail(error, "truncated: shorter than the .npy preamble");
-  if (std::memcmp(prefix, kMagic, kMagicLen) != 0) return Fail(error, "not a .npy file (wrong magic)");
+  if (file_size < 10 || !ReadFully(fd.get(), prefix, 10))
+    return Fail(error, "truncated: shorter than the .npy preamble");
+  if (std::memcmp(prefix, kMagic, kMagicLen) != 0)
+    return Fail(error, "not a .npy file (wrong magic)");
   const int major = prefix[6];
   uint64_t header_len = 0;
   uint64_t preamble = 0;
@@ -185,41 +215,53 @@ bool Read(const std::string& path, Array* out, std::string* error) {
     header_len = prefix[8] | (prefix[9] << 8);
     preamble = 10;
   } else if (major == 2 || major == 3) {
-    if (file_size < 12 || !ReadFully(fd.get(), prefix + 10, 2)) return Fail(error, "truncated: shorter than the .npy preamble");
+    if (file_size < 12 || !ReadFully(fd.get(), prefix + 10, 2))
+      return Fail(error, "truncated: shorter than the .npy preamble");
     header_len = static_cast<uint64_t>(prefix[8]) | (static_cast<uint64_t>(prefix[9]) << 8) |
-                 (static_cast<uint64_t>(prefix[10]) << 16) | (static_cast<uint64_t>(prefix[11]) << 24);
+                 (static_cast<uint64_t>(prefix[10]) << 16) |
+                 (static_cast<uint64_t>(prefix[11]) << 24);
     preamble = 12;
   } else {
     return Fail(error, "unsupported .npy format version " + std::to_string(major));
   }
-  if (header_len > kMaxHeaderLen) return Fail(error, "header length " + std::to_string(header_len) + " is implausibly large");
-  if (preamble + header_len > file_size) return Fail(error, "truncated: the header runs past the end of the file");
+  if (header_len > kMaxHeaderLen)
+    return Fail(error, "header length " + std::to_string(header_len) + " is implausibly large");
+  if (preamble + header_len > file_size)
+    return Fail(error, "truncated: the header runs past the end of the file");
   std::string header(header_len, '\0');
   if (!ReadFully(fd.get(), &header[0], header_len)) return Fail(error, "truncated header");
 
   bool fortran = false;
   if (!ParseHeader(header, &out->descr, &fortran, &out->shape, error)) return false;
   if (fortran) return Fail(error, "Fortran-order arrays are not supported (save with order='C')");
-  if (out->descr[0] == '>') return Fail(error, "big-endian data ('" + out->descr + "') is not supported; use arr.astype(arr.dtype.newbyteorder('<'))");
+  if (out->descr[0] == '>')
+    return Fail(error, "big-endian data ('" + out->descr +
+                           "') is not supported; use arr.astype(arr.dtype.newbyteorder('<'))");
   out->elem_size = DescrElementSize(out->descr);
   if (out->elem_size == 0) return Fail(error, "unsupported dtype '" + out->descr + "'");
 
   int64_t count = 1;
   for (int64_t dim : out->shape) {
-    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim) return Fail(error, "shape's element count overflows");
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)
+      return Fail(error, "shape's element count overflows");
     count *= dim;
   }
   out->count = count;
   const uint64_t data_offset = preamble + header_len;
   const uint64_t available = file_size - data_offset;
   if (static_cast<uint64_t>(count) > available / out->elem_size) {
-    return Fail(error, "truncated: the header claims " + std::to_string(count) + " elements but the file holds " +
+    return Fail(error, "truncated: the header claims " + std::to_string(count) +
+                           " elements but the file holds " +
                            std::to_string(available / out->elem_size));
   }
   const uint64_t bytes = static_cast<uint64_t>(count) * out->elem_size;
-  if (bytes != available) return Fail(error, "file has " + std::to_string(available - bytes) + " bytes of trailing data after the array");
-  if (!out->data.Allocate(bytes)) return Fail(error, "out of memory for " + std::to_string(bytes) + " bytes");
-  if (bytes > 0 && !ReadFully(fd.get(), out->data.data(), bytes)) return Fail(error, "read error: " + Errno());
+  if (bytes != available)
+    return Fail(error, "file has " + std::to_string(available - bytes) +
+                           " bytes of trailing data after the array");
+  if (!out->data.Allocate(bytes))
+    return Fail(error, "out of memory for " + std::to_string(bytes) + " bytes");
+  if (bytes > 0 && !ReadFully(fd.get(), out->data.data(), bytes))
+    return Fail(error, "read error: " + Errno());
   return true;
 }
 
@@ -253,13 +295,16 @@ bool Write(const std::string& path, const std::string& descr, const std::vector<
   // Temporary file beside the target, renamed into place on success.
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  std::string tmpl = (slash == std::string::npos ? std::string("") : path.substr(0, slash + 1)) + ".relugrad-tmp-XXXXXX";
+  std::string tmpl = (slash == std::string::npos ? std::string("") : path.substr(0, slash + 1)) +
+                     ".relugrad-tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   Fd fd(::mkstemp(name.data()));
-  if (fd.get() < 0) return Fail(error, "cannot create a temporary file in '" + dir + "': " + Errno());
+  if (fd.get() < 0)
+    return Fail(error, "cannot create a temporary file in '" + dir + "': " + Errno());
   ::fchmod(fd.get(), 0644);
-  const bool ok = WriteFully(fd.get(), head.data(), head.size()) && WriteFully(fd.get(), data, bytes);
+  const bool ok =
+      WriteFully(fd.get(), head.data(), head.size()) && WriteFully(fd.get(), data, bytes);
   const int raw = fd.release();
   const bool closed = ::close(raw) == 0;
   if (!ok || !closed) {

@@ -20,7 +20,7 @@ namespace relugrad {
 namespace profile {
 namespace {
 
-constexpr size_t kMaxSamples = 4096;       // per configuration, for the median
+constexpr size_t kMaxSamples = 4096;            // per configuration, for the median
 constexpr size_t kMaxEvents = size_t{1} << 21;  // trace slices kept (~100 MiB of JSON)
 
 // Static or interned strings: compared by address, no allocation per call.
@@ -66,10 +66,14 @@ State& Global() {
 
 const char* DtypeName(Dtype d) {
   switch (d) {
-    case Dtype::kF32: return "f32";
-    case Dtype::kF16: return "f16";
-    case Dtype::kBF16: return "bf16";
-    case Dtype::kF64: return "f64";
+    case Dtype::kF32:
+      return "f32";
+    case Dtype::kF16:
+      return "f16";
+    case Dtype::kBF16:
+      return "bf16";
+    case Dtype::kF64:
+      return "f64";
   }
   return "?";
 }
@@ -100,7 +104,8 @@ void AtExit() {
     std::fputs(SummaryTable().c_str(), stderr);
   } else if (g_mode == Mode::kTrace) {
     const std::string path = Global().trace_path;
-    if (!WriteTrace(path)) std::fprintf(stderr, "relugrad: RELUGRAD_PROFILE: cannot write %s\n", path.c_str());
+    if (!WriteTrace(path))
+      std::fprintf(stderr, "relugrad: RELUGRAD_PROFILE: cannot write %s\n", path.c_str());
   }
 }
 
@@ -124,9 +129,12 @@ int64_t Bucket(int64_t n) {
 
 std::string SizeLabel(int64_t n) {
   char buf[32];
-  if (n >= (int64_t{1} << 20) && n % (int64_t{1} << 20) == 0) std::snprintf(buf, sizeof(buf), "%" PRId64 "M", n >> 20);
-  else if (n >= 1024 && n % 1024 == 0) std::snprintf(buf, sizeof(buf), "%" PRId64 "K", n >> 10);
-  else std::snprintf(buf, sizeof(buf), "%" PRId64, n);
+  if (n >= (int64_t{1} << 20) && n % (int64_t{1} << 20) == 0)
+    std::snprintf(buf, sizeof(buf), "%" PRId64 "M", n >> 20);
+  else if (n >= 1024 && n % 1024 == 0)
+    std::snprintf(buf, sizeof(buf), "%" PRId64 "K", n >> 10);
+  else
+    std::snprintf(buf, sizeof(buf), "%" PRId64, n);
   return buf;
 }
 
@@ -135,7 +143,8 @@ std::string SizeLabel(int64_t n) {
 Mode g_mode = ModeFromEnvironment();
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -176,8 +185,8 @@ void CallScope::End() {
   }
   if (g_mode == Mode::kTrace) {
     if (g.events.size() < kMaxEvents) {
-      g.events.push_back({op_, std::string(DtypeName(dtype_)) + " n=" + SizeLabel(n_) + " " + rule_, start_ns_,
-                          end_ns - start_ns_, ThreadId(), n_, n_, -1});
+      g.events.push_back({op_, std::string(DtypeName(dtype_)) + " n=" + SizeLabel(n_) + " " + rule_,
+                          start_ns_, end_ns - start_ns_, ThreadId(), n_, n_, -1});
     } else {
       ++g.dropped;
     }
@@ -197,7 +206,8 @@ void RecordBlock(int block, int64_t begin_ns, int64_t end_ns, int64_t elements) 
   for (size_t i = g.events.size(); i > g.events.size() - look_back; --i) {
     Event& e = g.events[i - 1];
     if (e.tid != tid) continue;
-    if (e.block == block && e.block >= 0 && begin_ns >= e.ts_ns + e.dur_ns && begin_ns - (e.ts_ns + e.dur_ns) < 5000) {
+    if (e.block == block && e.block >= 0 && begin_ns >= e.ts_ns + e.dur_ns &&
+        begin_ns - (e.ts_ns + e.dur_ns) < 5000) {
       e.dur_ns = end_ns - e.ts_ns;
       e.elements += elements;
       return;
@@ -205,8 +215,8 @@ void RecordBlock(int block, int64_t begin_ns, int64_t end_ns, int64_t elements) 
     break;  // this thread's latest event is something else
   }
   if (g.events.size() < kMaxEvents) {
-    g.events.push_back({"block", "block " + std::to_string(block), begin_ns, end_ns - begin_ns, tid, 0,
-                        elements, block});
+    g.events.push_back({"block", "block " + std::to_string(block), begin_ns, end_ns - begin_ns, tid,
+                        0, elements, block});
   } else {
     ++g.dropped;
   }
@@ -255,17 +265,21 @@ std::vector<ConfigStats> Snapshot() {
 
 std::string SummaryTable() {
   const auto stats = Snapshot();
-  std::string out = "relugrad profile (RELUGRAD_PROFILE=1): per configuration; GB/s = bytes / total time\n";
+  std::string out =
+      "relugrad profile (RELUGRAD_PROFILE=1): per configuration; GB/s = bytes / total time\n";
   char line[512];
-  std::snprintf(line, sizeof(line), "%-15s %-5s %-20s %-6s %3s %8s %10s %12s %10s %11s %8s %7s\n", "op", "dtype",
-                "rule", "isa", "thr", "n", "calls", "elements", "total_ms", "median_us", "GB/s", "stream");
+  std::snprintf(line, sizeof(line), "%-15s %-5s %-20s %-6s %3s %8s %10s %12s %10s %11s %8s %7s\n",
+                "op", "dtype", "rule", "isa", "thr", "n", "calls", "elements", "total_ms",
+                "median_us", "GB/s", "stream");
   out += line;
   for (const auto& c : stats) {
     const double gbps = c.total_s > 0 ? c.bytes / c.total_s / 1e9 : 0;
-    std::snprintf(line, sizeof(line), "%-15s %-5s %-20s %-6s %3d %8s %10" PRId64 " %12" PRId64 " %10.3f %11.3f %8.2f %7d\n",
+    std::snprintf(line, sizeof(line),
+                  "%-15s %-5s %-20s %-6s %3d %8s %10" PRId64 " %12" PRId64
+                  " %10.3f %11.3f %8.2f %7d\n",
                   c.op.c_str(), c.dtype.c_str(), c.rule.c_str(), c.isa.c_str(), c.threads,
-                  (">=" + SizeLabel(c.n_bucket)).c_str(), c.calls, c.elements, c.total_s * 1e3, c.median_s * 1e6,
-                  gbps, c.streaming_calls);
+                  (">=" + SizeLabel(c.n_bucket)).c_str(), c.calls, c.elements, c.total_s * 1e3,
+                  c.median_s * 1e6, gbps, c.streaming_calls);
     out += line;
   }
   if (stats.empty()) out += "(no calls)\n";
@@ -278,17 +292,23 @@ bool WriteTrace(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
   const int pid = static_cast<int>(getpid());
-  std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"relugrad\",\"dropped_events\":%zu},"
-                  "\"traceEvents\":[\n", g.dropped);
+  std::fprintf(f,
+               "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"relugrad\",\"dropped_"
+               "events\":%zu},"
+               "\"traceEvents\":[\n",
+               g.dropped);
   int64_t origin = g.events.empty() ? 0 : g.events.front().ts_ns;
   for (const Event& e : g.events) origin = std::min(origin, e.ts_ns);
   bool first = true;
   for (const Event& e : g.events) {
     // Chrome's trace format counts microseconds; keep ns precision as decimals.
-    std::fprintf(f, "%s{\"name\":\"%s %s\",\"cat\":\"relugrad\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
-                    "\"tid\":%d,\"args\":{\"elements\":%" PRId64 "%s}}",
-                 first ? "" : ",\n", e.name, e.label.c_str(), static_cast<double>(e.ts_ns - origin) / 1e3,
-                 static_cast<double>(e.dur_ns) / 1e3, pid, e.tid, e.elements,
+    std::fprintf(f,
+                 "%s{\"name\":\"%s "
+                 "%s\",\"cat\":\"relugrad\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
+                 "\"tid\":%d,\"args\":{\"elements\":%" PRId64 "%s}}",
+                 first ? "" : ",\n", e.name, e.label.c_str(),
+                 static_cast<double>(e.ts_ns - origin) / 1e3, static_cast<double>(e.dur_ns) / 1e3,
+                 pid, e.tid, e.elements,
                  e.block >= 0 ? (",\"block\":" + std::to_string(e.block)).c_str() : "");
     first = false;
   }

@@ -26,7 +26,8 @@ std::string Hex(const std::vector<uint8_t>& v, int64_t i, int elem) {
 
 // Runs one case: kernel on the twin vs ReferenceRun, dx offset by `shift`
 // elements from a 64-byte boundary.
-void CheckCase(Dtype dtype, const Config& cfg, int64_t n, int cores, int shift, bool in_place, uint32_t seed) {
+void CheckCase(Dtype dtype, const Config& cfg, int64_t n, int cores, int shift, bool in_place,
+               uint32_t seed) {
   relugrad::Semantics sem;
   const relugrad::KernelParams params = rg_ascend_test::ParamsFor(dtype, cfg.options, &sem);
   const int elem = relugrad::DtypeSize(dtype);
@@ -61,15 +62,17 @@ void CheckCase(Dtype dtype, const Config& cfg, int64_t n, int cores, int shift, 
   }
   std::vector<uint8_t> got(dxp, dxp + dy.size());
   const int64_t i = rg_ascend_test::FirstDiff(got, want, elem);
-  ASSERT_EQ(i, -1) << cfg.name << " " << relugrad_dtype_name(static_cast<relugrad_dtype>(dtype)) << " n=" << n
-                   << " cores=" << cores << " shift=" << shift << " in_place=" << in_place << ": element " << i
-                   << " dy=" << Hex(dy, i, elem) << " s=" << Hex(s, i, elem) << " got " << Hex(got, i, elem)
-                   << " want " << Hex(want, i, elem) << " (tile " << run.tiling.tileElems << ", blocks "
+  ASSERT_EQ(i, -1) << cfg.name << " " << relugrad_dtype_name(static_cast<relugrad_dtype>(dtype))
+                   << " n=" << n << " cores=" << cores << " shift=" << shift
+                   << " in_place=" << in_place << ": element " << i << " dy=" << Hex(dy, i, elem)
+                   << " s=" << Hex(s, i, elem) << " got " << Hex(got, i, elem) << " want "
+                   << Hex(want, i, elem) << " (tile " << run.tiling.tileElems << ", blocks "
                    << run.tiling.blocks << ")";
   // Bytes around dx untouched.
   if (!in_place) {
     for (uint8_t* p = dx_store.data(); p < dxp; ++p) ASSERT_EQ(*p, 0xcd) << "write before dx";
-    for (uint8_t* p = dxp + dy.size(); p < dx_store.data() + dx_store.size(); ++p) ASSERT_EQ(*p, 0xcd);
+    for (uint8_t* p = dxp + dy.size(); p < dx_store.data() + dx_store.size(); ++p)
+      ASSERT_EQ(*p, 0xcd);
   }
 }
 
@@ -135,9 +138,11 @@ TEST_P(AscendKernel, SeveralTilesTimesSeveralBlocks) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, AscendKernel, ::testing::Values(Dtype::kF32, Dtype::kF16, Dtype::kBF16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, AscendKernel,
+                         ::testing::Values(Dtype::kF32, Dtype::kF16, Dtype::kBF16),
                          [](const auto& info) {
-                           return std::string(relugrad_dtype_name(static_cast<relugrad_dtype>(info.param)));
+                           return std::string(
+                               relugrad_dtype_name(static_cast<relugrad_dtype>(info.param)));
                          });
 
 // Every 16-bit pattern as the gate (dy varied) and as dy (gate open and
@@ -151,15 +156,17 @@ TEST_P(AscendExhaustive16, AllPatterns) {
   for (const Config& cfg : rg_ascend_test::Configs()) {
     relugrad::Semantics sem;
     const auto params = rg_ascend_test::ParamsFor(dtype, cfg.options, &sem);
-    std::vector<uint16_t> dy(static_cast<size_t>(n)), s(static_cast<size_t>(n)), got(static_cast<size_t>(n)),
-        want(static_cast<size_t>(n));
+    std::vector<uint16_t> dy(static_cast<size_t>(n)), s(static_cast<size_t>(n)),
+        got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
     const std::vector<uint8_t> noise = rg_ascend_test::MakeBits(dtype, 65536, 5);
-    const uint16_t open_s = dtype == Dtype::kF16 ? 0x7bff : 0x7f7f;  // the largest finite: open unless threshold +inf
+    const uint16_t open_s =
+        dtype == Dtype::kF16 ? 0x7bff : 0x7f7f;  // the largest finite: open unless threshold +inf
     for (int64_t i = 0; i < 65536; ++i) {
       s[static_cast<size_t>(i)] = static_cast<uint16_t>(i);
       std::memcpy(&dy[static_cast<size_t>(i)], &noise[static_cast<size_t>(2 * i)], 2);
       dy[static_cast<size_t>(65536 + i)] = static_cast<uint16_t>(i);
-      s[static_cast<size_t>(65536 + i)] = (i & 1) ? open_s : static_cast<uint16_t>(0x8000);  // open / -0
+      s[static_cast<size_t>(65536 + i)] =
+          (i & 1) ? open_s : static_cast<uint16_t>(0x8000);  // open / -0
     }
     relugrad::ReferenceRun(dtype, n, dy.data(), s.data(), want.data(), sem);
     relugrad::ascend::TilingRequest req;
@@ -170,18 +177,20 @@ TEST_P(AscendExhaustive16, AllPatterns) {
     req.grain_bytes = 0;
     relugrad::ascend::TwinRun run;
     const char* why = "";
-    ASSERT_TRUE(relugrad::ascend::RunOnTwin(req, dy.data(), s.data(), got.data(), params, &run, &why));
+    ASSERT_TRUE(
+        relugrad::ascend::RunOnTwin(req, dy.data(), s.data(), got.data(), params, &run, &why));
     for (int64_t i = 0; i < n; ++i) {
       const size_t k = static_cast<size_t>(i);
-      ASSERT_EQ(got[k], want[k]) << cfg.name << " element " << i << " dy=0x" << std::hex << dy[k] << " s=0x"
-                                 << s[k] << " got 0x" << got[k] << " want 0x" << want[k];
+      ASSERT_EQ(got[k], want[k]) << cfg.name << " element " << i << " dy=0x" << std::hex << dy[k]
+                                 << " s=0x" << s[k] << " got 0x" << got[k] << " want 0x" << want[k];
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes16, AscendExhaustive16, ::testing::Values(Dtype::kF16, Dtype::kBF16),
                          [](const auto& info) {
-                           return std::string(relugrad_dtype_name(static_cast<relugrad_dtype>(info.param)));
+                           return std::string(
+                               relugrad_dtype_name(static_cast<relugrad_dtype>(info.param)));
                          });
 
 // The kernel strides over plan blocks by GetBlockNum(): a launch narrower
@@ -208,7 +217,8 @@ TEST(AscendKernelLaunch, LaunchWidthOtherThanThePlan) {
     const char* why = "";
     ASSERT_TRUE(relugrad::ascend::MakeTiling(req, params, &td, &plan, &why));
     ASSERT_EQ(td.blocks, 7u);
-    ASSERT_NO_THROW(relugrad::ascend::LaunchWithTiling(&relu_grad, td, plan, dy.data(), s.data(), got.data(), width))
+    ASSERT_NO_THROW(relugrad::ascend::LaunchWithTiling(&relu_grad, td, plan, dy.data(), s.data(),
+                                                       got.data(), width))
         << "width " << width;
     EXPECT_EQ(rg_ascend_test::FirstDiff(got, want, 4), -1) << "width " << width;
   }
@@ -224,7 +234,8 @@ TEST(AscendBackend, PublicApiRoutesToTwin) {
   std::vector<uint8_t> got(dy.size()), want(dy.size());
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
-  ASSERT_EQ(relugrad_relu_grad_reference(RELUGRAD_F32, n, dy.data(), s.data(), want.data(), &o), RELUGRAD_OK);
+  ASSERT_EQ(relugrad_relu_grad_reference(RELUGRAD_F32, n, dy.data(), s.data(), want.data(), &o),
+            RELUGRAD_OK);
   o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
   ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, n, dy.data(), s.data(), got.data(), &o), RELUGRAD_OK)
       << relugrad_last_error();
@@ -237,8 +248,10 @@ TEST(AscendBackend, F64IsUnsupported) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
   o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
-  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F64, 8, a.data(), b.data(), c.data(), &o), RELUGRAD_UNSUPPORTED);
-  EXPECT_NE(std::string(relugrad_last_error()).find("f64"), std::string::npos) << relugrad_last_error();
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F64, 8, a.data(), b.data(), c.data(), &o),
+            RELUGRAD_UNSUPPORTED);
+  EXPECT_NE(std::string(relugrad_last_error()).find("f64"), std::string::npos)
+      << relugrad_last_error();
 }
 
 }  // namespace

@@ -10,8 +10,8 @@ namespace rg_ascend_test {
 
 std::vector<Config> Configs() {
   std::vector<Config> out;
-  const relugrad_preset presets[] = {RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_TENSORFLOW, RELUGRAD_PRESET_JAX,
-                                     RELUGRAD_PRESET_ONEDNN};
+  const relugrad_preset presets[] = {RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_TENSORFLOW,
+                                     RELUGRAD_PRESET_JAX, RELUGRAD_PRESET_ONEDNN};
   for (relugrad_preset p : presets) {
     const std::string name = relugrad_preset_name(p);
     Config c;
@@ -86,14 +86,25 @@ template <relugrad::Dtype D>
 std::vector<uint8_t> Fill(int64_t n, uint32_t seed) {
   using T = relugrad::DtypeTraits<D>;
   using U = typename T::Bits;
-  std::vector<U> specials = {
-      0, T::kSign, T::kInf, static_cast<U>(T::kSign | T::kInf), static_cast<U>(T::kInf | T::kQuiet),
-      static_cast<U>(T::kSign | T::kInf | T::kQuiet), static_cast<U>(T::kInf | 1),  // signalling NaN
-      static_cast<U>(T::kSign | T::kInf | 5), static_cast<U>(T::kInf | T::kQuiet | 3), 1,
-      static_cast<U>(T::kSign | 1), static_cast<U>(T::kMinNormal - 1), static_cast<U>(T::kSign | (T::kMinNormal - 1)),
-      T::kMinNormal, static_cast<U>(T::kSign | T::kMinNormal), static_cast<U>(T::kInf - 1),
-      static_cast<U>(T::kSign | (T::kInf - 1))};
-  const double near[] = {0.5, -0.5, 1.25, -1.25, 2.0, -2.0, 0.1, 1.0, -1.0, 1e-40, -1e-40, 1e-39, -1e-39};
+  std::vector<U> specials = {0,
+                             T::kSign,
+                             T::kInf,
+                             static_cast<U>(T::kSign | T::kInf),
+                             static_cast<U>(T::kInf | T::kQuiet),
+                             static_cast<U>(T::kSign | T::kInf | T::kQuiet),
+                             static_cast<U>(T::kInf | 1),  // signalling NaN
+                             static_cast<U>(T::kSign | T::kInf | 5),
+                             static_cast<U>(T::kInf | T::kQuiet | 3),
+                             1,
+                             static_cast<U>(T::kSign | 1),
+                             static_cast<U>(T::kMinNormal - 1),
+                             static_cast<U>(T::kSign | (T::kMinNormal - 1)),
+                             T::kMinNormal,
+                             static_cast<U>(T::kSign | T::kMinNormal),
+                             static_cast<U>(T::kInf - 1),
+                             static_cast<U>(T::kSign | (T::kInf - 1))};
+  const double near[] = {0.5, -0.5, 1.25,  -1.25,  2.0,   -2.0,  0.1,
+                         1.0, -1.0, 1e-40, -1e-40, 1e-39, -1e-39};
   for (double v : near) {
     const U b = static_cast<U>(relugrad::DoubleToBitsRne(D, v));
     specials.push_back(b);
@@ -123,10 +134,14 @@ std::vector<uint8_t> Fill(int64_t n, uint32_t seed) {
 
 std::vector<uint8_t> MakeBits(relugrad::Dtype dtype, int64_t n, uint32_t seed) {
   switch (dtype) {
-    case relugrad::Dtype::kF16: return Fill<relugrad::Dtype::kF16>(n, seed);
-    case relugrad::Dtype::kBF16: return Fill<relugrad::Dtype::kBF16>(n, seed);
-    case relugrad::Dtype::kF64: return Fill<relugrad::Dtype::kF64>(n, seed);
-    default: return Fill<relugrad::Dtype::kF32>(n, seed);
+    case relugrad::Dtype::kF16:
+      return Fill<relugrad::Dtype::kF16>(n, seed);
+    case relugrad::Dtype::kBF16:
+      return Fill<relugrad::Dtype::kBF16>(n, seed);
+    case relugrad::Dtype::kF64:
+      return Fill<relugrad::Dtype::kF64>(n, seed);
+    default:
+      return Fill<relugrad::Dtype::kF32>(n, seed);
   }
 }
 
@@ -139,7 +154,8 @@ relugrad::KernelParams ParamsFor(relugrad::Dtype dtype, const relugrad_options& 
 int64_t FirstDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int elem) {
   const size_t n = std::min(a.size(), b.size()) / static_cast<size_t>(elem);
   for (size_t i = 0; i < n; ++i) {
-    if (std::memcmp(&a[i * elem], &b[i * elem], static_cast<size_t>(elem)) != 0) return static_cast<int64_t>(i);
+    if (std::memcmp(&a[i * elem], &b[i * elem], static_cast<size_t>(elem)) != 0)
+      return static_cast<int64_t>(i);
   }
   return a.size() == b.size() ? -1 : static_cast<int64_t>(n);
 }

@@ -65,43 +65,45 @@ TEST(AscendTiling, KeyIntervalsMapToRawPatterns) {
 // The cost model on what the twin counted: which pipe bounds each path,
 // and double buffering never loses to single buffering.
 TEST(AscendCostModel, ReportsTheBoundingPipe) {
-  std::printf("%-22s %-5s %9s %6s %7s %9s %9s %9s %10s %6s %8s %10s\n", "config", "dtype", "n", "tile", "blocks",
-              "MTE2_us", "V_us", "MTE3_us", "total_us", "bound", "GB/s", "V_ins/tile");
+  std::printf("%-22s %-5s %9s %6s %7s %9s %9s %9s %10s %6s %8s %10s\n", "config", "dtype", "n",
+              "tile", "blocks", "MTE2_us", "V_us", "MTE3_us", "total_us", "bound", "GB/s",
+              "V_ins/tile");
   for (const char* name : {"torch", "tensorflow", "onednn+alpha0.1"}) {
     for (Dtype d : {Dtype::kF32, Dtype::kBF16}) {
-     for (int cores : {8, 40}) {
-      rg_ascend_test::Config cfg;
-      for (const auto& c : rg_ascend_test::Configs()) {
-        if (c.name == name) cfg = c;
+      for (int cores : {8, 40}) {
+        rg_ascend_test::Config cfg;
+        for (const auto& c : rg_ascend_test::Configs()) {
+          if (c.name == name) cfg = c;
+        }
+        relugrad::Semantics sem;
+        const auto params = rg_ascend_test::ParamsFor(d, cfg.options, &sem);
+        const int64_t n = 1 << 20;
+        const auto dy = rg_ascend_test::MakeBits(d, n, 1);
+        const auto s = rg_ascend_test::MakeBits(d, n, 2);
+        std::vector<uint8_t> dx(dy.size());
+        relugrad::ascend::TilingRequest req;
+        req.dtype = d;
+        req.n = n;
+        req.dx_address = reinterpret_cast<uintptr_t>(dx.data());
+        req.cores = cores;  // the model divides HBM among the active cores
+        relugrad::ascend::TwinRun run;
+        const char* why = "";
+        ASSERT_TRUE(
+            relugrad::ascend::RunOnTwin(req, dy.data(), s.data(), dx.data(), params, &run, &why));
+        relugrad::ascend::PipeModel model;
+        const auto two = relugrad::ascend::EstimateLaunch(run.counters, model);
+        model.buffers = 1;
+        const auto one = relugrad::ascend::EstimateLaunch(run.counters, model);
+        EXPECT_LE(two.total_us, one.total_us);
+        EXPECT_FALSE(two.bound.empty());
+        const auto& b0 = two.blocks.front();
+        std::printf("%-22s %-5s %9lld %6u %7u %9.1f %9.1f %9.1f %10.1f %6s %8.1f %10.1f\n", name,
+                    relugrad_dtype_name(static_cast<relugrad_dtype>(d)), static_cast<long long>(n),
+                    run.tiling.tileElems, run.tiling.blocks, b0.mte2_us, b0.vec_us, b0.mte3_us,
+                    two.total_us, two.bound.c_str(), two.gbps,
+                    static_cast<double>(run.counters.front().vec_instrs) /
+                        static_cast<double>(run.counters.front().tiles));
       }
-      relugrad::Semantics sem;
-      const auto params = rg_ascend_test::ParamsFor(d, cfg.options, &sem);
-      const int64_t n = 1 << 20;
-      const auto dy = rg_ascend_test::MakeBits(d, n, 1);
-      const auto s = rg_ascend_test::MakeBits(d, n, 2);
-      std::vector<uint8_t> dx(dy.size());
-      relugrad::ascend::TilingRequest req;
-      req.dtype = d;
-      req.n = n;
-      req.dx_address = reinterpret_cast<uintptr_t>(dx.data());
-      req.cores = cores;  // the model divides HBM among the active cores
-      relugrad::ascend::TwinRun run;
-      const char* why = "";
-      ASSERT_TRUE(relugrad::ascend::RunOnTwin(req, dy.data(), s.data(), dx.data(), params, &run, &why));
-      relugrad::ascend::PipeModel model;
-      const auto two = relugrad::ascend::EstimateLaunch(run.counters, model);
-      model.buffers = 1;
-      const auto one = relugrad::ascend::EstimateLaunch(run.counters, model);
-      EXPECT_LE(two.total_us, one.total_us);
-      EXPECT_FALSE(two.bound.empty());
-      const auto& b0 = two.blocks.front();
-      std::printf("%-22s %-5s %9lld %6u %7u %9.1f %9.1f %9.1f %10.1f %6s %8.1f %10.1f\n", name,
-                  relugrad_dtype_name(static_cast<relugrad_dtype>(d)), static_cast<long long>(n),
-                  run.tiling.tileElems, run.tiling.blocks, b0.mte2_us, b0.vec_us, b0.mte3_us, two.total_us,
-                  two.bound.c_str(), two.gbps,
-                  static_cast<double>(run.counters.front().vec_instrs) /
-                      static_cast<double>(run.counters.front().tiles));
-     }
     }
   }
 }

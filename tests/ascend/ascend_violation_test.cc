@@ -31,8 +31,8 @@ Violation Expect(ascend_twin::KernelFn fn, int blocks = 1,
   gm.AddOutput(g_out.data(), g_out.size() * 4, "out", shares);
   try {
     ascend_twin::Launch(fn, blocks, gm, reinterpret_cast<uint8_t*>(g_in.data()),
-                        reinterpret_cast<uint8_t*>(g_in.data()), reinterpret_cast<uint8_t*>(g_out.data()), nullptr,
-                        nullptr);
+                        reinterpret_cast<uint8_t*>(g_in.data()),
+                        reinterpret_cast<uint8_t*>(g_out.data()), nullptr, nullptr);
   } catch (const ascend_twin::TwinViolation& e) {
     std::printf("  caught: %s\n", e.what());
     return e.kind();
@@ -57,7 +57,8 @@ void GoodKernel(GM_ADDR in, GM_ADDR, GM_ADDR out, GM_ADDR, GM_ADDR) {
     if (t < 3) {
       DataCopy(x, gi[t * 256], 256);
     } else {
-      DataCopyPad(x, gi[t * 256], DataCopyExtParams(1, 255 * 4, 0, 0, 0), DataCopyPadExtParams<float>(true, 0, 1, 0.f));
+      DataCopyPad(x, gi[t * 256], DataCopyExtParams(1, 255 * 4, 0, 0, 0),
+                  DataCopyPadExtParams<float>(true, 0, 1, 0.f));
     }
     qi.EnQue(x);
     LocalTensor<float> y = qi.DeQue<float>();
@@ -78,10 +79,12 @@ void GoodKernel(GM_ADDR in, GM_ADDR, GM_ADDR out, GM_ADDR, GM_ADDR) {
 TEST(AscendTwin, CorrectKernelPasses) {
   ascend_twin::GmSpace gm;
   gm.AddInput(g_in.data(), g_in.size() * 4, "in");
-  gm.AddOutput(g_out.data(), g_out.size() * 4, "out", {{0, 4096}, {4096, 8192}, {8192, 12288}, {12288, 16384}});
+  gm.AddOutput(g_out.data(), g_out.size() * 4, "out",
+               {{0, 4096}, {4096, 8192}, {8192, 12288}, {12288, 16384}});
   std::fill(g_out.begin(), g_out.end(), 0.0f);
-  ASSERT_NO_THROW(ascend_twin::Launch(&GoodKernel, 4, gm, reinterpret_cast<uint8_t*>(g_in.data()), nullptr,
-                                      reinterpret_cast<uint8_t*>(g_out.data()), nullptr, nullptr));
+  ASSERT_NO_THROW(ascend_twin::Launch(&GoodKernel, 4, gm, reinterpret_cast<uint8_t*>(g_in.data()),
+                                      nullptr, reinterpret_cast<uint8_t*>(g_out.data()), nullptr,
+                                      nullptr));
   EXPECT_EQ(g_out[0], 2.0f);
   EXPECT_EQ(g_out[1022], 2.0f);
   EXPECT_EQ(g_out[1023], 0.0f);  // the padded tail wrote 255 of 256
@@ -108,7 +111,9 @@ KERNEL(AllocBeyond) {
   q.AllocTensor<float>();
   q.AllocTensor<float>();
 }
-TEST(AscendTwin, AllocTensorBeyondBuffers) { EXPECT_EQ(Expect(&AllocBeyond), Violation::kQueueProtocol); }
+TEST(AscendTwin, AllocTensorBeyondBuffers) {
+  EXPECT_EQ(Expect(&AllocBeyond), Violation::kQueueProtocol);
+}
 
 KERNEL(EnQueBeyondDepth) {
   TPipe pipe;
@@ -123,7 +128,9 @@ KERNEL(EnQueBeyondDepth) {
   q.EnQue(a);
   q.EnQue(b);
 }
-TEST(AscendTwin, EnQueBeyondDepth) { EXPECT_EQ(Expect(&EnQueBeyondDepth), Violation::kQueueProtocol); }
+TEST(AscendTwin, EnQueBeyondDepth) {
+  EXPECT_EQ(Expect(&EnQueBeyondDepth), Violation::kQueueProtocol);
+}
 
 KERNEL(UseAfterFree) {
   TPipe pipe;
@@ -136,7 +143,9 @@ KERNEL(UseAfterFree) {
   q.FreeTensor(a);
   DataCopy(a, g, 64);
 }
-TEST(AscendTwin, TensorUsedAfterFree) { EXPECT_EQ(Expect(&UseAfterFree), Violation::kUseAfterFree); }
+TEST(AscendTwin, TensorUsedAfterFree) {
+  EXPECT_EQ(Expect(&UseAfterFree), Violation::kUseAfterFree);
+}
 
 KERNEL(PositionMismatch) {
   UNUSED_GM;
@@ -148,7 +157,9 @@ KERNEL(PositionMismatch) {
   LocalTensor<float> a = qi.AllocTensor<float>();
   qo.EnQue(a);
 }
-TEST(AscendTwin, EnQueOnAnotherQueuesPosition) { EXPECT_EQ(Expect(&PositionMismatch), Violation::kQueueProtocol); }
+TEST(AscendTwin, EnQueOnAnotherQueuesPosition) {
+  EXPECT_EQ(Expect(&PositionMismatch), Violation::kQueueProtocol);
+}
 
 KERNEL(CopyNot32) {
   TPipe pipe;
@@ -160,7 +171,9 @@ KERNEL(CopyNot32) {
   LocalTensor<float> a = q.AllocTensor<float>();
   DataCopy(a, g, 7);  // 28 bytes: truncated to 0 on hardware
 }
-TEST(AscendTwin, DataCopyLengthNotMultipleOf32) { EXPECT_EQ(Expect(&CopyNot32), Violation::kCopyLength); }
+TEST(AscendTwin, DataCopyLengthNotMultipleOf32) {
+  EXPECT_EQ(Expect(&CopyNot32), Violation::kCopyLength);
+}
 
 KERNEL(Misaligned) {
   TPipe pipe;
@@ -182,12 +195,15 @@ KERNEL(OverLongRead) {
   TQue<TPosition::VECIN, 2> q;
   pipe.InitBuffer(q, 2, 1024);
   GlobalTensor<float> g;
-  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in));  // no size: only the launch buffers bound it
+  g.SetGlobalBuffer(
+      reinterpret_cast<__gm__ float*>(in));  // no size: only the launch buffers bound it
   (void)out;
   LocalTensor<float> a = q.AllocTensor<float>();
   DataCopy(a, g[kElems - 64], 128);  // runs 64 floats past the input
 }
-TEST(AscendTwin, CopyPastTheGmBuffer) { EXPECT_EQ(Expect(&OverLongRead), Violation::kGmOutOfBounds); }
+TEST(AscendTwin, CopyPastTheGmBuffer) {
+  EXPECT_EQ(Expect(&OverLongRead), Violation::kGmOutOfBounds);
+}
 
 KERNEL(OverLongUb) {
   TPipe pipe;
@@ -209,7 +225,9 @@ KERNEL(UbOverAllocation) {
   pipe.InitBuffer(q, 2, 64 * 1024);
   pipe.InitBuffer(b, 60 * 1024);  // 188 KiB > 184 KiB
 }
-TEST(AscendTwin, UnifiedBufferOverAllocation) { EXPECT_EQ(Expect(&UbOverAllocation), Violation::kUbOverAllocation); }
+TEST(AscendTwin, UnifiedBufferOverAllocation) {
+  EXPECT_EQ(Expect(&UbOverAllocation), Violation::kUbOverAllocation);
+}
 
 KERNEL(ReadUnwritten) {
   UNUSED_GM;
@@ -217,10 +235,12 @@ KERNEL(ReadUnwritten) {
   TBuf<TPosition::VECCALC> b;
   pipe.InitBuffer(b, 1024);
   LocalTensor<int32_t> x = b.Get<int32_t>();
-  Duplicate(x, 0, 128);       // writes the first 512 bytes
-  Adds(x, x, 1, 256);         // reads 1024
+  Duplicate(x, 0, 128);  // writes the first 512 bytes
+  Adds(x, x, 1, 256);    // reads 1024
 }
-TEST(AscendTwin, ReadOfNeverWrittenUb) { EXPECT_EQ(Expect(&ReadUnwritten), Violation::kUninitializedRead); }
+TEST(AscendTwin, ReadOfNeverWrittenUb) {
+  EXPECT_EQ(Expect(&ReadUnwritten), Violation::kUninitializedRead);
+}
 
 KERNEL(PadWithoutPadValue) {
   TPipe pipe;
@@ -230,7 +250,8 @@ KERNEL(PadWithoutPadValue) {
   g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in), kElems);
   (void)out;
   LocalTensor<float> a = q.AllocTensor<float>();
-  DataCopyPad(a, g, DataCopyExtParams(1, 5 * 4, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.f));
+  DataCopyPad(a, g, DataCopyExtParams(1, 5 * 4, 0, 0, 0),
+              DataCopyPadExtParams<float>(false, 0, 0, 0.f));
   q.EnQue(a);
   LocalTensor<int32_t> v = q.DeQue<float>().ReinterpretCast<int32_t>();
   Adds(v, v, 1, 8);  // lanes 5..7 were never written (isPad false)
@@ -255,7 +276,9 @@ KERNEL(OutsideShare) {
   DataCopy(g[at + (GetBlockIdx() == 1 ? 0 : 0)], b, 256);
   q.FreeTensor(b);
 }
-TEST(AscendTwin, GmWriteOutsideTheBlocksShare) { EXPECT_EQ(Expect(&OutsideShare, 2), Violation::kGmOutsideShare); }
+TEST(AscendTwin, GmWriteOutsideTheBlocksShare) {
+  EXPECT_EQ(Expect(&OutsideShare, 2), Violation::kGmOutsideShare);
+}
 
 // With overlapping shares (a bad plan), two blocks writing one byte collide.
 KERNEL(Overlap) {
@@ -291,7 +314,9 @@ KERNEL(CompareCount) {
   LocalTensor<float> b = q.DeQue<float>();
   Compares(m.Get<uint8_t>(), b, 0.0f, CMPMODE::GT, 32);  // 128 bytes: half a repeat
 }
-TEST(AscendTwin, CompareCountNotWholeRepeats) { EXPECT_EQ(Expect(&CompareCount), Violation::kCompareCount); }
+TEST(AscendTwin, CompareCountNotWholeRepeats) {
+  EXPECT_EQ(Expect(&CompareCount), Violation::kCompareCount);
+}
 
 KERNEL(VectorReadsBeforeDeQue) {
   TPipe pipe;
@@ -304,7 +329,9 @@ KERNEL(VectorReadsBeforeDeQue) {
   DataCopy(a, g, 256);
   Muls(a, a, 2.0f, 256);  // no EnQue/DeQue: V races MTE2 on hardware
 }
-TEST(AscendTwin, VectorReadsCopyInWithoutQueue) { EXPECT_EQ(Expect(&VectorReadsBeforeDeQue), Violation::kPipeSync); }
+TEST(AscendTwin, VectorReadsCopyInWithoutQueue) {
+  EXPECT_EQ(Expect(&VectorReadsBeforeDeQue), Violation::kPipeSync);
+}
 
 KERNEL(CopyOutBeforeDeQue) {
   UNUSED_GM;
@@ -317,7 +344,9 @@ KERNEL(CopyOutBeforeDeQue) {
   Duplicate(a, 1.0f, 256);
   DataCopy(g, a, 256);  // MTE3 races V
 }
-TEST(AscendTwin, CopyOutWithoutQueue) { EXPECT_EQ(Expect(&CopyOutBeforeDeQue), Violation::kPipeSync); }
+TEST(AscendTwin, CopyOutWithoutQueue) {
+  EXPECT_EQ(Expect(&CopyOutBeforeDeQue), Violation::kPipeSync);
+}
 
 KERNEL(NotFreed) {
   UNUSED_GM;
@@ -326,7 +355,9 @@ KERNEL(NotFreed) {
   pipe.InitBuffer(q, 2, 1024);
   q.AllocTensor<float>();
 }
-TEST(AscendTwin, TensorNotFreedAtKernelEnd) { EXPECT_EQ(Expect(&NotFreed), Violation::kQueueProtocol); }
+TEST(AscendTwin, TensorNotFreedAtKernelEnd) {
+  EXPECT_EQ(Expect(&NotFreed), Violation::kQueueProtocol);
+}
 
 KERNEL(IntOverflow) {
   UNUSED_GM;
@@ -337,7 +368,9 @@ KERNEL(IntOverflow) {
   Duplicate(x, static_cast<int16_t>(32767), 128);
   Adds(x, x, static_cast<int16_t>(1), 128);
 }
-TEST(AscendTwin, IntegerOverflowRefused) { EXPECT_EQ(Expect(&IntOverflow), Violation::kBadArgument); }
+TEST(AscendTwin, IntegerOverflowRefused) {
+  EXPECT_EQ(Expect(&IntOverflow), Violation::kBadArgument);
+}
 
 // Compares + Select as modelled (IEEE: NaN compares false): the path the
 // kernel avoids, kept correct because the twin offers it.
@@ -374,7 +407,8 @@ TEST(AscendTwin, CompareAndSelectFollowIeee) {
   ascend_twin::GmSpace gm;
   gm.AddInput(g_in.data(), g_in.size() * 4, "in");
   gm.AddOutput(g_out.data(), g_out.size() * 4, "out", {{0, 4096}});
-  ASSERT_NO_THROW(ascend_twin::Launch(&CompareSelect, 1, gm, reinterpret_cast<uint8_t*>(g_in.data()), nullptr,
+  ASSERT_NO_THROW(ascend_twin::Launch(&CompareSelect, 1, gm,
+                                      reinterpret_cast<uint8_t*>(g_in.data()), nullptr,
                                       reinterpret_cast<uint8_t*>(g_out.data()), nullptr, nullptr));
   EXPECT_EQ(g_out[0], 0.0f);
   EXPECT_EQ(g_out[1], 0.0f);  // NaN > 0 is false
@@ -412,8 +446,8 @@ RealRun Plan(int64_t n, int cores) {
 
 Violation RunReal(RealRun& r) {
   try {
-    relugrad::ascend::LaunchWithTiling(&relu_grad, r.td, r.plan, r.dy.data(), r.s.data(), r.dx.data(),
-                                       r.plan.blocks);
+    relugrad::ascend::LaunchWithTiling(&relu_grad, r.td, r.plan, r.dy.data(), r.s.data(),
+                                       r.dx.data(), r.plan.blocks);
   } catch (const ascend_twin::TwinViolation& e) {
     std::printf("  caught: %s\n", e.what());
     return e.kind();
@@ -438,7 +472,8 @@ TEST(AscendTwinRealKernel, WrongLengthReadsPastTheInput) {
   RealRun r = Plan(10000, 2);
   r.td.n += 64;  // the last block copies past the end of dy/s
   const Violation v = RunReal(r);
-  EXPECT_TRUE(v == Violation::kGmOutOfBounds || v == Violation::kGmOutsideShare) << ascend_twin::ViolationName(v);
+  EXPECT_TRUE(v == Violation::kGmOutOfBounds || v == Violation::kGmOutsideShare)
+      << ascend_twin::ViolationName(v);
 }
 
 }  // namespace

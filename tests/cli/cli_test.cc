@@ -24,8 +24,8 @@ namespace relugrad {
 namespace testing {
 namespace {
 
-std::string Save(const std::string& name, const std::string& descr, const std::vector<int64_t>& shape,
-                 const std::vector<unsigned char>& bytes) {
+std::string Save(const std::string& name, const std::string& descr,
+                 const std::vector<int64_t>& shape, const std::vector<unsigned char>& bytes) {
   const std::string path = ScratchDir() + "/" + name;
   std::string error;
   EXPECT_TRUE(npy::Write(path, descr, shape, bytes.data(), bytes.size(), &error)) << error;
@@ -33,12 +33,14 @@ std::string Save(const std::string& name, const std::string& descr, const std::v
 }
 
 // Expect a clean failure: status 1, one stderr line containing `needle`, no output.
-void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::string& output) {
+void ExpectCleanFailure(const std::string& args, const std::string& needle,
+                        const std::string& output) {
   ::unlink(output.c_str());
   const CliResult r = RunCli(args);
   EXPECT_EQ(r.status, 1) << args;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be one line: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+      << "stderr must be one line: " << r.err;
   EXPECT_FALSE(Exists(output)) << args << " left an output file";
 }
 
@@ -46,20 +48,28 @@ TEST(Cli, RunMatchesTheReferenceForEveryDtypeAndPreset) {
   for (relugrad_dtype d : kAllDtypes) {
     const size_t n = 3001;
     const auto dy = Pack(d, RandomBits(d, n, 11)), s = Pack(d, RandomBits(d, n, 12));
-    const std::string descr = d == RELUGRAD_F16 ? "<f2" : d == RELUGRAD_F32 ? "<f4" : d == RELUGRAD_F64 ? "<f8" : "<u2";
-    const std::string pdy = Save(std::string("dy_") + relugrad_dtype_name(d) + ".npy", descr, {static_cast<int64_t>(n)}, dy);
-    const std::string ps = Save(std::string("s_") + relugrad_dtype_name(d) + ".npy", descr, {static_cast<int64_t>(n)}, s);
+    const std::string descr = d == RELUGRAD_F16   ? "<f2"
+                              : d == RELUGRAD_F32 ? "<f4"
+                              : d == RELUGRAD_F64 ? "<f8"
+                                                  : "<u2";
+    const std::string pdy = Save(std::string("dy_") + relugrad_dtype_name(d) + ".npy", descr,
+                                 {static_cast<int64_t>(n)}, dy);
+    const std::string ps = Save(std::string("s_") + relugrad_dtype_name(d) + ".npy", descr,
+                                {static_cast<int64_t>(n)}, s);
     struct Case {
       std::string flags;
       relugrad_preset preset;
       double threshold;
     };
-    for (const Case& c : {Case{"", RELUGRAD_PRESET_TORCH, 0}, Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0},
-                          Case{"--semantics jax", RELUGRAD_PRESET_JAX, 0}, Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75},
+    for (const Case& c : {Case{"", RELUGRAD_PRESET_TORCH, 0},
+                          Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0},
+                          Case{"--semantics jax", RELUGRAD_PRESET_JAX, 0},
+                          Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75},
                           Case{"--threshold -1.5 --threads 2", RELUGRAD_PRESET_TORCH, -1.5}}) {
       const std::string out = ScratchDir() + "/dx.npy";
       const std::string dtype_flag = d == RELUGRAD_BF16 ? " --dtype bf16" : "";
-      const CliResult r = RunCli("run --dy " + pdy + " --x " + ps + " -o " + out + " " + c.flags + dtype_flag);
+      const CliResult r =
+          RunCli("run --dy " + pdy + " --x " + ps + " -o " + out + " " + c.flags + dtype_flag);
       ASSERT_EQ(r.status, 0) << r.err;
       npy::Array got;
       std::string error;
@@ -83,17 +93,21 @@ TEST(Cli, BadInputsFailCleanly) {
   const std::string ints = Save("ints.npy", "<i4", {4}, four_floats);
   const std::string u2 = Save("u2.npy", "<u2", {8}, four_floats);
   const std::string be = Save("be.npy", ">f4", {4}, four_floats);
-  const std::string fortran = SaveRaw("fortran.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
-                                                         "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" +
-                                                         std::string(70 - 58 - 1, ' ') + "\n" + std::string(16, '\0'));
+  const std::string fortran =
+      SaveRaw("fortran.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
+                                 "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" +
+                                 std::string(70 - 58 - 1, ' ') + "\n" + std::string(16, '\0'));
   const std::string truncated = SaveRaw("truncated.npy", Slurp(good).substr(0, 70));
   const std::string magic = SaveRaw("magic.npy", "PK\x03\x04 definitely a zip file");
-  const std::string header = SaveRaw("header.npy", std::string("\x93NUMPY\x01\x00\x10\x00", 10) + "{'descr': '<f4'\n");
-  const std::string huge = SaveRaw("huge.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
-                                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,), }" +
-                                                   std::string(2, ' ') + "\n");
+  const std::string header =
+      SaveRaw("header.npy", std::string("\x93NUMPY\x01\x00\x10\x00", 10) + "{'descr': '<f4'\n");
+  const std::string huge = SaveRaw(
+      "huge.npy", std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,), }" +
+                      std::string(2, ' ') + "\n");
   const std::string base = " -o " + out;
-  ExpectCleanFailure("run --dy " + ScratchDir() + "/missing.npy --x " + good + base, "missing.npy", out);
+  ExpectCleanFailure("run --dy " + ScratchDir() + "/missing.npy --x " + good + base, "missing.npy",
+                     out);
   ExpectCleanFailure("run --dy " + truncated + " --x " + good + base, "truncated", out);
   ExpectCleanFailure("run --dy " + magic + " --x " + good + base, "wrong magic", out);
   ExpectCleanFailure("run --dy " + header + " --x " + good + base, "header", out);
@@ -104,20 +118,25 @@ TEST(Cli, BadInputsFailCleanly) {
   ExpectCleanFailure("run --dy " + u2 + " --x " + u2 + base, "--dtype bf16", out);
   ExpectCleanFailure("run --dy " + good + " --x " + f64 + base, "differs", out);
   ExpectCleanFailure("run --dy " + good + " --x " + good2 + base, "shape differs", out);
-  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --semantics mxnet", "mxnet", out);
-  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threshold abc", "--threshold", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --semantics mxnet", "mxnet",
+                     out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threshold abc", "--threshold",
+                     out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --clip 2:1", "clip", out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --clip 5", "LO:HI", out);
-  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threads -3", "--threads", out);
+  ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --threads -3", "--threads",
+                     out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --isa avx9000", "avx9000", out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --dtype f99", "--dtype", out);
   ExpectCleanFailure("run --dy " + good + " --x " + good + base + " --bogus", "unknown flag", out);
   ExpectCleanFailure("run --dy " + good + base, "--x", out);
-  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + ScratchDir() + "/no/such/dir/dx.npy", "dx.npy",
-                     ScratchDir() + "/no/such/dir/dx.npy");
+  ExpectCleanFailure(
+      "run --dy " + good + " --x " + good + " -o " + ScratchDir() + "/no/such/dir/dx.npy", "dx.npy",
+      ScratchDir() + "/no/such/dir/dx.npy");
   ExpectCleanFailure("frobnicate", "unknown command", out);
   // No temporary file survives a failed or successful write.
-  const CliResult leftovers = RunCli("info >/dev/null; ls -a " + ScratchDir() + " | grep -c relugrad-tmp");
+  const CliResult leftovers =
+      RunCli("info >/dev/null; ls -a " + ScratchDir() + " | grep -c relugrad-tmp");
   EXPECT_EQ(leftovers.out, "0\n");
 }
 
@@ -168,12 +187,15 @@ std::string JsonField(const std::string& line, const std::string& key) {
 // triad; cold and warm.
 TEST(Cli, BenchPrintsEveryCandidateOfEveryPoint) {
   for (const std::string mode : {"", " --warm"}) {
-    const CliResult r = RunCli("bench --json --dtype f32,bf16 --sizes 1000,70K --threads 1,2 --min-time 0 --stream-ab" + mode);
+    const CliResult r = RunCli(
+        "bench --json --dtype f32,bf16 --sizes 1000,70K --threads 1,2 --min-time 0 --stream-ab" +
+        mode);
     ASSERT_EQ(r.status, 0) << r.err;
     std::vector<std::string> lines;
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
-    const std::vector<std::string> impls = {"triad", "triad_nt", "relugrad", "relugrad_stream", "relugrad_nostream"};
+    const std::vector<std::string> impls = {"triad", "triad_nt", "relugrad", "relugrad_stream",
+                                            "relugrad_nostream"};
     ASSERT_EQ(lines.size(), 2u * 2u * 2u * impls.size()) << r.out;
     size_t i = 0;
     for (const std::string dtype : {"f32", "bf16"}) {
@@ -208,7 +230,9 @@ TEST(Cli, BenchPrintsEveryCandidateOfEveryPoint) {
 }
 
 TEST(Cli, VerifyAndInfo) {
-  const CliResult v = RunCli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) + " --threads 1,2 --size 5000");
+  const CliResult v =
+      RunCli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) +
+             " --threads 1,2 --size 5000");
   EXPECT_EQ(v.status, 0) << v.out << v.err;
   EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
   const CliResult i = RunCli("info");
@@ -216,7 +240,8 @@ TEST(Cli, VerifyAndInfo) {
   EXPECT_NE(i.out.find("simd_selected:"), std::string::npos);
   // RELUGRAD_MAX_ISA caps dispatch like --isa does.
   const std::string weakest = relugrad_isa_name(relugrad_isa_count() - 1);
-  const CliResult capped = RunCli("info >/dev/null; RELUGRAD_MAX_ISA=" + weakest + " " + std::string(RELUGRAD_CLI_PATH) + " info");
+  const CliResult capped = RunCli("info >/dev/null; RELUGRAD_MAX_ISA=" + weakest + " " +
+                                  std::string(RELUGRAD_CLI_PATH) + " info");
   EXPECT_NE(capped.out.find("simd_selected: " + weakest), std::string::npos) << capped.out;
   const CliResult help = RunCli("run --help");
   EXPECT_EQ(help.status, 0);

@@ -27,7 +27,8 @@ void ExpectOneLineFailure(const std::string& args, const std::string& needle) {
   const CliResult r = RunCli(args);
   EXPECT_EQ(r.status, 1) << args;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be one line: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+      << "stderr must be one line: " << r.err;
   EXPECT_EQ(r.out, "") << args;
 }
 
@@ -68,7 +69,8 @@ std::vector<Row> Rows(const std::string& text) {
       cell.erase(cell.find_last_not_of(' ') + 1);
       cells.push_back(cell);
     }
-    if (cells.size() >= 7) rows.push_back({cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]});
+    if (cells.size() >= 7)
+      rows.push_back({cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]});
   }
   return rows;
 }
@@ -95,8 +97,10 @@ TEST(CliDiff, EveryExampleIsWhatTheReferenceGives) {
         ASSERT_EQ(relugrad_dtype_from_name(row.dtype.c_str(), &d), RELUGRAD_OK) << row.dtype;
         const double t = std::strtod(row.t.c_str(), nullptr);
         const uint64_t dy = std::stoull(row.dy, nullptr, 16), s = std::stoull(row.s, nullptr, 16);
-        EXPECT_EQ(Hex(Ref(d, a, t, dy, s)), Hex(std::stoull(row.a, nullptr, 16))) << a << " " << row.cls;
-        EXPECT_EQ(Hex(Ref(d, b, t, dy, s)), Hex(std::stoull(row.b, nullptr, 16))) << b << " " << row.cls;
+        EXPECT_EQ(Hex(Ref(d, a, t, dy, s)), Hex(std::stoull(row.a, nullptr, 16)))
+            << a << " " << row.cls;
+        EXPECT_EQ(Hex(Ref(d, b, t, dy, s)), Hex(std::stoull(row.b, nullptr, 16)))
+            << b << " " << row.cls;
         EXPECT_NE(row.a, row.b) << row.cls;
         ++checked;
       }
@@ -118,10 +122,12 @@ TEST(CliDiff, ClassesFollowTheRules) {
   EXPECT_EQ(Classes("diff --semantics jax,mindspore --dtype f32"),
             (std::set<std::string>{"subnormal gate", "subnormal threshold"}));
   // f16 has no subnormals in its f32 compute type; a subnormal f32 threshold still flushes.
-  EXPECT_EQ(Classes("diff --semantics jax,mindspore --dtype f16"), (std::set<std::string>{"subnormal threshold"}));
+  EXPECT_EQ(Classes("diff --semantics jax,mindspore --dtype f16"),
+            (std::set<std::string>{"subnormal threshold"}));
   // torch and mindspore differ only in NaN gates, quiet or signalling
   // (zero_if_le vs pass_if_gt, both select, both IEEE).
-  EXPECT_EQ(Classes("diff --semantics torch,mindspore"), (std::set<std::string>{"NaN gate", "signalling NaN"}));
+  EXPECT_EQ(Classes("diff --semantics torch,mindspore"),
+            (std::set<std::string>{"NaN gate", "signalling NaN"}));
   const CliResult same = RunCli("diff --semantics torch,torch");
   EXPECT_EQ(same.status, 0);
   EXPECT_NE(same.out.find("No difference in these input classes."), std::string::npos) << same.out;
@@ -136,8 +142,9 @@ TEST(CliRun, ThresholdOnARoundingBoundaryRoundsThroughFloat) {
   ASSERT_TRUE(npy::Write(dir + "/rdy.npy", "<u2", {1}, dy.data(), dy.size(), &error)) << error;
   ASSERT_TRUE(npy::Write(dir + "/rs.npy", "<u2", {1}, s.data(), s.size(), &error)) << error;
   for (const char* rounding : {"dtype", "compute"}) {
-    const CliResult r = RunCli("run --dy " + dir + "/rdy.npy --x " + dir + "/rs.npy -o " + dir +
-                               "/rdx.npy --dtype bf16 --threshold 1.0039062500009095 --threshold-rounding " + rounding);
+    const CliResult r = RunCli(
+        "run --dy " + dir + "/rdy.npy --x " + dir + "/rs.npy -o " + dir +
+        "/rdx.npy --dtype bf16 --threshold 1.0039062500009095 --threshold-rounding " + rounding);
     ASSERT_EQ(r.status, 0) << r.err;
     npy::Array got;
     ASSERT_TRUE(npy::Read(dir + "/rdx.npy", &got, &error)) << error;

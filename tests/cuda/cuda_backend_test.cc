@@ -38,16 +38,17 @@ std::string NoDeviceReason() {
   return "";
 }
 
-#define SKIP_WITHOUT_DEVICE()                                                         \
-  do {                                                                                \
-    const std::string reason_ = NoDeviceReason();                                     \
-    if (!reason_.empty()) GTEST_SKIP() << "no CUDA device (" << reason_ << "): device test skipped"; \
+#define SKIP_WITHOUT_DEVICE()                                                    \
+  do {                                                                           \
+    const std::string reason_ = NoDeviceReason();                                \
+    if (!reason_.empty())                                                        \
+      GTEST_SKIP() << "no CUDA device (" << reason_ << "): device test skipped"; \
   } while (0)
 
-#define CUDA_ASSERT(expr)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (expr);                                                     \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_);             \
+#define CUDA_ASSERT(expr)                                                  \
+  do {                                                                     \
+    const cudaError_t e_ = (expr);                                         \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
   } while (0)
 
 // Device memory with RAII.
@@ -128,18 +129,22 @@ void RunOnDevice(relugrad_dtype d, const relugrad_options& o, const std::vector<
   const auto expected = Reference(d, dy, s, o);
   ASSERT_EQ(CompareBits(d, expected.data(), host.data() + off, n, dy.data(), s.data()), "") << what;
   for (size_t i = 0; i < off; ++i) ASSERT_EQ(host[i], kSentinel) << what << ": write before dx";
-  for (size_t i = off + bytes; i < total; ++i) ASSERT_EQ(host[i], kSentinel) << what << ": write after dx";
+  for (size_t i = off + bytes; i < total; ++i)
+    ASSERT_EQ(host[i], kSentinel) << what << ": write after dx";
 }
 
-std::string Where(relugrad_dtype d, const std::string& config, size_t n, size_t o1, size_t o2, size_t o3) {
-  return std::string(relugrad_dtype_name(d)) + " " + config + " n=" + std::to_string(n) + " offsets(dy,s,dx)=" +
-         std::to_string(o1) + "," + std::to_string(o2) + "," + std::to_string(o3);
+std::string Where(relugrad_dtype d, const std::string& config, size_t n, size_t o1, size_t o2,
+                  size_t o3) {
+  return std::string(relugrad_dtype_name(d)) + " " + config + " n=" + std::to_string(n) +
+         " offsets(dy,s,dx)=" + std::to_string(o1) + "," + std::to_string(o2) + "," +
+         std::to_string(o3);
 }
 
 // Runs here as well: without a device (or without the backend) the call
 // fails with UNSUPPORTED and says why, and nothing is touched.
 TEST(CudaBackendTest, NoDeviceIsUnsupported) {
-  if (NoDeviceReason().empty()) GTEST_SKIP() << "a CUDA device is present: covered by the device tests";
+  if (NoDeviceReason().empty())
+    GTEST_SKIP() << "a CUDA device is present: covered by the device tests";
   float a[16] = {}, b[16] = {}, c[16];
   std::memset(c, 0x5a, sizeof(c));
   const relugrad_options o = OnDevice(Preset(RELUGRAD_PRESET_TORCH));
@@ -148,13 +153,15 @@ TEST(CudaBackendTest, NoDeviceIsUnsupported) {
     EXPECT_NE(std::string(relugrad_last_error()).find("no CUDA device"), std::string::npos)
         << "message was: " << relugrad_last_error();
   }
-  for (unsigned char byte : std::vector<unsigned char>(reinterpret_cast<unsigned char*>(c),
-                                                       reinterpret_cast<unsigned char*>(c) + sizeof(c))) {
+  for (unsigned char byte : std::vector<unsigned char>(
+           reinterpret_cast<unsigned char*>(c), reinterpret_cast<unsigned char*>(c) + sizeof(c))) {
     ASSERT_EQ(byte, 0x5a);
   }
 }
 
-TEST(CudaBackendTest, ReportsBuilt) { EXPECT_EQ(relugrad_backend_available(RELUGRAD_BACKEND_CUDA), 1); }
+TEST(CudaBackendTest, ReportsBuilt) {
+  EXPECT_EQ(relugrad_backend_available(RELUGRAD_BACKEND_CUDA), 1);
+}
 
 TEST(CudaBackendTest, SpecialValueCrossProductEveryConfig) {
   SKIP_WITHOUT_DEVICE();
@@ -171,7 +178,8 @@ TEST(CudaBackendTest, SpecialValueCrossProductEveryConfig) {
     for (const Config& c : AllConfigs()) {
       ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, 0, 0, 0, InPlace::kNo, c.name));
       const size_t es = relugrad_dtype_size(d);
-      ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, es, 0, es, InPlace::kNo, c.name + " scalar path"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunOnDevice(d, c.options, dy, s, es, 0, es, InPlace::kNo, c.name + " scalar path"));
     }
   }
 }
@@ -194,12 +202,15 @@ TEST(CudaBackendTest, LengthsAndMisalignments) {
   SKIP_WITHOUT_DEVICE();
   std::vector<size_t> lengths;
   for (size_t n = 0; n <= 80; ++n) lengths.push_back(n);
-  for (size_t n : {127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 65537}) lengths.push_back(n);
+  for (size_t n : {127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 65537})
+    lengths.push_back(n);
   for (relugrad_dtype d : kAllDtypes) {
     const size_t es = relugrad_dtype_size(d);
     const size_t max_n = lengths.back();
-    const auto dy_all = Pack(d, RandomBits(d, max_n, 11)), s_all = Pack(d, RandomBits(d, max_n, 12));
-    const std::vector<size_t> offsets = es == 8 ? std::vector<size_t>{0, 8} : std::vector<size_t>{0, es, 16 - es};
+    const auto dy_all = Pack(d, RandomBits(d, max_n, 11)),
+               s_all = Pack(d, RandomBits(d, max_n, 12));
+    const std::vector<size_t> offsets =
+        es == 8 ? std::vector<size_t>{0, 8} : std::vector<size_t>{0, es, 16 - es};
     for (const Config& c : FlavourConfigs()) {
       for (size_t n : lengths) {
         const std::vector<unsigned char> dy(dy_all.begin(), dy_all.begin() + n * es);
@@ -224,10 +235,13 @@ TEST(CudaBackendTest, InPlace) {
     const auto dy = Pack(d, RandomBits(d, 5000, 21)), s = Pack(d, RandomBits(d, 5000, 22));
     for (const Config& c : AllConfigs()) {
       for (size_t off : {size_t{0}, es}) {
-        ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, off, off, 0, InPlace::kOnDy, c.name + " on dy"));
-        ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, off, off, 0, InPlace::kOnS, c.name + " on s"));
+        ASSERT_NO_FATAL_FAILURE(
+            RunOnDevice(d, c.options, dy, s, off, off, 0, InPlace::kOnDy, c.name + " on dy"));
+        ASSERT_NO_FATAL_FAILURE(
+            RunOnDevice(d, c.options, dy, s, off, off, 0, InPlace::kOnS, c.name + " on s"));
       }
-      ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, es, 0, 0, InPlace::kOnDy, c.name + " on dy, scalar"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunOnDevice(d, c.options, dy, s, es, 0, 0, InPlace::kOnDy, c.name + " on dy, scalar"));
     }
   }
 }
@@ -264,7 +278,8 @@ TEST(CudaBackendTest, RunsOnTheCallersStream) {
 
   // Global mode: the strictest, and PyTorch's default for torch.cuda.graph.
   CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const relugrad_status st = relugrad_relu_grad(d, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o);
+  const relugrad_status st =
+      relugrad_relu_grad(d, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o);
   cudaGraph_t graph = nullptr;
   CUDA_ASSERT(cudaStreamEndCapture(stream, &graph));
   ASSERT_EQ(st, RELUGRAD_OK) << relugrad_last_error();
@@ -277,14 +292,17 @@ TEST(CudaBackendTest, RunsOnTheCallersStream) {
   CUDA_ASSERT(cudaStreamSynchronize(stream));
   std::vector<unsigned char> got(bytes);
   CUDA_ASSERT(cudaMemcpy(got.data(), c.get(), bytes, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(CompareBits(d, Reference(d, dy, s, Preset(RELUGRAD_PRESET_TORCH)).data(), got.data(), n), "");
+  EXPECT_EQ(
+      CompareBits(d, Reference(d, dy, s, Preset(RELUGRAD_PRESET_TORCH)).data(), got.data(), n), "");
 
   // And a plain call on the non-blocking stream, ordered after an async copy.
   CUDA_ASSERT(cudaMemsetAsync(c.get(), 0, bytes, stream));
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o), RELUGRAD_OK);
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o),
+            RELUGRAD_OK);
   CUDA_ASSERT(cudaMemcpyAsync(got.data(), c.get(), bytes, cudaMemcpyDeviceToHost, stream));
   CUDA_ASSERT(cudaStreamSynchronize(stream));
-  EXPECT_EQ(CompareBits(d, Reference(d, dy, s, Preset(RELUGRAD_PRESET_TORCH)).data(), got.data(), n), "");
+  EXPECT_EQ(
+      CompareBits(d, Reference(d, dy, s, Preset(RELUGRAD_PRESET_TORCH)).data(), got.data(), n), "");
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
@@ -298,22 +316,26 @@ TEST(CudaBackendTest, MoreThan2To31Elements) {
   const size_t n = (size_t{1} << 31) + 9, bytes = n * 2;
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_ASSERT(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (free_bytes < 3 * bytes + (size_t{1} << 30)) GTEST_SKIP() << "needs 13 GiB of free device memory";
+  if (free_bytes < 3 * bytes + (size_t{1} << 30))
+    GTEST_SKIP() << "needs 13 GiB of free device memory";
   DeviceBuffer a(bytes), b(bytes), c(bytes);
   const size_t split = (size_t{1} << 31) + 3;
-  CUDA_ASSERT(cudaMemset(a.get(), 0x42, bytes));                             // dy = 0x4242 (3.13)
-  CUDA_ASSERT(cudaMemset(b.get(), 0x3c, split * 2));                        // s = 0x3c3c > 0: open
-  CUDA_ASSERT(cudaMemset(b.get() + split * 2, 0xbc, bytes - split * 2));    // s = 0xbcbc < 0: closed
+  CUDA_ASSERT(cudaMemset(a.get(), 0x42, bytes));                          // dy = 0x4242 (3.13)
+  CUDA_ASSERT(cudaMemset(b.get(), 0x3c, split * 2));                      // s = 0x3c3c > 0: open
+  CUDA_ASSERT(cudaMemset(b.get() + split * 2, 0xbc, bytes - split * 2));  // s = 0xbcbc < 0: closed
   CUDA_ASSERT(cudaMemset(c.get(), 0x11, bytes));
   const relugrad_options o = OnDevice(Preset(RELUGRAD_PRESET_TORCH));
-  ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F16, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o), RELUGRAD_OK)
+  ASSERT_EQ(
+      relugrad_relu_grad(RELUGRAD_F16, static_cast<int64_t>(n), a.get(), b.get(), c.get(), &o),
+      RELUGRAD_OK)
       << relugrad_last_error();
   CUDA_ASSERT(cudaDeviceSynchronize());
   std::vector<uint16_t> out(n);
   CUDA_ASSERT(cudaMemcpy(out.data(), c.get(), bytes, cudaMemcpyDeviceToHost));
   for (size_t i = 0; i < n; ++i) {
     const uint16_t expected = i < split ? 0x4242 : 0;
-    if (out[i] != expected) FAIL() << "element " << i << ": " << Hex(out[i]) << ", expected " << Hex(expected);
+    if (out[i] != expected)
+      FAIL() << "element " << i << ": " << Hex(out[i]) << ", expected " << Hex(expected);
   }
 }
 
@@ -322,9 +344,12 @@ TEST(CudaBackendTest, HostPointerIsRejected) {
   std::vector<float> host(64, 1.0f);
   DeviceBuffer b(64 * 4), c(64 * 4);
   const relugrad_options o = OnDevice(Preset(RELUGRAD_PRESET_TORCH));
-  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 64, host.data(), b.get(), c.get(), &o), RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(relugrad_last_error()).find("dy"), std::string::npos) << relugrad_last_error();
-  EXPECT_NE(std::string(relugrad_last_error()).find("host memory"), std::string::npos) << relugrad_last_error();
+  EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 64, host.data(), b.get(), c.get(), &o),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(relugrad_last_error()).find("dy"), std::string::npos)
+      << relugrad_last_error();
+  EXPECT_NE(std::string(relugrad_last_error()).find("host memory"), std::string::npos)
+      << relugrad_last_error();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // the context is still healthy
 }
 

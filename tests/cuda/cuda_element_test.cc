@@ -38,19 +38,26 @@ uint64_t RunElement(Mode mode, const DeviceParams& p, uint64_t dy, uint64_t s) {
   using Bits = typename DtypeTraits<D>::Bits;
   const Bits a = static_cast<Bits>(dy), b = static_cast<Bits>(s);
   switch (mode) {
-    case Mode::kSelectNanOpen: return cuda::Element<D, Mode::kSelectNanOpen>(p, a, b);
-    case Mode::kSelectNanClosed: return cuda::Element<D, Mode::kSelectNanClosed>(p, a, b);
-    case Mode::kGeneral: return cuda::Element<D, Mode::kGeneral>(p, a, b);
+    case Mode::kSelectNanOpen:
+      return cuda::Element<D, Mode::kSelectNanOpen>(p, a, b);
+    case Mode::kSelectNanClosed:
+      return cuda::Element<D, Mode::kSelectNanClosed>(p, a, b);
+    case Mode::kGeneral:
+      return cuda::Element<D, Mode::kGeneral>(p, a, b);
   }
   return ~uint64_t{0};
 }
 
 uint64_t DeviceRule(Dtype d, Mode mode, const DeviceParams& p, uint64_t dy, uint64_t s) {
   switch (d) {
-    case Dtype::kF32: return RunElement<Dtype::kF32>(mode, p, dy, s);
-    case Dtype::kF16: return RunElement<Dtype::kF16>(mode, p, dy, s);
-    case Dtype::kBF16: return RunElement<Dtype::kBF16>(mode, p, dy, s);
-    case Dtype::kF64: return RunElement<Dtype::kF64>(mode, p, dy, s);
+    case Dtype::kF32:
+      return RunElement<Dtype::kF32>(mode, p, dy, s);
+    case Dtype::kF16:
+      return RunElement<Dtype::kF16>(mode, p, dy, s);
+    case Dtype::kBF16:
+      return RunElement<Dtype::kBF16>(mode, p, dy, s);
+    case Dtype::kF64:
+      return RunElement<Dtype::kF64>(mode, p, dy, s);
   }
   return ~uint64_t{0};
 }
@@ -68,8 +75,9 @@ void ExpectSameAsReference(relugrad_dtype dt, const relugrad_options& o,
   for (size_t i = 0; i < dy.size(); ++i) {
     const uint64_t expected = ReferenceElement(d, dy[i], s[i], sem);
     const uint64_t got = DeviceRule(d, mode, p, dy[i], s[i]);
-    ASSERT_EQ(Hex(expected), Hex(got)) << what << " " << relugrad_dtype_name(dt) << " dy " << Hex(dy[i])
-                                       << " s " << Hex(s[i]) << " mode " << static_cast<int>(mode);
+    ASSERT_EQ(Hex(expected), Hex(got))
+        << what << " " << relugrad_dtype_name(dt) << " dy " << Hex(dy[i]) << " s " << Hex(s[i])
+        << " mode " << static_cast<int>(mode);
     if (mode != Mode::kGeneral) {
       ASSERT_EQ(Hex(expected), Hex(DeviceRule(d, Mode::kGeneral, p, dy[i], s[i])))
           << what << " general mode, dy " << Hex(dy[i]) << " s " << Hex(s[i]);
@@ -215,11 +223,14 @@ TEST(CudaElementTest, AlphaOverflowTimesZeroIsDefaultNan) {
     return DeviceRule(d, cuda::ModeFor(kp), cuda::ToDeviceParams(kp), dy, s);
   };
   EXPECT_EQ(Hex(rule(Dtype::kF32, 0, 0xff800000u)), Hex(DefaultNan<Dtype::kF32>()));
-  EXPECT_EQ(Hex(rule(Dtype::kF32, 0, 0xff800000u)), Hex(ReferenceElement(Dtype::kF32, 0, 0xff800000u, sem)));
+  EXPECT_EQ(Hex(rule(Dtype::kF32, 0, 0xff800000u)),
+            Hex(ReferenceElement(Dtype::kF32, 0, 0xff800000u, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kF16, 0x8000, 0xfc00)), Hex(DefaultNan<Dtype::kF16>()));
-  EXPECT_EQ(Hex(rule(Dtype::kF16, 0x8000, 0xfc00)), Hex(ReferenceElement(Dtype::kF16, 0x8000, 0xfc00, sem)));
+  EXPECT_EQ(Hex(rule(Dtype::kF16, 0x8000, 0xfc00)),
+            Hex(ReferenceElement(Dtype::kF16, 0x8000, 0xfc00, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kBF16, 0, 0xff80)), Hex(DefaultNan<Dtype::kBF16>()));
-  EXPECT_EQ(Hex(rule(Dtype::kBF16, 0, 0xff80)), Hex(ReferenceElement(Dtype::kBF16, 0, 0xff80, sem)));
+  EXPECT_EQ(Hex(rule(Dtype::kBF16, 0, 0xff80)),
+            Hex(ReferenceElement(Dtype::kBF16, 0, 0xff80, sem)));
   EXPECT_EQ(Hex(rule(Dtype::kBF16, 0x3f80, 0xff80)), Hex(0x7f80u));  // 1 * inf = inf
 }
 

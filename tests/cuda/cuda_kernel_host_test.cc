@@ -1,11 +1,10 @@
 // The CUDA kernels' bodies (src/cuda/kernel_body.h, both unrolls of the
-// vector body) run on the CPU over a simulated grid: every thread index of the grid the launcher would use (and
-// of deliberately small grids, so the grid-stride loops take many turns)
-// executes the same code the device runs. Checked bit for bit against the
-// reference with guard bytes around dx, for every length 0..300 and around
-// vector multiples, every 16-byte phase of each pointer (vector path with
-// head/tail, and the scalar kernel), and in place. Runs with or without a
-// GPU; the device suite repeats the checks on real hardware.
+// vector body) run on the CPU over a simulated grid: every thread index of the grid the launcher
+// would use (and of deliberately small grids, so the grid-stride loops take many turns) executes
+// the same code the device runs. Checked bit for bit against the reference with guard bytes around
+// dx, for every length 0..300 and around vector multiples, every 16-byte phase of each pointer
+// (vector path with head/tail, and the scalar kernel), and in place. Runs with or without a GPU;
+// the device suite repeats the checks on real hardware.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -29,8 +28,8 @@ constexpr unsigned char kSentinel = 0xA5;
 constexpr size_t kGuard = 64;
 
 template <Dtype D, Mode M>
-void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, const void* s_v, void* dx_v,
-                  int max_blocks, int unroll) {
+void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, const void* s_v,
+                  void* dx_v, int max_blocks, int unroll) {
   using Bits = typename DtypeTraits<D>::Bits;
   const Bits* dy = static_cast<const Bits*>(dy_v);
   const Bits* s = static_cast<const Bits*>(s_v);
@@ -38,12 +37,15 @@ void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, cons
   const cuda::VectorPlan plan = cuda::PlanVectors(D, n, dy, s, dx);
   if (plan.vector) {
     if (plan.vectors > 0) {  // the device faults on a misaligned 16-byte access; x86 would not
-      for (const void* base : {static_cast<const void*>(dy + plan.head), static_cast<const void*>(s + plan.head),
-                               static_cast<const void*>(dx + plan.head)}) {
-        ASSERT_EQ(reinterpret_cast<uintptr_t>(base) % cuda::kVectorBytes, 0u) << "misaligned vector body";
+      for (const void* base :
+           {static_cast<const void*>(dy + plan.head), static_cast<const void*>(s + plan.head),
+            static_cast<const void*>(dx + plan.head)}) {
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(base) % cuda::kVectorBytes, 0u)
+            << "misaligned vector body";
       }
     }
-    const int64_t threads = int64_t{cuda::BlocksFor(cuda::VectorWorkItems(plan), max_blocks)} * cuda::kThreadsPerBlock;
+    const int64_t threads =
+        int64_t{cuda::BlocksFor(cuda::VectorWorkItems(plan), max_blocks)} * cuda::kThreadsPerBlock;
     for (int64_t tid = 0; tid < threads; ++tid) {
       if (unroll == 2) {
         cuda::Vector16Body<D, M, 2>(p, plan.head, plan.vectors, plan.tail, dy, s, dx, tid, threads);
@@ -53,23 +55,27 @@ void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, cons
     }
   } else {
     const int64_t threads = int64_t{cuda::BlocksFor(n, max_blocks)} * cuda::kThreadsPerBlock;
-    for (int64_t tid = 0; tid < threads; ++tid) cuda::ScalarBody<D, M>(p, n, dy, s, dx, tid, threads);
+    for (int64_t tid = 0; tid < threads; ++tid)
+      cuda::ScalarBody<D, M>(p, n, dy, s, dx, tid, threads);
   }
 }
 
 template <Dtype D>
-void SimulateMode(Mode mode, const cuda::DeviceParams& p, int64_t n, const void* dy, const void* s, void* dx,
-                  int max_blocks, int unroll) {
+void SimulateMode(Mode mode, const cuda::DeviceParams& p, int64_t n, const void* dy, const void* s,
+                  void* dx, int max_blocks, int unroll) {
   switch (mode) {
-    case Mode::kSelectNanOpen: return SimulateGrid<D, Mode::kSelectNanOpen>(p, n, dy, s, dx, max_blocks, unroll);
-    case Mode::kSelectNanClosed: return SimulateGrid<D, Mode::kSelectNanClosed>(p, n, dy, s, dx, max_blocks, unroll);
-    case Mode::kGeneral: return SimulateGrid<D, Mode::kGeneral>(p, n, dy, s, dx, max_blocks, unroll);
+    case Mode::kSelectNanOpen:
+      return SimulateGrid<D, Mode::kSelectNanOpen>(p, n, dy, s, dx, max_blocks, unroll);
+    case Mode::kSelectNanClosed:
+      return SimulateGrid<D, Mode::kSelectNanClosed>(p, n, dy, s, dx, max_blocks, unroll);
+    case Mode::kGeneral:
+      return SimulateGrid<D, Mode::kGeneral>(p, n, dy, s, dx, max_blocks, unroll);
   }
 }
 
 // What CudaReluGrad does after its device checks, on host memory.
-void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const void* dy, const void* s, void* dx,
-              int max_blocks, int unroll) {
+void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const void* dy,
+              const void* s, void* dx, int max_blocks, int unroll) {
   Semantics sem;
   ASSERT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK);
   const Dtype d = ToDtype(dt);
@@ -77,10 +83,14 @@ void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const voi
   const cuda::DeviceParams p = cuda::ToDeviceParams(kp);
   const Mode mode = cuda::ModeFor(kp);
   switch (d) {
-    case Dtype::kF32: return SimulateMode<Dtype::kF32>(mode, p, n, dy, s, dx, max_blocks, unroll);
-    case Dtype::kF16: return SimulateMode<Dtype::kF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
-    case Dtype::kBF16: return SimulateMode<Dtype::kBF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
-    case Dtype::kF64: return SimulateMode<Dtype::kF64>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kF32:
+      return SimulateMode<Dtype::kF32>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kF16:
+      return SimulateMode<Dtype::kF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kBF16:
+      return SimulateMode<Dtype::kBF16>(mode, p, n, dy, s, dx, max_blocks, unroll);
+    case Dtype::kF64:
+      return SimulateMode<Dtype::kF64>(mode, p, n, dy, s, dx, max_blocks, unroll);
   }
 }
 
@@ -91,9 +101,10 @@ unsigned char* Aligned64(std::vector<unsigned char>& v) {
   return v.data() + ((64 - p % 64) % 64);
 }
 
-void RunPlacedUnroll(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
-                     const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off,
-                     InPlace in_place, int max_blocks, int unroll, const std::string& what) {
+void RunPlacedUnroll(relugrad_dtype d, const relugrad_options& o,
+                     const std::vector<unsigned char>& dy, const std::vector<unsigned char>& s,
+                     size_t dy_off, size_t s_off, size_t dx_off, InPlace in_place, int max_blocks,
+                     int unroll, const std::string& what) {
   const size_t bytes = dy.size();
   const size_t n = bytes / relugrad_dtype_size(d);
   const size_t total = bytes + 2 * kGuard + 128;
@@ -106,20 +117,25 @@ void RunPlacedUnroll(relugrad_dtype d, const relugrad_options& o, const std::vec
     std::memcpy(pb, s.data(), bytes);
   }
   unsigned char* out = in_place == InPlace::kOnDy ? pa : in_place == InPlace::kOnS ? pb : pc;
-  std::vector<unsigned char>& out_buf = in_place == InPlace::kOnDy ? a : in_place == InPlace::kOnS ? b : c;
+  std::vector<unsigned char>& out_buf = in_place == InPlace::kOnDy  ? a
+                                        : in_place == InPlace::kOnS ? b
+                                                                    : c;
   ASSERT_NO_FATAL_FAILURE(Simulate(d, o, static_cast<int64_t>(n), pa, pb, out, max_blocks, unroll));
   const auto expected = Reference(d, dy, s, o);
   ASSERT_EQ(CompareBits(d, expected.data(), out, n, dy.data(), s.data()), "") << what;
-  for (unsigned char* q = out_buf.data(); q < out; ++q) ASSERT_EQ(*q, kSentinel) << what << ": write before dx";
-  for (unsigned char* q = out + bytes; q < out_buf.data() + total; ++q) ASSERT_EQ(*q, kSentinel) << what << ": write after dx";
+  for (unsigned char* q = out_buf.data(); q < out; ++q)
+    ASSERT_EQ(*q, kSentinel) << what << ": write before dx";
+  for (unsigned char* q = out + bytes; q < out_buf.data() + total; ++q)
+    ASSERT_EQ(*q, kSentinel) << what << ": write after dx";
 }
 
 // Both vector-kernel unrolls (1 and 2 vectors per thread per turn).
 void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
-               const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off, InPlace in_place,
-               int max_blocks, const std::string& what) {
+               const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off,
+               InPlace in_place, int max_blocks, const std::string& what) {
   for (int unroll : {1, 2}) {
-    ASSERT_NO_FATAL_FAILURE(RunPlacedUnroll(d, o, dy, s, dy_off, s_off, dx_off, in_place, max_blocks, unroll,
+    ASSERT_NO_FATAL_FAILURE(RunPlacedUnroll(d, o, dy, s, dy_off, s_off, dx_off, in_place,
+                                            max_blocks, unroll,
                                             what + " unroll=" + std::to_string(unroll)));
   }
 }
@@ -127,17 +143,19 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
 std::vector<Config> FlavourConfigs() {
   std::vector<Config> out;
   for (const Config& c : AllConfigs()) {
-    if (c.name == "torch" || c.name == "jax" || c.name == "onednn_alpha0.25" || c.name == "tensorflow_clip") {
+    if (c.name == "torch" || c.name == "jax" || c.name == "onednn_alpha0.25" ||
+        c.name == "tensorflow_clip") {
       out.push_back(c);
     }
   }
   return out;
 }
 
-std::string Where(relugrad_dtype d, const std::string& c, size_t n, size_t o1, size_t o2, size_t o3, int blocks) {
-  return std::string(relugrad_dtype_name(d)) + " " + c + " n=" + std::to_string(n) + " offsets(dy,s,dx)=" +
-         std::to_string(o1) + "," + std::to_string(o2) + "," + std::to_string(o3) +
-         " max_blocks=" + std::to_string(blocks);
+std::string Where(relugrad_dtype d, const std::string& c, size_t n, size_t o1, size_t o2, size_t o3,
+                  int blocks) {
+  return std::string(relugrad_dtype_name(d)) + " " + c + " n=" + std::to_string(n) +
+         " offsets(dy,s,dx)=" + std::to_string(o1) + "," + std::to_string(o2) + "," +
+         std::to_string(o3) + " max_blocks=" + std::to_string(blocks);
 }
 
 TEST(CudaKernelHostTest, LengthsPhasesAndGrids) {
@@ -146,8 +164,10 @@ TEST(CudaKernelHostTest, LengthsPhasesAndGrids) {
   for (size_t n : {511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4097}) lengths.push_back(n);
   for (relugrad_dtype d : kAllDtypes) {
     const size_t es = relugrad_dtype_size(d);
-    const auto dy_all = Pack(d, RandomBits(d, lengths.back(), 51)), s_all = Pack(d, RandomBits(d, lengths.back(), 52));
-    const std::vector<size_t> offsets = es == 8 ? std::vector<size_t>{0, 8} : std::vector<size_t>{0, es, 16 - es};
+    const auto dy_all = Pack(d, RandomBits(d, lengths.back(), 51)),
+               s_all = Pack(d, RandomBits(d, lengths.back(), 52));
+    const std::vector<size_t> offsets =
+        es == 8 ? std::vector<size_t>{0, 8} : std::vector<size_t>{0, es, 16 - es};
     for (const Config& c : FlavourConfigs()) {
       for (size_t n : lengths) {
         const std::vector<unsigned char> dy(dy_all.begin(), dy_all.begin() + n * es);
@@ -158,8 +178,8 @@ TEST(CudaKernelHostTest, LengthsPhasesAndGrids) {
               // max_blocks 1: one block strides over everything (many
               // grid-stride turns); 1 << 20: the grid covers n in one turn.
               for (int blocks : {1, 1 << 20}) {
-                ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, o1, o2, o3, InPlace::kNo, blocks,
-                                                  Where(d, c.name, n, o1, o2, o3, blocks)));
+                ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, o1, o2, o3, InPlace::kNo,
+                                                  blocks, Where(d, c.name, n, o1, o2, o3, blocks)));
               }
             }
           }
@@ -182,9 +202,12 @@ TEST(CudaKernelHostTest, EveryConfigSpecialValues) {
     const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
     const size_t es = relugrad_dtype_size(d);
     for (const Config& c : AllConfigs()) {
-      ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, 0, 0, 0, InPlace::kNo, 1 << 20, c.name + " vector"));
-      ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, es, es, es, InPlace::kNo, 2, c.name + " head+tail"));
-      ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, 0, es, 0, InPlace::kNo, 2, c.name + " scalar"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunPlaced(d, c.options, dy, s, 0, 0, 0, InPlace::kNo, 1 << 20, c.name + " vector"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunPlaced(d, c.options, dy, s, es, es, es, InPlace::kNo, 2, c.name + " head+tail"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunPlaced(d, c.options, dy, s, 0, es, 0, InPlace::kNo, 2, c.name + " scalar"));
     }
   }
 }
@@ -196,11 +219,14 @@ TEST(CudaKernelHostTest, InPlace) {
     for (const Config& c : AllConfigs()) {
       for (size_t off : {size_t{0}, es}) {
         for (int blocks : {1, 1 << 20}) {
-          ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, off, off, 0, InPlace::kOnDy, blocks, c.name + " on dy"));
-          ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, off, off, 0, InPlace::kOnS, blocks, c.name + " on s"));
+          ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, off, off, 0, InPlace::kOnDy,
+                                            blocks, c.name + " on dy"));
+          ASSERT_NO_FATAL_FAILURE(
+              RunPlaced(d, c.options, dy, s, off, off, 0, InPlace::kOnS, blocks, c.name + " on s"));
         }
       }
-      ASSERT_NO_FATAL_FAILURE(RunPlaced(d, c.options, dy, s, es, 0, 0, InPlace::kOnDy, 3, c.name + " on dy, scalar"));
+      ASSERT_NO_FATAL_FAILURE(
+          RunPlaced(d, c.options, dy, s, es, 0, 0, InPlace::kOnDy, 3, c.name + " on dy, scalar"));
     }
   }
 }
@@ -213,12 +239,14 @@ TEST(CudaKernelHostTest, PlanSplitsEveryElementOnce) {
     const int64_t lanes = 16 / es;
     for (int64_t n = 0; n <= 64; ++n) {
       for (int64_t off = 0; off < 16; off += es) {
-        const cuda::VectorPlan p = cuda::PlanVectors(d, n, buf[0] + off, buf[1] + off, buf[2] + off);
+        const cuda::VectorPlan p =
+            cuda::PlanVectors(d, n, buf[0] + off, buf[1] + off, buf[2] + off);
         ASSERT_TRUE(p.vector);
         EXPECT_EQ(p.head + p.vectors * lanes + p.tail, n);
         EXPECT_LT(p.tail, lanes);
         EXPECT_EQ(p.head, std::min<int64_t>(n, ((16 - off) % 16) / es));
-        if (p.vectors > 0) EXPECT_EQ(reinterpret_cast<uintptr_t>(buf[0] + off + p.head * es) % 16, 0u);
+        if (p.vectors > 0)
+          EXPECT_EQ(reinterpret_cast<uintptr_t>(buf[0] + off + p.head * es) % 16, 0u);
       }
       const cuda::VectorPlan q = cuda::PlanVectors(d, n, buf[0], buf[1] + es, buf[2]);
       EXPECT_FALSE(q.vector);

@@ -26,29 +26,34 @@ constexpr unsigned char kSentinel = 0xA5;
 constexpr size_t kGuard = 64;
 
 template <Dtype D>
-void Simulate(bool forward, const cuda::DeviceParams& p, int64_t n, const void* in, void* out, uint8_t* mask,
-              int max_blocks) {
+void Simulate(bool forward, const cuda::DeviceParams& p, int64_t n, const void* in, void* out,
+              uint8_t* mask, int max_blocks) {
   using Bits = typename DtypeTraits<D>::Bits;
   const bool vector = cuda::Aligned16(in) && cuda::Aligned16(out);
-  const int64_t threads = int64_t{cuda::BlocksFor((n + 7) / 8, max_blocks)} * cuda::kThreadsPerBlock;
+  const int64_t threads =
+      int64_t{cuda::BlocksFor((n + 7) / 8, max_blocks)} * cuda::kThreadsPerBlock;
   for (int64_t tid = 0; tid < threads; ++tid) {
     if (forward) {
-      cuda::ForwardMaskBody<D>(p, n, static_cast<const Bits*>(in), static_cast<Bits*>(out), mask, vector, tid,
-                               threads);
+      cuda::ForwardMaskBody<D>(p, n, static_cast<const Bits*>(in), static_cast<Bits*>(out), mask,
+                               vector, tid, threads);
     } else {
-      cuda::GradMaskBody<D>(p, n, static_cast<const Bits*>(in), mask, static_cast<Bits*>(out), vector, tid,
-                            threads);
+      cuda::GradMaskBody<D>(p, n, static_cast<const Bits*>(in), mask, static_cast<Bits*>(out),
+                            vector, tid, threads);
     }
   }
 }
 
-void SimulateAny(Dtype d, bool forward, const cuda::DeviceParams& p, int64_t n, const void* in, void* out,
-                 uint8_t* mask, int max_blocks) {
+void SimulateAny(Dtype d, bool forward, const cuda::DeviceParams& p, int64_t n, const void* in,
+                 void* out, uint8_t* mask, int max_blocks) {
   switch (d) {
-    case Dtype::kF32: return Simulate<Dtype::kF32>(forward, p, n, in, out, mask, max_blocks);
-    case Dtype::kF16: return Simulate<Dtype::kF16>(forward, p, n, in, out, mask, max_blocks);
-    case Dtype::kBF16: return Simulate<Dtype::kBF16>(forward, p, n, in, out, mask, max_blocks);
-    case Dtype::kF64: return Simulate<Dtype::kF64>(forward, p, n, in, out, mask, max_blocks);
+    case Dtype::kF32:
+      return Simulate<Dtype::kF32>(forward, p, n, in, out, mask, max_blocks);
+    case Dtype::kF16:
+      return Simulate<Dtype::kF16>(forward, p, n, in, out, mask, max_blocks);
+    case Dtype::kBF16:
+      return Simulate<Dtype::kBF16>(forward, p, n, in, out, mask, max_blocks);
+    case Dtype::kF64:
+      return Simulate<Dtype::kF64>(forward, p, n, in, out, mask, max_blocks);
   }
 }
 
@@ -59,7 +64,8 @@ unsigned char* Aligned64(std::vector<unsigned char>& v) {
 
 void ExpectGuards(const std::vector<unsigned char>& buf, const unsigned char* begin, size_t bytes,
                   const std::string& what) {
-  for (const unsigned char* q = buf.data(); q < begin; ++q) ASSERT_EQ(*q, kSentinel) << what << ": write before";
+  for (const unsigned char* q = buf.data(); q < begin; ++q)
+    ASSERT_EQ(*q, kSentinel) << what << ": write before";
   for (const unsigned char* q = begin + bytes; q < buf.data() + buf.size(); ++q) {
     ASSERT_EQ(*q, kSentinel) << what << ": write after";
   }
@@ -79,9 +85,11 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
 
   std::vector<unsigned char> want_y(bytes), want_mask(mb), want_dx(bytes);
   ReferenceForwardRun(d, static_cast<int64_t>(n), x.data(), want_y.data(), want_mask.data(), sem);
-  ReferenceGradMaskRun(d, static_cast<int64_t>(n), dy.data(), want_mask.data(), want_dx.data(), sem);
+  ReferenceGradMaskRun(d, static_cast<int64_t>(n), dy.data(), want_mask.data(), want_dx.data(),
+                       sem);
 
-  std::vector<unsigned char> xb(total, kSentinel), yb(total, kSentinel), mbuf(mb + 2 * kGuard + 64, kSentinel);
+  std::vector<unsigned char> xb(total, kSentinel), yb(total, kSentinel),
+      mbuf(mb + 2 * kGuard + 64, kSentinel);
   unsigned char* px = Aligned64(xb) + kGuard + offset;
   unsigned char* py = in_place ? px : Aligned64(yb) + kGuard + offset;
   uint8_t* pm = Aligned64(mbuf) + kGuard;
@@ -97,7 +105,8 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
   unsigned char* pd = in_place ? pg : Aligned64(db) + kGuard + offset;
   if (bytes) std::memcpy(pg, dy.data(), bytes);
   SimulateAny(d, false, p, static_cast<int64_t>(n), pg, pd, pm, max_blocks);
-  ASSERT_EQ(CompareBits(dt, want_dx.data(), pd, n, dy.data(), x.data()), "") << what << " backward dx";
+  ASSERT_EQ(CompareBits(dt, want_dx.data(), pd, n, dy.data(), x.data()), "")
+      << what << " backward dx";
   ASSERT_NO_FATAL_FAILURE(ExpectGuards(in_place ? gb : db, pd, bytes, what + " dx"));
 }
 
@@ -107,7 +116,8 @@ TEST(CudaMaskHostTest, EveryConfigLengthsOffsetsGrids) {
   for (size_t n : {255, 256, 257, 2047, 2048, 2049, 4103}) lengths.push_back(n);
   for (relugrad_dtype d : kAllDtypes) {
     const size_t es = relugrad_dtype_size(d);
-    const auto x_all = Pack(d, RandomBits(d, lengths.back(), 71)), g_all = Pack(d, RandomBits(d, lengths.back(), 72));
+    const auto x_all = Pack(d, RandomBits(d, lengths.back(), 71)),
+               g_all = Pack(d, RandomBits(d, lengths.back(), 72));
     for (const Config& c : AllConfigs()) {
       for (size_t n : lengths) {
         const std::vector<unsigned char> x(x_all.begin(), x_all.begin() + n * es);
@@ -115,11 +125,11 @@ TEST(CudaMaskHostTest, EveryConfigLengthsOffsetsGrids) {
         for (size_t offset : {size_t{0}, es}) {
           for (bool in_place : {false, true}) {
             for (int blocks : {1, 1 << 20}) {
-              ASSERT_NO_FATAL_FAILURE(RoundTrip(d, c.options, x, g, offset, in_place, blocks,
-                                                std::string(relugrad_dtype_name(d)) + " " + c.name + " n=" +
-                                                    std::to_string(n) + " offset=" + std::to_string(offset) +
-                                                    (in_place ? " in place" : "") + " blocks=" +
-                                                    std::to_string(blocks)));
+              ASSERT_NO_FATAL_FAILURE(RoundTrip(
+                  d, c.options, x, g, offset, in_place, blocks,
+                  std::string(relugrad_dtype_name(d)) + " " + c.name + " n=" + std::to_string(n) +
+                      " offset=" + std::to_string(offset) + (in_place ? " in place" : "") +
+                      " blocks=" + std::to_string(blocks)));
             }
           }
         }
@@ -141,7 +151,8 @@ TEST(CudaMaskHostTest, SpecialValuesEveryConfig) {
     const auto x = Pack(d, xs), g = Pack(d, gs);
     for (const Config& c : AllConfigs()) {
       ASSERT_NO_FATAL_FAILURE(RoundTrip(d, c.options, x, g, 0, false, 1 << 20, c.name + " vector"));
-      ASSERT_NO_FATAL_FAILURE(RoundTrip(d, c.options, x, g, relugrad_dtype_size(d), false, 3, c.name + " scalar"));
+      ASSERT_NO_FATAL_FAILURE(
+          RoundTrip(d, c.options, x, g, relugrad_dtype_size(d), false, 3, c.name + " scalar"));
     }
   }
 }

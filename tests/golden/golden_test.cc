@@ -74,11 +74,15 @@ uint64_t BitsAt(const void* p, size_t size, int64_t i) {
 
 bool IsNan(relugrad_dtype dtype, uint64_t bits) {
   switch (dtype) {
-    case RELUGRAD_F16: return (bits & 0x7c00) == 0x7c00 && (bits & 0x03ff) != 0;
-    case RELUGRAD_BF16: return (bits & 0x7f80) == 0x7f80 && (bits & 0x007f) != 0;
-    case RELUGRAD_F32: return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0;
+    case RELUGRAD_F16:
+      return (bits & 0x7c00) == 0x7c00 && (bits & 0x03ff) != 0;
+    case RELUGRAD_BF16:
+      return (bits & 0x7f80) == 0x7f80 && (bits & 0x007f) != 0;
+    case RELUGRAD_F32:
+      return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0;
     case RELUGRAD_F64:
-      return (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (bits & 0x000fffffffffffffull) != 0;
+      return (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull &&
+             (bits & 0x000fffffffffffffull) != 0;
   }
   return false;
 }
@@ -87,9 +91,12 @@ bool IsNan(relugrad_dtype dtype, uint64_t bits) {
 // matches (e.g. MindSpore CPU: the jax preset with denormals=ieee).
 void ApplyOverrides(const std::string& text, relugrad_options* o) {
   static const std::map<std::string, std::pair<std::string, int>> kValues = {
-      {"zero_if_le", {"gate", RELUGRAD_GATE_ZERO_IF_LE}}, {"pass_if_gt", {"gate", RELUGRAD_GATE_PASS_IF_GT}},
-      {"select", {"combine", RELUGRAD_COMBINE_SELECT}},   {"multiply", {"combine", RELUGRAD_COMBINE_MULTIPLY}},
-      {"ieee", {"denormals", RELUGRAD_DENORMALS_IEEE}},   {"ftz_daz", {"denormals", RELUGRAD_DENORMALS_FTZ_DAZ}},
+      {"zero_if_le", {"gate", RELUGRAD_GATE_ZERO_IF_LE}},
+      {"pass_if_gt", {"gate", RELUGRAD_GATE_PASS_IF_GT}},
+      {"select", {"combine", RELUGRAD_COMBINE_SELECT}},
+      {"multiply", {"combine", RELUGRAD_COMBINE_MULTIPLY}},
+      {"ieee", {"denormals", RELUGRAD_DENORMALS_IEEE}},
+      {"ftz_daz", {"denormals", RELUGRAD_DENORMALS_FTZ_DAZ}},
       {"compute", {"threshold_rounding", RELUGRAD_THRESHOLD_COMPUTE}},
       {"dtype", {"threshold_rounding", RELUGRAD_THRESHOLD_DTYPE}}};
   std::stringstream ss(text);
@@ -106,7 +113,8 @@ void ApplyOverrides(const std::string& text, relugrad_options* o) {
     if (key == "gate") o->gate = static_cast<relugrad_gate>(it->second.second);
     if (key == "combine") o->combine = static_cast<relugrad_combine>(it->second.second);
     if (key == "denormals") o->denormals = static_cast<relugrad_denormals>(it->second.second);
-    if (key == "threshold_rounding") o->threshold_rounding = static_cast<relugrad_threshold_rounding>(it->second.second);
+    if (key == "threshold_rounding")
+      o->threshold_rounding = static_cast<relugrad_threshold_rounding>(it->second.second);
   }
 }
 
@@ -119,8 +127,10 @@ TEST_P(Golden, MatchesFramework) {
   const GoldenCase& c = GetParam();
   relugrad_dtype dtype;
   relugrad_preset preset;
-  ASSERT_EQ(relugrad_dtype_from_name(c.Get("dtype").c_str(), &dtype), RELUGRAD_OK) << c.Get("dtype");
-  ASSERT_EQ(relugrad_preset_from_name(c.Get("preset").c_str(), &preset), RELUGRAD_OK) << c.Get("preset");
+  ASSERT_EQ(relugrad_dtype_from_name(c.Get("dtype").c_str(), &dtype), RELUGRAD_OK)
+      << c.Get("dtype");
+  ASSERT_EQ(relugrad_preset_from_name(c.Get("preset").c_str(), &preset), RELUGRAD_OK)
+      << c.Get("preset");
   const bool nan_by_class = c.Get("nan_policy") == "class";
   const auto dy = Load(c.Get("dy"));
   const auto s = Load(c.Get("s"));
@@ -143,23 +153,27 @@ TEST_P(Golden, MatchesFramework) {
       const uint64_t w = BitsAt(want.data.data(), size, i);
       const uint64_t g = BitsAt(got.data(), size, i);
       if (w == g || (nan_by_class && IsNan(dtype, w) && IsNan(dtype, g))) continue;
-      ADD_FAILURE() << c.Get("id") << " (" << c.Get("framework") << " " << c.Get("version") << ") " << how
-                    << ": element " << i << " dy=0x" << std::hex << BitsAt(dy.data.data(), size, i)
-                    << " s=0x" << BitsAt(s.data.data(), size, i) << " framework=0x" << w
-                    << " relugrad=0x" << g << std::dec;
+      ADD_FAILURE() << c.Get("id") << " (" << c.Get("framework") << " " << c.Get("version") << ") "
+                    << how << ": element " << i << " dy=0x" << std::hex
+                    << BitsAt(dy.data.data(), size, i) << " s=0x" << BitsAt(s.data.data(), size, i)
+                    << " framework=0x" << w << " relugrad=0x" << g << std::dec;
       if (++reported == 5) return;
     }
   };
 
   std::vector<char> got(static_cast<size_t>(dy.count) * size);
-  check("reference", relugrad_relu_grad_reference(dtype, dy.count, dy.data.data(), s.data.data(), got.data(), &o), got);
+  check(
+      "reference",
+      relugrad_relu_grad_reference(dtype, dy.count, dy.data.data(), s.data.data(), got.data(), &o),
+      got);
   for (const std::string& isa : relugrad::testing::TargetsToTest()) {
     relugrad::testing::ScopedIsa cap(isa);
     for (int threads : {1, 2}) {
       o.threads = threads;
       std::fill(got.begin(), got.end(), static_cast<char>(0x5a));
       check(isa + " threads=" + std::to_string(threads),
-            relugrad_relu_grad(dtype, dy.count, dy.data.data(), s.data.data(), got.data(), &o), got);
+            relugrad_relu_grad(dtype, dy.count, dy.data.data(), s.data.data(), got.data(), &o),
+            got);
     }
   }
 }
@@ -173,8 +187,8 @@ std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, Golden, ::testing::ValuesIn(LoadManifest()), CaseName);
-INSTANTIATE_TEST_SUITE_P(ThresholdRounding, Golden, ::testing::ValuesIn(LoadManifest("rounding/manifest.tsv")),
-                         CaseName);
+INSTANTIATE_TEST_SUITE_P(ThresholdRounding, Golden,
+                         ::testing::ValuesIn(LoadManifest("rounding/manifest.tsv")), CaseName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
 TEST(GoldenManifest, Present) {
@@ -183,7 +197,8 @@ TEST(GoldenManifest, Present) {
   std::map<std::string, int> frameworks;
   for (const auto& c : cases) ++frameworks[c.Get("framework")];
   EXPECT_GE(frameworks.size(), 1u);
-  for (const auto& [name, count] : frameworks) std::printf("golden: %s %d cases\n", name.c_str(), count);
+  for (const auto& [name, count] : frameworks)
+    std::printf("golden: %s %d cases\n", name.c_str(), count);
 }
 
 // The rounding-boundary set is committed, so its absence is a failure: at
@@ -191,8 +206,10 @@ TEST(GoldenManifest, Present) {
 // and 1.13 (t converted to the data type) for both 16-bit types.
 TEST(GoldenManifest, RoundingBoundariesPresent) {
   std::map<std::string, int> per;
-  for (const auto& c : LoadManifest("rounding/manifest.tsv")) ++per[c.Get("version") + " " + c.Get("op") + " " + c.Get("dtype")];
-  for (const auto& [key, count] : per) std::printf("golden rounding: %s %d cases\n", key.c_str(), count);
+  for (const auto& c : LoadManifest("rounding/manifest.tsv"))
+    ++per[c.Get("version") + " " + c.Get("op") + " " + c.Get("dtype")];
+  for (const auto& [key, count] : per)
+    std::printf("golden rounding: %s %d cases\n", key.c_str(), count);
   EXPECT_GE(per["2.15.0 torch.threshold_backward bf16"], 8);
   EXPECT_GE(per["2.15.0 torch.threshold_backward.t_full bf16"], 8);
   EXPECT_GE(per["2.15.0 torch.threshold_backward.t_full f16"], 8);

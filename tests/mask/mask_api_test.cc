@@ -36,7 +36,8 @@ TEST(MaskApi, Every16BitPatternForward) {
     for (const Config& c : AllConfigs()) {
       Bytes ey, em, y(x.size()), m(8192);
       ReferenceForward(d, x, c.options, &ey, &em);
-      ASSERT_EQ(relugrad_relu_forward(d, 65536, x.data(), y.data(), m.data(), &c.options), RELUGRAD_OK);
+      ASSERT_EQ(relugrad_relu_forward(d, 65536, x.data(), y.data(), m.data(), &c.options),
+                RELUGRAD_OK);
       ASSERT_EQ(CompareBits(d, ey.data(), y.data(), 65536, x.data(), x.data()), "") << c.name;
       ASSERT_EQ(CompareMask(em, m.data(), 65536), "") << c.name << " " << relugrad_dtype_name(d);
     }
@@ -53,10 +54,15 @@ TEST(MaskApi, ThreadCountsGiveIdenticalBits) {
         relugrad_options o = c.options;
         o.threads = threads;
         // Odd offsets of y/dx exercise the plan's head rounding.
-        Guarded gy(x.size(), relugrad_dtype_size(d) * 3, 0), gdx(dy.size(), relugrad_dtype_size(d) * 5, 0);
+        Guarded gy(x.size(), relugrad_dtype_size(d) * 3, 0),
+            gdx(dy.size(), relugrad_dtype_size(d) * 5, 0);
         Bytes m(static_cast<size_t>(relugrad_mask_bytes(static_cast<int64_t>(n))));
-        ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), m.data(), &o), RELUGRAD_OK);
-        ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), m.data(), gdx.data(), &o), RELUGRAD_OK);
+        ASSERT_EQ(
+            relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), m.data(), &o),
+            RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), m.data(),
+                                          gdx.data(), &o),
+                  RELUGRAD_OK);
         Bytes y(gy.data(), gy.data() + x.size()), dx(gdx.data(), gdx.data() + dy.size());
         if (threads == 1) {
           y1 = y, m1 = m, dx1 = dx;
@@ -121,9 +127,14 @@ TEST(MaskApi, StreamingStoresGiveTheReferenceBits) {
           relugrad_options o = c.options;
           o.threads = 2;
           Guarded gy(x.size(), off, 0), gm(em.size(), 0, 0), gdx(dy.size(), off, 0);
-          ASSERT_EQ(relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), gm.data(), &o), RELUGRAD_OK);
-          ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), gm.data(), gdx.data(), &o), RELUGRAD_OK);
-          const std::string what = c.name + " " + relugrad_dtype_name(d) + " n=" + std::to_string(n) + " off=" + std::to_string(off);
+          ASSERT_EQ(
+              relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), gm.data(), &o),
+              RELUGRAD_OK);
+          ASSERT_EQ(relugrad_relu_grad_mask(d, static_cast<int64_t>(n), dy.data(), gm.data(),
+                                            gdx.data(), &o),
+                    RELUGRAD_OK);
+          const std::string what = c.name + " " + relugrad_dtype_name(d) +
+                                   " n=" + std::to_string(n) + " off=" + std::to_string(off);
           ASSERT_EQ(CompareBits(d, ey.data(), gy.data(), n), "") << what;
           ASSERT_EQ(CompareMask(em, gm.data(), n), "") << what;
           ASSERT_EQ(CompareBits(d, edx.data(), gdx.data(), n), "") << what;
@@ -142,36 +153,57 @@ TEST(MaskApi, InvalidArguments) {
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
   auto expect = [](relugrad_status got, relugrad_status want, const char* needle) {
     EXPECT_EQ(got, want) << relugrad_last_error();
-    EXPECT_NE(std::string(relugrad_last_error()).find(needle), std::string::npos) << relugrad_last_error();
+    EXPECT_NE(std::string(relugrad_last_error()).find(needle), std::string::npos)
+        << relugrad_last_error();
   };
-  expect(relugrad_relu_forward(static_cast<relugrad_dtype>(0), 16, x, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "dtype");
-  expect(relugrad_relu_forward(RELUGRAD_F32, -1, x, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "n must be");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, nullptr, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "x is NULL");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, nullptr, m, &o), RELUGRAD_INVALID_ARGUMENT, "y is NULL");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, nullptr, &o), RELUGRAD_INVALID_ARGUMENT, "mask is NULL");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 15, x, x + 1, m, &o), RELUGRAD_INVALID_ARGUMENT, "partially overlaps");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 15, reinterpret_cast<char*>(x) + 1, y, m, &o), RELUGRAD_INVALID_ARGUMENT, "aligned");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(x), &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps x");
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(y) + 63, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps y");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(y), y, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps dx");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(x) + 2, y, &o), RELUGRAD_INVALID_ARGUMENT, "mask overlaps dy");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, nullptr, y, &o), RELUGRAD_INVALID_ARGUMENT, "mask is NULL");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, nullptr, m, y, &o), RELUGRAD_INVALID_ARGUMENT, "dy is NULL");
+  expect(relugrad_relu_forward(static_cast<relugrad_dtype>(0), 16, x, y, m, &o),
+         RELUGRAD_INVALID_ARGUMENT, "dtype");
+  expect(relugrad_relu_forward(RELUGRAD_F32, -1, x, y, m, &o), RELUGRAD_INVALID_ARGUMENT,
+         "n must be");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, nullptr, y, m, &o), RELUGRAD_INVALID_ARGUMENT,
+         "x is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, nullptr, m, &o), RELUGRAD_INVALID_ARGUMENT,
+         "y is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, nullptr, &o), RELUGRAD_INVALID_ARGUMENT,
+         "mask is NULL");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 15, x, x + 1, m, &o), RELUGRAD_INVALID_ARGUMENT,
+         "partially overlaps");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 15, reinterpret_cast<char*>(x) + 1, y, m, &o),
+         RELUGRAD_INVALID_ARGUMENT, "aligned");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(x), &o),
+         RELUGRAD_INVALID_ARGUMENT, "mask overlaps x");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, reinterpret_cast<uint8_t*>(y) + 63, &o),
+         RELUGRAD_INVALID_ARGUMENT, "mask overlaps y");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(y), y, &o),
+         RELUGRAD_INVALID_ARGUMENT, "mask overlaps dx");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, reinterpret_cast<uint8_t*>(x) + 2, y, &o),
+         RELUGRAD_INVALID_ARGUMENT, "mask overlaps dy");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, nullptr, y, &o), RELUGRAD_INVALID_ARGUMENT,
+         "mask is NULL");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, nullptr, m, y, &o), RELUGRAD_INVALID_ARGUMENT,
+         "dy is NULL");
   relugrad_options bad = o;
   bad.threshold = NAN;
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_INVALID_ARGUMENT, "threshold");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_INVALID_ARGUMENT,
+         "threshold");
   bad = o;
   bad.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "no Ascend kernel");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED, "no Ascend kernel");
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED,
+         "no Ascend kernel");
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED,
+         "no Ascend kernel");
   if (!relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
     bad.backend = RELUGRAD_BACKEND_CUDA;  // dispatched to the CUDA stubs
-    expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, "not built");
-    expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED, "not built");
+    expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED,
+           "not built");
+    expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED,
+           "not built");
   }
   // n == 0: a no-op with NULL pointers; options NULL means torch.
-  EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
-  EXPECT_EQ(relugrad_relu_grad_mask(RELUGRAD_F64, 0, nullptr, nullptr, nullptr, nullptr), RELUGRAD_OK);
+  EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 0, nullptr, nullptr, nullptr, nullptr),
+            RELUGRAD_OK);
+  EXPECT_EQ(relugrad_relu_grad_mask(RELUGRAD_F64, 0, nullptr, nullptr, nullptr, nullptr),
+            RELUGRAD_OK);
   // The mask is not touched past ceil(n/8) bytes.
   uint8_t guard[3] = {0xA5, 0xA5, 0xA5};
   EXPECT_EQ(relugrad_relu_forward(RELUGRAD_F32, 9, x, y, guard, nullptr), RELUGRAD_OK);

@@ -50,8 +50,8 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string Save(const std::string& name, const std::string& descr, const std::vector<int64_t>& shape,
-                 const Bytes& bytes) {
+std::string Save(const std::string& name, const std::string& descr,
+                 const std::vector<int64_t>& shape, const Bytes& bytes) {
   const std::string path = Dir() + "/" + name;
   std::string error;
   EXPECT_TRUE(npy::Write(path, descr, shape, bytes.data(), bytes.size(), &error)) << error;
@@ -69,12 +69,14 @@ std::string Descr(relugrad_dtype d) {
   return d == RELUGRAD_F16 ? "<f2" : d == RELUGRAD_F32 ? "<f4" : d == RELUGRAD_F64 ? "<f8" : "<u2";
 }
 
-void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::vector<std::string>& outputs) {
+void ExpectCleanFailure(const std::string& args, const std::string& needle,
+                        const std::vector<std::string>& outputs) {
   for (const auto& o : outputs) ::unlink(o.c_str());
   const Result r = Cli(args);
   EXPECT_EQ(r.status, 1) << args;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be one line: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+      << "stderr must be one line: " << r.err;
   for (const auto& o : outputs) EXPECT_FALSE(Exists(o)) << args << " left " << o;
 }
 
@@ -91,16 +93,20 @@ TEST(MaskCli, ForwardThenRunMaskMatchesReferenceAndRunX) {
       relugrad_preset preset;
       double threshold, alpha;
     };
-    for (const Case& c : {Case{"", RELUGRAD_PRESET_TORCH, 0, 0}, Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0, 0},
-                          Case{"--semantics jax --threads 2", RELUGRAD_PRESET_JAX, 0, 0},
-                          Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75, 0},
-                          Case{"--semantics onednn --alpha 0.25", RELUGRAD_PRESET_ONEDNN, 0, 0.25}}) {
+    for (const Case& c :
+         {Case{"", RELUGRAD_PRESET_TORCH, 0, 0},
+          Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0, 0},
+          Case{"--semantics jax --threads 2", RELUGRAD_PRESET_JAX, 0, 0},
+          Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75, 0},
+          Case{"--semantics onednn --alpha 0.25", RELUGRAD_PRESET_ONEDNN, 0, 0.25}}) {
       relugrad_options o;
       relugrad_options_init(&o, c.preset);
       o.threshold = c.threshold;
       o.alpha = c.alpha;
-      const std::string py = Dir() + "/y.npy", pm = Dir() + "/m.npy", pdx = Dir() + "/dx.npy", pdx2 = Dir() + "/dx2.npy";
-      Result r = Cli("forward --x " + px + " -o " + py + " --mask-out " + pm + " " + c.flags + dtype_flag);
+      const std::string py = Dir() + "/y.npy", pm = Dir() + "/m.npy", pdx = Dir() + "/dx.npy",
+                        pdx2 = Dir() + "/dx2.npy";
+      Result r =
+          Cli("forward --x " + px + " -o " + py + " --mask-out " + pm + " " + c.flags + dtype_flag);
       ASSERT_EQ(r.status, 0) << r.err;
       Bytes ey, em;
       ReferenceForward(d, x, o, &ey, &em);
@@ -121,7 +127,8 @@ TEST(MaskCli, ForwardThenRunMaskMatchesReferenceAndRunX) {
       EXPECT_EQ(dx.descr, Descr(d));
       const Bytes edx = ReferenceGradMask(d, dy, em, o);
       EXPECT_EQ(CompareBits(d, edx.data(), dx.data.data(), n), "") << name << " " << c.flags;
-      EXPECT_EQ(CompareBits(d, dx2.data.data(), dx.data.data(), n), "") << name << " " << c.flags << ": --mask != --x";
+      EXPECT_EQ(CompareBits(d, dx2.data.data(), dx.data.data(), n), "")
+          << name << " " << c.flags << ": --mask != --x";
     }
   }
 }
@@ -139,24 +146,38 @@ TEST(MaskCli, BadInputsFailCleanly) {
   const std::string bad_dir = Dir() + "/no/such/dir/y.npy";
 
   // forward
-  ExpectCleanFailure("forward --x " + missing + " -o " + out + " --mask-out " + mout, "missing.npy", {out, mout});
-  ExpectCleanFailure("forward --x " + ints + " -o " + out + " --mask-out " + mout, "integer", {out, mout});
+  ExpectCleanFailure("forward --x " + missing + " -o " + out + " --mask-out " + mout, "missing.npy",
+                     {out, mout});
+  ExpectCleanFailure("forward --x " + ints + " -o " + out + " --mask-out " + mout, "integer",
+                     {out, mout});
   ExpectCleanFailure("forward --x " + good + " --mask-out " + mout, "output", {mout});
   ExpectCleanFailure("forward --x " + good + " -o " + out, "mask-out", {out});
-  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + out, "same file", {out});
-  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + mout + " --semantics pytorch", "semantics", {out, mout});
-  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + mout + " --threshold nan", "threshold", {out, mout});
-  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + mout + " --bogus 1", "bogus", {out, mout});
-  ExpectCleanFailure("forward --x " + good + " -o " + bad_dir + " --mask-out " + mout, "y.npy", {mout});
-  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + bad_dir, "y.npy", {out});
+  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + out, "same file",
+                     {out});
+  ExpectCleanFailure(
+      "forward --x " + good + " -o " + out + " --mask-out " + mout + " --semantics pytorch",
+      "semantics", {out, mout});
+  ExpectCleanFailure(
+      "forward --x " + good + " -o " + out + " --mask-out " + mout + " --threshold nan",
+      "threshold", {out, mout});
+  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + mout + " --bogus 1",
+                     "bogus", {out, mout});
+  ExpectCleanFailure("forward --x " + good + " -o " + bad_dir + " --mask-out " + mout, "y.npy",
+                     {mout});
+  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + bad_dir, "y.npy",
+                     {out});
 
   // run --mask
-  ExpectCleanFailure("run --dy " + twelve + " --mask " + mask1 + " -o " + out, "needs ceil(n/8) = 2", {out});
-  ExpectCleanFailure("run --dy " + good + " --mask " + mask3 + " -o " + out, "mask has 3 bytes", {out});
+  ExpectCleanFailure("run --dy " + twelve + " --mask " + mask1 + " -o " + out,
+                     "needs ceil(n/8) = 2", {out});
+  ExpectCleanFailure("run --dy " + good + " --mask " + mask3 + " -o " + out, "mask has 3 bytes",
+                     {out});
   ExpectCleanFailure("run --dy " + good + " --mask " + mask_i2 + " -o " + out, "uint8", {out});
   ExpectCleanFailure("run --dy " + good + " --mask " + good + " -o " + out, "uint8", {out});
-  ExpectCleanFailure("run --dy " + good + " --mask " + missing + " -o " + out, "missing.npy", {out});
-  ExpectCleanFailure("run --dy " + good + " --mask " + mask1 + " --x " + good + " -o " + out, "not both", {out});
+  ExpectCleanFailure("run --dy " + good + " --mask " + missing + " -o " + out, "missing.npy",
+                     {out});
+  ExpectCleanFailure("run --dy " + good + " --mask " + mask1 + " --x " + good + " -o " + out,
+                     "not both", {out});
   ExpectCleanFailure("run --dy " + ints + " --mask " + mask1 + " -o " + out, "integer", {out});
   ExpectCleanFailure("run --dy " + good + " --mask " + mask1 + " -o " + bad_dir, "y.npy", {});
 

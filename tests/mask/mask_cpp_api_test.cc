@@ -11,7 +11,8 @@
 namespace {
 
 TEST(MaskCppApi, ForwardAndBackward) {
-  std::vector<float> x = {1, -2, NAN, 0, -0.0f, 3, -1, 5, 7}, y(9), dy = {1, 2, 3, 4, 5, 6, 7, 8, 9}, dx(9);
+  std::vector<float> x = {1, -2, NAN, 0, -0.0f, 3, -1, 5, 7}, y(9),
+                     dy = {1, 2, 3, 4, 5, 6, 7, 8, 9}, dx(9);
   std::vector<uint8_t> mask(relugrad::mask_bytes(x.size()));
   ASSERT_EQ(mask.size(), 2u);
   relugrad::relu_forward<float>(x, y, mask);  // torch: the NaN gate is open
@@ -29,7 +30,8 @@ TEST(MaskCppApi, ForwardAndBackward) {
   EXPECT_EQ(mask[0], 0xA1);
   EXPECT_TRUE(std::isnan(y[2]));
   // Leaky: onednn with alpha.
-  relugrad::relu_forward<float>(x, y, mask, relugrad::Options(relugrad::Preset::kOnednn).alpha(0.5));
+  relugrad::relu_forward<float>(x, y, mask,
+                                relugrad::Options(relugrad::Preset::kOnednn).alpha(0.5));
   EXPECT_EQ(y[1], -1.0f);
   std::vector<uint8_t> short_mask(1);
   EXPECT_THROW(relugrad::relu_forward<float>(x, y, short_mask), relugrad::InvalidArgument);

@@ -21,14 +21,16 @@ Semantics Resolve(const relugrad_options& o) {
 
 }  // namespace
 
-void ReferenceForward(relugrad_dtype d, const Bytes& x, const relugrad_options& o, Bytes* y, Bytes* mask) {
+void ReferenceForward(relugrad_dtype d, const Bytes& x, const relugrad_options& o, Bytes* y,
+                      Bytes* mask) {
   const int64_t n = static_cast<int64_t>(x.size() / relugrad_dtype_size(d));
   y->assign(x.size(), 0);
   mask->assign(static_cast<size_t>(relugrad_mask_bytes(n)), 0xEE);
   ReferenceForwardRun(ToDtype(d), n, x.data(), y->data(), mask->data(), Resolve(o));
 }
 
-Bytes ReferenceGradMask(relugrad_dtype d, const Bytes& dy, const Bytes& mask, const relugrad_options& o) {
+Bytes ReferenceGradMask(relugrad_dtype d, const Bytes& dy, const Bytes& mask,
+                        const relugrad_options& o) {
   const int64_t n = static_cast<int64_t>(dy.size() / relugrad_dtype_size(d));
   Bytes dx(dy.size());
   ReferenceGradMaskRun(ToDtype(d), n, dy.data(), mask.data(), dx.data(), Resolve(o));
@@ -41,8 +43,9 @@ std::string CompareMask(const Bytes& expected, const unsigned char* actual, size
     for (size_t b = 0; b < 8; ++b) {
       if (((expected[i] ^ actual[i]) >> b) & 1) {
         const size_t bit = i * 8 + b;
-        return "mask bit " + std::to_string(bit) + (bit >= n ? " (padding)" : "") + " of n=" + std::to_string(n) +
-               ": expected " + std::to_string((expected[i] >> b) & 1);
+        return "mask bit " + std::to_string(bit) + (bit >= n ? " (padding)" : "") +
+               " of n=" + std::to_string(n) + ": expected " +
+               std::to_string((expected[i] >> b) & 1);
       }
     }
   }
@@ -70,7 +73,8 @@ std::string Guarded::CheckGuards() const {
     if (*q != kSentinel) return "write " + std::to_string(p_ - q) + " bytes before the array";
   }
   for (const unsigned char* q = p_ + bytes_; q < storage_.data() + storage_.size(); ++q) {
-    if (*q != kSentinel) return "write " + std::to_string(q - (p_ + bytes_)) + " bytes after the array";
+    if (*q != kSentinel)
+      return "write " + std::to_string(q - (p_ + bytes_)) + " bytes after the array";
   }
   return "";
 }

@@ -17,8 +17,10 @@ namespace testing {
 using Bytes = std::vector<unsigned char>;
 
 // The reference of the mask path (core/mask_reference.h) into fresh buffers.
-void ReferenceForward(relugrad_dtype d, const Bytes& x, const relugrad_options& o, Bytes* y, Bytes* mask);
-Bytes ReferenceGradMask(relugrad_dtype d, const Bytes& dy, const Bytes& mask, const relugrad_options& o);
+void ReferenceForward(relugrad_dtype d, const Bytes& x, const relugrad_options& o, Bytes* y,
+                      Bytes* mask);
+Bytes ReferenceGradMask(relugrad_dtype d, const Bytes& dy, const Bytes& mask,
+                        const relugrad_options& o);
 
 // "" when equal, else the first differing byte/bit.
 std::string CompareMask(const Bytes& expected, const unsigned char* actual, size_t n);

@@ -52,10 +52,14 @@ Grid MakeGrid(relugrad_dtype dtype, size_t min_n) {
 
 dnnl::memory::data_type DnnlType(relugrad_dtype dtype) {
   switch (dtype) {
-    case RELUGRAD_F32: return dnnl::memory::data_type::f32;
-    case RELUGRAD_BF16: return dnnl::memory::data_type::bf16;
-    case RELUGRAD_F16: return dnnl::memory::data_type::f16;
-    default: return dnnl::memory::data_type::undef;
+    case RELUGRAD_F32:
+      return dnnl::memory::data_type::f32;
+    case RELUGRAD_BF16:
+      return dnnl::memory::data_type::bf16;
+    case RELUGRAD_F16:
+      return dnnl::memory::data_type::f16;
+    default:
+      return dnnl::memory::data_type::undef;
   }
 }
 
@@ -67,7 +71,8 @@ bool OnednnReluBackward(relugrad_dtype dtype, const Grid& g, float alpha, bool u
     engine eng(engine::kind::cpu, 0);
     stream strm(eng);
     memory::desc md({static_cast<memory::dim>(g.n)}, DnnlType(dtype), memory::format_tag::a);
-    const algorithm alg = use_dst ? algorithm::eltwise_relu_use_dst_for_bwd : algorithm::eltwise_relu;
+    const algorithm alg =
+        use_dst ? algorithm::eltwise_relu_use_dst_for_bwd : algorithm::eltwise_relu;
     eltwise_forward::primitive_desc fwd(
         eltwise_forward::desc(prop_kind::forward_training, alg, md, alpha, 0.f), eng);
     eltwise_backward::primitive_desc bwd(eltwise_backward::desc(alg, md, md, alpha, 0.f), eng, fwd);
@@ -102,13 +107,13 @@ std::string MatchingSettings(relugrad_dtype dtype, float alpha, const Grid& g,
         o.combine = static_cast<relugrad_combine>(combine);
         o.denormals = static_cast<relugrad_denormals>(den);
         o.alpha = alpha;
-        if (relugrad_relu_grad(dtype, static_cast<int64_t>(g.n), g.dy.data(), g.s.data(), got.data(), &o) !=
-            RELUGRAD_OK) {
+        if (relugrad_relu_grad(dtype, static_cast<int64_t>(g.n), g.dy.data(), g.s.data(),
+                               got.data(), &o) != RELUGRAD_OK) {
           continue;
         }
         if (CompareBits(dtype, want.data(), got.data(), g.n).empty()) {
-          out += std::string(gate ? "pass_if_gt" : "zero_if_le") + "+" + (combine ? "multiply" : "select") +
-                 "+" + (den ? "ftz_daz" : "ieee") + " ";
+          out += std::string(gate ? "pass_if_gt" : "zero_if_le") + "+" +
+                 (combine ? "multiply" : "select") + "+" + (den ? "ftz_daz" : "ieee") + " ";
         }
       }
     }
@@ -137,13 +142,15 @@ TEST_P(Onednn, ReluBackwardMatchesPreset) {
   std::string impl;
   if (!OnednnReluBackward(c.dtype, g, c.alpha, c.use_dst, &want, &impl)) {
     GTEST_SKIP() << "oneDNN " << dnnl_version()->major << "." << dnnl_version()->minor << "."
-                 << dnnl_version()->patch << " has no " << Name(c) << " implementation here: " << impl;
+                 << dnnl_version()->patch << " has no " << Name(c)
+                 << " implementation here: " << impl;
   }
   relugrad_options o;
   ASSERT_EQ(relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN), RELUGRAD_OK);
   o.alpha = c.alpha;
   std::vector<unsigned char> got(g.dy.size());
-  ASSERT_EQ(relugrad_relu_grad(c.dtype, static_cast<int64_t>(g.n), g.dy.data(), g.s.data(), got.data(), &o),
+  ASSERT_EQ(relugrad_relu_grad(c.dtype, static_cast<int64_t>(g.n), g.dy.data(), g.s.data(),
+                               got.data(), &o),
             RELUGRAD_OK)
       << relugrad_last_error();
   if (c.dtype == RELUGRAD_BF16 && impl.find("bf16") != std::string::npos) {
@@ -162,17 +169,20 @@ TEST_P(Onednn, ReluBackwardMatchesPreset) {
       if (r_subnormal && w == (r & 0x8000)) {
         ++flushed;
       } else if (++other <= 5) {
-        ADD_FAILURE() << Name(c) << " element " << i << ": oneDNN 0x" << std::hex << w << " relugrad 0x" << r;
+        ADD_FAILURE() << Name(c) << " element " << i << ": oneDNN 0x" << std::hex << w
+                      << " relugrad 0x" << r;
       }
     }
-    std::printf("%s (%s): %zu subnormal results flushed by oneDNN, %zu other differences\n", Name(c).c_str(),
-                impl.c_str(), flushed, other);
+    std::printf("%s (%s): %zu subnormal results flushed by oneDNN, %zu other differences\n",
+                Name(c).c_str(), impl.c_str(), flushed, other);
     EXPECT_EQ(other, 0u);
     return;
   }
-  const std::string diff = CompareBits(c.dtype, want.data(), got.data(), g.n, g.dy.data(), g.s.data());
-  EXPECT_TRUE(diff.empty()) << Name(c) << " (oneDNN impl " << impl << "; expected = oneDNN):\n" << diff
-                            << "settings that would match: " << MatchingSettings(c.dtype, c.alpha, g, want);
+  const std::string diff =
+      CompareBits(c.dtype, want.data(), got.data(), g.n, g.dy.data(), g.s.data());
+  EXPECT_TRUE(diff.empty()) << Name(c) << " (oneDNN impl " << impl << "; expected = oneDNN):\n"
+                            << diff << "settings that would match: "
+                            << MatchingSettings(c.dtype, c.alpha, g, want);
 }
 
 std::vector<Case> Cases() {
@@ -198,15 +208,16 @@ INSTANTIATE_TEST_SUITE_P(Live, Onednn, ::testing::ValuesIn(Cases()), CaseName);
 
 TEST(OnednnVersion, Reported) {
   const dnnl_version_t* v = dnnl_version();
-  std::printf("oneDNN %d.%d.%d (%s), cpu runtime %u, isa %d\n", v->major, v->minor, v->patch, v->hash,
-              v->cpu_runtime, static_cast<int>(dnnl::get_effective_cpu_isa()));
+  std::printf("oneDNN %d.%d.%d (%s), cpu runtime %u, isa %d\n", v->major, v->minor, v->patch,
+              v->hash, v->cpu_runtime, static_cast<int>(dnnl::get_effective_cpu_isa()));
 }
 
 #else  // !RELUGRAD_HAVE_ONEDNN
 
 TEST(Onednn, ReluBackwardMatchesPreset) {
-  GTEST_SKIP() << "oneDNN missing or unusable at configure time (the configure printed why): "
-                  "install it with `scripts/install-deps.sh onednn` (make deps does) and reconfigure";
+  GTEST_SKIP()
+      << "oneDNN missing or unusable at configure time (the configure printed why): "
+         "install it with `scripts/install-deps.sh onednn` (make deps does) and reconfigure";
 }
 
 #endif

@@ -34,20 +34,24 @@ class StreamingTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<ScopedIsa> isa_;
 };
 
-void CheckPlaced(relugrad_dtype d, const relugrad_options& o, size_t n, size_t dx_off, uint64_t seed) {
+void CheckPlaced(relugrad_dtype d, const relugrad_options& o, size_t n, size_t dx_off,
+                 uint64_t seed) {
   const size_t es = relugrad_dtype_size(d), bytes = n * es;
   const auto dy = Pack(d, RandomBits(d, n, seed));
   const auto s = Pack(d, RandomBits(d, n, seed + 1));
   std::vector<unsigned char> out(bytes + 256, kSentinel);
   const uintptr_t p = reinterpret_cast<uintptr_t>(out.data());
   unsigned char* dx = out.data() + (64 - p % 64) % 64 + 64 + dx_off;
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o), RELUGRAD_OK)
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o),
+            RELUGRAD_OK)
       << relugrad_last_error();
   const auto expected = Reference(d, dy, s, o);
   ASSERT_EQ(CompareBits(d, expected.data(), dx, n, dy.data(), s.data()), "")
       << "n=" << n << " dx_off=" << dx_off << " threads=" << o.threads;
-  for (unsigned char* q = out.data(); q < dx; ++q) ASSERT_EQ(*q, kSentinel) << "write before dx, n=" << n;
-  for (unsigned char* q = dx + bytes; q < out.data() + out.size(); ++q) ASSERT_EQ(*q, kSentinel) << "write after dx, n=" << n;
+  for (unsigned char* q = out.data(); q < dx; ++q)
+    ASSERT_EQ(*q, kSentinel) << "write before dx, n=" << n;
+  for (unsigned char* q = dx + bytes; q < out.data() + out.size(); ++q)
+    ASSERT_EQ(*q, kSentinel) << "write after dx, n=" << n;
 }
 
 TEST_P(StreamingTest, EveryConfigRaggedEndsAndMisalignments) {
@@ -59,7 +63,8 @@ TEST_P(StreamingTest, EveryConfigRaggedEndsAndMisalignments) {
       relugrad_options o = configs[ci].options;
       o.threads = 1;
       SCOPED_TRACE(configs[ci].name + " " + relugrad_dtype_name(d));
-      for (size_t n : {size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65}, size_t{129}, size_t{1000}}) {
+      for (size_t n :
+           {size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65}, size_t{129}, size_t{1000}}) {
         for (size_t off = 0; off < 64; off += es * 3) {
           CheckPlaced(d, o, n, off, 17 + n + ci);
           if (HasFatalFailure()) return;
@@ -97,7 +102,8 @@ TEST(ParamsMemo, MoreConfigurationsThanEntriesStayExact) {
         const auto dy = Pack(d, RandomBits(d, n, 3));
         const auto s = Pack(d, RandomBits(d, n, 4));
         std::vector<unsigned char> dx(dy.size());
-        ASSERT_EQ(relugrad_relu_grad(d, n, dy.data(), s.data(), dx.data(), &c.options), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad(d, n, dy.data(), s.data(), dx.data(), &c.options),
+                  RELUGRAD_OK);
         ASSERT_EQ(CompareBits(d, Reference(d, dy, s, c.options).data(), dx.data(), n), "")
             << c.name << " pass " << pass;
       }
@@ -116,8 +122,11 @@ TEST(ParamsMemo, SignedZeroThresholdsAreDistinctKeys) {
     const auto s = Pack(RELUGRAD_F32, SpecialValues(RELUGRAD_F32));
     const size_t n = s.size() / 4;
     std::vector<unsigned char> dy_n(dy.begin(), dy.begin() + n * 4), dx(n * 4);
-    ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, n, dy_n.data(), s.data(), dx.data(), &o), RELUGRAD_OK);
-    ASSERT_EQ(CompareBits(RELUGRAD_F32, Reference(RELUGRAD_F32, dy_n, s, o).data(), dx.data(), n), "") << t;
+    ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, n, dy_n.data(), s.data(), dx.data(), &o),
+              RELUGRAD_OK);
+    ASSERT_EQ(CompareBits(RELUGRAD_F32, Reference(RELUGRAD_F32, dy_n, s, o).data(), dx.data(), n),
+              "")
+        << t;
   }
 }
 

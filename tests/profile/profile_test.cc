@@ -63,8 +63,8 @@ class Json {
   bool Number() {
     const size_t start = i_;
     if (t_[i_] == '-') ++i_;
-    while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '.' || t_[i_] == 'e' ||
-                              t_[i_] == 'E' || t_[i_] == '+' || t_[i_] == '-')) {
+    while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '.' ||
+                              t_[i_] == 'e' || t_[i_] == 'E' || t_[i_] == '+' || t_[i_] == '-')) {
       ++i_;
     }
     return i_ > start && std::isdigit(static_cast<unsigned char>(t_[i_ - 1]));
@@ -127,7 +127,8 @@ void Call(relugrad_dtype d, size_t n, int threads, relugrad_preset preset = RELU
   relugrad_options o;
   relugrad_options_init(&o, preset);
   o.threads = threads;
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o), RELUGRAD_OK);
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o),
+            RELUGRAD_OK);
 }
 
 class ProfileTest : public ::testing::Test {
@@ -211,7 +212,8 @@ TEST_F(ProfileTest, MidSizeCallsLeaveSleepingWorkersAloneUntilABurst) {
   auto threads_of_one_call = [&] {
     profile::ResetForTest();
     profile::SetModeForTest(profile::Mode::kSummary);
-    EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, n, dy.data(), dy.data() + 0, dx.data(), &o), RELUGRAD_OK);
+    EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, n, dy.data(), dy.data() + 0, dx.data(), &o),
+              RELUGRAD_OK);
     const auto stats = profile::Snapshot();
     profile::SetModeForTest(profile::Mode::kOff);
     return stats.size() == 1 ? stats[0].threads : -1;
@@ -233,15 +235,18 @@ TEST_F(ProfileTest, MidSizeCallsLeaveSleepingWorkersAloneUntilABurst) {
 TEST_F(ProfileTest, MaskCallsAreCountedAndTraced) {
   const size_t n = 1000;
   const auto x = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, n, 1));
-  std::vector<unsigned char> y(x.size()), dx(x.size()), mask(static_cast<size_t>(relugrad_mask_bytes(n)));
+  std::vector<unsigned char> y(x.size()), dx(x.size()),
+      mask(static_cast<size_t>(relugrad_mask_bytes(n)));
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
   o.threads = 1;
   profile::SetModeForTest(profile::Mode::kSummary);
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), y.data(), mask.data(), &o), RELUGRAD_OK);
+    ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), y.data(), mask.data(), &o),
+              RELUGRAD_OK);
   }
-  ASSERT_EQ(relugrad_relu_grad_mask(RELUGRAD_F32, n, x.data(), mask.data(), dx.data(), &o), RELUGRAD_OK);
+  ASSERT_EQ(relugrad_relu_grad_mask(RELUGRAD_F32, n, x.data(), mask.data(), dx.data(), &o),
+            RELUGRAD_OK);
   const auto stats = profile::Snapshot();
   ASSERT_EQ(stats.size(), 2u);
   for (const auto& c : stats) {
@@ -260,7 +265,8 @@ TEST_F(ProfileTest, MaskCallsAreCountedAndTraced) {
   const auto xb = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, big, 3));
   std::vector<unsigned char> yb(xb.size()), mb(static_cast<size_t>(relugrad_mask_bytes(big)));
   o.threads = 2;
-  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, big, xb.data(), yb.data(), mb.data(), &o), RELUGRAD_OK);
+  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, big, xb.data(), yb.data(), mb.data(), &o),
+            RELUGRAD_OK);
   ASSERT_TRUE(profile::WriteTrace(path));
   const std::string text = ReadFile(path);
   EXPECT_TRUE(Json(text).Valid()) << text.substr(0, 2000);
@@ -300,9 +306,10 @@ TEST(ProfileJson, TheValidatorRejectsBrokenJson) {
 // The environment path: RELUGRAD_PROFILE is read at load and the report is
 // written at exit, so run this binary again with the variable set.
 std::string RunChild(const std::string& env_value, const std::string& stderr_path) {
-  const std::string cmd = "RELUGRAD_PROFILE='" + env_value + "' /proc/" + std::to_string(getpid()) +
-                          "/exe --gtest_also_run_disabled_tests --gtest_filter=ProfileChild.DISABLED_MakeCalls 2>" +
-                          stderr_path + " >/dev/null";
+  const std::string cmd =
+      "RELUGRAD_PROFILE='" + env_value + "' /proc/" + std::to_string(getpid()) +
+      "/exe --gtest_also_run_disabled_tests --gtest_filter=ProfileChild.DISABLED_MakeCalls 2>" +
+      stderr_path + " >/dev/null";
   const int rc = std::system(cmd.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;
   return ReadFile(stderr_path);

@@ -70,12 +70,15 @@ std::string RunJob(const Job& j) {
     std::memcpy(dy, j.dy.data(), bytes);
     std::memcpy(s, j.s.data(), bytes);
   }
-  const relugrad_status st = relugrad_relu_grad(j.dtype, static_cast<int64_t>(j.n), dy, s, dx, &j.options);
-  if (st != RELUGRAD_OK) return std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
+  const relugrad_status st =
+      relugrad_relu_grad(j.dtype, static_cast<int64_t>(j.n), dy, s, dx, &j.options);
+  if (st != RELUGRAD_OK)
+    return std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
   if (std::string(relugrad_last_error()) != "") return "OK call left an error message";
   std::string diff = CompareBits(j.dtype, j.expected.data(), dx, j.n);
   if (!diff.empty()) {
-    return diff + " (threads=" + std::to_string(j.options.threads) + " alias=" + std::to_string(j.alias) + ")";
+    return diff + " (threads=" + std::to_string(j.options.threads) +
+           " alias=" + std::to_string(j.alias) + ")";
   }
   return "";
 }
@@ -153,7 +156,8 @@ TEST(Concurrency, LastErrorStaysWithItsThread) {
       for (int i = 0; i < 50 * kScale; ++i) {
         if (t % 2 == 0) {
           const int64_t bad_n = -1 - t * 1000 - i;
-          if (relugrad_relu_grad(RELUGRAD_F32, bad_n, a, b, c, nullptr) != RELUGRAD_INVALID_ARGUMENT) {
+          if (relugrad_relu_grad(RELUGRAD_F32, bad_n, a, b, c, nullptr) !=
+              RELUGRAD_INVALID_ARGUMENT) {
             failures[t] = "invalid call accepted";
             return;
           }
@@ -202,8 +206,10 @@ TEST(Concurrency, ReferenceAndKernelConcurrently) {
         auto o = configs[(t + i) % configs.size()].options;
         o.threads = i % 3;
         std::vector<unsigned char> r(dy.size()), k(dy.size());
-        if (relugrad_relu_grad_reference(d, static_cast<int64_t>(n), dy.data(), s.data(), r.data(), &o) != RELUGRAD_OK ||
-            relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), k.data(), &o) != RELUGRAD_OK) {
+        if (relugrad_relu_grad_reference(d, static_cast<int64_t>(n), dy.data(), s.data(), r.data(),
+                                         &o) != RELUGRAD_OK ||
+            relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), k.data(), &o) !=
+                RELUGRAD_OK) {
           failures[t] = relugrad_last_error();
           return;
         }

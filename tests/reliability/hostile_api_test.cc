@@ -24,7 +24,8 @@ namespace relugrad {
 namespace testing {
 namespace {
 
-using GradFn = relugrad_status (*)(relugrad_dtype, int64_t, const void*, const void*, void*, const relugrad_options*);
+using GradFn = relugrad_status (*)(relugrad_dtype, int64_t, const void*, const void*, void*,
+                                   const relugrad_options*);
 const GradFn kEntryPoints[] = {relugrad_relu_grad, relugrad_relu_grad_reference};
 const char* const kEntryNames[] = {"relugrad_relu_grad", "relugrad_relu_grad_reference"};
 
@@ -69,13 +70,16 @@ TEST(HostileApi, GarbageOptionStructsAreRejectedNotTrusted) {
       if (st == RELUGRAD_OK) {
         ++accepted;
         std::vector<unsigned char> ref(sizeof(dy));
-        ASSERT_EQ(relugrad_relu_grad_reference(RELUGRAD_F32, 64, dy, s, ref.data(), &o), RELUGRAD_OK);
+        ASSERT_EQ(relugrad_relu_grad_reference(RELUGRAD_F32, 64, dy, s, ref.data(), &o),
+                  RELUGRAD_OK);
         ASSERT_EQ(CompareBits(RELUGRAD_F32, ref.data(), dx.data(), 64), "") << kEntryNames[e];
       } else {
         ++rejected;
-        ASSERT_TRUE(st == RELUGRAD_INVALID_ARGUMENT || st == RELUGRAD_UNSUPPORTED) << relugrad_status_name(st);
+        ASSERT_TRUE(st == RELUGRAD_INVALID_ARGUMENT || st == RELUGRAD_UNSUPPORTED)
+            << relugrad_status_name(st);
         ASSERT_STRNE(relugrad_last_error(), "") << kEntryNames[e];
-        ASSERT_TRUE(Untouched(dx, 0x77)) << kEntryNames[e] << " wrote on failure: " << relugrad_last_error();
+        ASSERT_TRUE(Untouched(dx, 0x77))
+            << kEntryNames[e] << " wrote on failure: " << relugrad_last_error();
       }
     }
   }
@@ -89,8 +93,10 @@ TEST(HostileApi, ZeroFilledOptionsAreCaught) {
   std::memset(&o, 0, sizeof(o));
   alignas(64) float a[4] = {}, b[4] = {}, c[4];
   for (int e = 0; e < 2; ++e) {
-    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 4, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
-    EXPECT_NE(std::string(relugrad_last_error()).find("struct_size"), std::string::npos) << relugrad_last_error();
+    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 4, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT)
+        << kEntryNames[e];
+    EXPECT_NE(std::string(relugrad_last_error()).find("struct_size"), std::string::npos)
+        << relugrad_last_error();
   }
 }
 
@@ -100,9 +106,11 @@ TEST(HostileApi, SizesAtTheEdgeOfTheAddressSpace) {
   for (relugrad_dtype d : kAllDtypes) {
     const int64_t es = static_cast<int64_t>(relugrad_dtype_size(d));
     for (int64_t n : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max() / es,
-                      std::numeric_limits<int64_t>::max() / es / 2 + 1, int64_t{1} << 62, std::numeric_limits<int64_t>::min()}) {
+                      std::numeric_limits<int64_t>::max() / es / 2 + 1, int64_t{1} << 62,
+                      std::numeric_limits<int64_t>::min()}) {
       for (int e = 0; e < 2; ++e) {
-        EXPECT_EQ(kEntryPoints[e](d, n, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e] << " n=" << n;
+        EXPECT_EQ(kEntryPoints[e](d, n, a, b, c, &o), RELUGRAD_INVALID_ARGUMENT)
+            << kEntryNames[e] << " n=" << n;
         EXPECT_STRNE(relugrad_last_error(), "");
       }
     }
@@ -117,10 +125,14 @@ TEST(HostileApi, PointersThatWrapAroundAreRejectedBeforeAnyAccess) {
   alignas(64) float ok[64] = {}, out[64];
   const auto o = Torch();
   for (int e = 0; e < 2; ++e) {
-    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, top, ok, out, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
-    EXPECT_NE(std::string(relugrad_last_error()).find("wraps"), std::string::npos) << relugrad_last_error();
-    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, ok, ok, top, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
-    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, top, top, top, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
+    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, top, ok, out, &o), RELUGRAD_INVALID_ARGUMENT)
+        << kEntryNames[e];
+    EXPECT_NE(std::string(relugrad_last_error()).find("wraps"), std::string::npos)
+        << relugrad_last_error();
+    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, ok, ok, top, &o), RELUGRAD_INVALID_ARGUMENT)
+        << kEntryNames[e];
+    EXPECT_EQ(kEntryPoints[e](RELUGRAD_F32, 64, top, top, top, &o), RELUGRAD_INVALID_ARGUMENT)
+        << kEntryNames[e];
   }
 }
 
@@ -133,9 +145,11 @@ TEST(HostileApi, SharedInputsAndTripleAliasAreFine) {
     for (const Config& c : AllConfigs()) {
       const auto expected = Reference(d, v, v, c.options);
       std::vector<unsigned char> dx(v.size()), in(v);
-      ASSERT_EQ(relugrad_relu_grad(d, n, v.data(), v.data(), dx.data(), &c.options), RELUGRAD_OK) << relugrad_last_error();
+      ASSERT_EQ(relugrad_relu_grad(d, n, v.data(), v.data(), dx.data(), &c.options), RELUGRAD_OK)
+          << relugrad_last_error();
       EXPECT_EQ(CompareBits(d, expected.data(), dx.data(), n), "") << c.name;
-      ASSERT_EQ(relugrad_relu_grad(d, n, in.data(), in.data(), in.data(), &c.options), RELUGRAD_OK) << relugrad_last_error();
+      ASSERT_EQ(relugrad_relu_grad(d, n, in.data(), in.data(), in.data(), &c.options), RELUGRAD_OK)
+          << relugrad_last_error();
       EXPECT_EQ(CompareBits(d, expected.data(), in.data(), n), "") << c.name << " (triple alias)";
     }
   }
@@ -150,11 +164,15 @@ TEST(HostileApi, OverlapByOneElementInEitherDirection) {
     alignas(64) unsigned char other[100 * 8] = {};
     const auto o = Torch();
     for (int e = 0; e < 2; ++e) {
-      EXPECT_EQ(kEntryPoints[e](d, n, a, other, a + es, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
-      EXPECT_EQ(kEntryPoints[e](d, n, a, other, a - es, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
-      EXPECT_EQ(kEntryPoints[e](d, n, other, a, a + (n - 1) * es, &o), RELUGRAD_INVALID_ARGUMENT) << kEntryNames[e];
+      EXPECT_EQ(kEntryPoints[e](d, n, a, other, a + es, &o), RELUGRAD_INVALID_ARGUMENT)
+          << kEntryNames[e];
+      EXPECT_EQ(kEntryPoints[e](d, n, a, other, a - es, &o), RELUGRAD_INVALID_ARGUMENT)
+          << kEntryNames[e];
+      EXPECT_EQ(kEntryPoints[e](d, n, other, a, a + (n - 1) * es, &o), RELUGRAD_INVALID_ARGUMENT)
+          << kEntryNames[e];
       // Exactly adjacent is not an overlap.
-      EXPECT_EQ(kEntryPoints[e](d, n - 1, a, other, a + (n - 1) * es, &o), RELUGRAD_OK) << relugrad_last_error();
+      EXPECT_EQ(kEntryPoints[e](d, n - 1, a, other, a + (n - 1) * es, &o), RELUGRAD_OK)
+          << relugrad_last_error();
     }
   }
 }
@@ -187,7 +205,8 @@ TEST(HostileApi, AbsurdThreadCountsAreServedAndBounded) {
   const auto expected = Reference(d, big_dy, big_s, o);
   for (int threads : {INT_MAX, 1 << 20, 4096, 257}) {
     o.threads = threads;
-    ASSERT_EQ(relugrad_relu_grad(d, n, big_dy.data(), big_s.data(), dx.data(), &o), RELUGRAD_OK) << relugrad_last_error();
+    ASSERT_EQ(relugrad_relu_grad(d, n, big_dy.data(), big_s.data(), dx.data(), &o), RELUGRAD_OK)
+        << relugrad_last_error();
     EXPECT_EQ(CompareBits(d, expected.data(), dx.data(), n), "") << "threads=" << threads;
   }
   EXPECT_LE(ThreadsInProcess(), 300) << "the pool started a thread per requested thread";
@@ -197,14 +216,19 @@ TEST(HostileApi, NamesAndIndicesOutOfRange) {
   relugrad_dtype d = RELUGRAD_F32;
   relugrad_preset p = RELUGRAD_PRESET_JAX;
   const std::string huge(1 << 20, 'f');
-  for (const char* name : {static_cast<const char*>(nullptr), "", "F32 ", "f32\n", huge.c_str(), "\xff\xfe"}) {
+  for (const char* name :
+       {static_cast<const char*>(nullptr), "", "F32 ", "f32\n", huge.c_str(), "\xff\xfe"}) {
     const relugrad_status sd = relugrad_dtype_from_name(name, &d);
     EXPECT_EQ(sd, RELUGRAD_INVALID_ARGUMENT) << (name ? name : "(null)");
     EXPECT_STRNE(relugrad_last_error(), "");
-    EXPECT_LT(std::strlen(relugrad_last_error()), size_t{4096}) << "messages stay bounded for huge input";
+    EXPECT_LT(std::strlen(relugrad_last_error()), size_t{4096})
+        << "messages stay bounded for huge input";
     EXPECT_EQ(relugrad_preset_from_name(name, &p), RELUGRAD_INVALID_ARGUMENT);
     EXPECT_LT(std::strlen(relugrad_last_error()), size_t{4096});
-    EXPECT_NE(relugrad_set_max_isa(name == nullptr ? "\x01" : name[0] == '\0' ? "avx9000" : name), RELUGRAD_OK);
+    EXPECT_NE(relugrad_set_max_isa(name == nullptr   ? "\x01"
+                                   : name[0] == '\0' ? "avx9000"
+                                                     : name),
+              RELUGRAD_OK);
     EXPECT_LT(std::strlen(relugrad_last_error()), size_t{4096});
   }
   EXPECT_EQ(d, RELUGRAD_F32) << "a failed parse wrote its output";
@@ -212,7 +236,8 @@ TEST(HostileApi, NamesAndIndicesOutOfRange) {
   EXPECT_EQ(relugrad_dtype_from_name("f32", nullptr), RELUGRAD_INVALID_ARGUMENT);
   EXPECT_EQ(relugrad_preset_from_name("torch", nullptr), RELUGRAD_INVALID_ARGUMENT);
   ASSERT_EQ(relugrad_set_max_isa(nullptr), RELUGRAD_OK);
-  for (int i : {-1, INT_MIN, INT_MAX, relugrad_isa_count()}) EXPECT_EQ(relugrad_isa_name(i), nullptr) << i;
+  for (int i : {-1, INT_MIN, INT_MAX, relugrad_isa_count()})
+    EXPECT_EQ(relugrad_isa_name(i), nullptr) << i;
   for (int v : {0, 5, -1, INT_MAX, INT_MIN}) {
     EXPECT_STREQ(relugrad_dtype_name(static_cast<relugrad_dtype>(v)), "invalid") << v;
     EXPECT_EQ(relugrad_dtype_size(static_cast<relugrad_dtype>(v)), 0u) << v;
@@ -221,11 +246,13 @@ TEST(HostileApi, NamesAndIndicesOutOfRange) {
     EXPECT_NE(relugrad_status_name(static_cast<relugrad_status>(v)), nullptr) << v;
     EXPECT_EQ(relugrad_backend_available(static_cast<relugrad_backend>(v)), 0) << v;
   }
-  for (int v : {-1, RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP + 1, INT_MAX, INT_MIN}) {  // one past the last preset
+  for (int v : {-1, RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP + 1, INT_MAX,
+                INT_MIN}) {  // one past the last preset
     EXPECT_STREQ(relugrad_preset_name(static_cast<relugrad_preset>(v)), "invalid") << v;
     relugrad_options o;
     std::memset(&o, 0x3c, sizeof(o));
-    EXPECT_EQ(relugrad_options_init(&o, static_cast<relugrad_preset>(v)), RELUGRAD_INVALID_ARGUMENT);
+    EXPECT_EQ(relugrad_options_init(&o, static_cast<relugrad_preset>(v)),
+              RELUGRAD_INVALID_ARGUMENT);
   }
 }
 

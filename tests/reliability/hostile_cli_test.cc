@@ -31,7 +31,8 @@ namespace testing {
 namespace {
 
 // A .npy file with a hand-written header dict (padded, any version).
-std::string Npy(const std::string& name, const std::string& dict, const std::string& payload, int version = 1) {
+std::string Npy(const std::string& name, const std::string& dict, const std::string& payload,
+                int version = 1) {
   std::string h = dict;
   const size_t pre = version == 1 ? 10 : 12;
   while ((pre + h.size() + 1) % 64 != 0) h += ' ';
@@ -61,12 +62,14 @@ int TempFilesIn(const std::string& dir) {
   return count;
 }
 
-void ExpectCleanFailure(const std::string& args, const std::string& needle, const std::string& output) {
+void ExpectCleanFailure(const std::string& args, const std::string& needle,
+                        const std::string& output) {
   ::unlink(output.c_str());
   const CliResult r = RunCli(args);
   EXPECT_EQ(r.status, 1) << args << "\nstderr: " << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\nstderr must be one line: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+      << args << "\nstderr must be one line: " << r.err;
   EXPECT_FALSE(Exists(output)) << args << " left an output file";
   EXPECT_EQ(TempFilesIn(ScratchDir()), 0) << args << " left a temporary file";
 }
@@ -80,23 +83,33 @@ TEST(HostileCli, MalformedAndHostileFilesFailCleanly) {
   const std::string magic_only = SaveRaw("magic_only.npy", std::string("\x93NUMPY", 6));
   std::string huge_len("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12);
   const std::string huge_header = SaveRaw("huge_header.npy", huge_len + "{}");
-  const std::string version9 = SaveRaw("v9.npy", std::string("\x93NUMPY\x09\x00\x10\x00", 10) + std::string(16, ' '));
-  const std::string negative = Npy("neg.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", std::string(16, 0));
+  const std::string version9 =
+      SaveRaw("v9.npy", std::string("\x93NUMPY\x09\x00\x10\x00", 10) + std::string(16, ' '));
+  const std::string negative = Npy(
+      "neg.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", std::string(16, 0));
   std::string dims65 = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (int i = 0; i < 65; ++i) dims65 += "1,";
   const std::string many = Npy("dims65.npy", dims65 + "), }", std::string(4, 0));
-  const std::string overflow = Npy("overflow.npy",
-                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", "");
+  const std::string overflow =
+      Npy("overflow.npy",
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", "");
   const std::string trailing = Npy("trailing.npy", kF4x4, std::string(17, 0));
-  const std::string nul = Npy("nul.npy", std::string("{'descr': '<f4'\0, 'fortran_order': False, 'shape': (4,), }", 58),
-                              std::string(16, 0));
-  const std::string structured = Npy("structured.npy", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }",
-                                     std::string(16, 0));
-  const std::string dupkey = Npy("dupkey.npy", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'extra': 1}",
-                                 std::string(16, 0));
-  const std::string hugedescr = Npy("hugedescr.npy", "{'descr': '<f99999999999', 'fortran_order': False, 'shape': (4,), }",
-                                    std::string(16, 0));
-  const std::string complexd = Npy("complex.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", std::string(16, 0));
+  const std::string nul =
+      Npy("nul.npy", std::string("{'descr': '<f4'\0, 'fortran_order': False, 'shape': (4,), }", 58),
+          std::string(16, 0));
+  const std::string structured =
+      Npy("structured.npy", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }",
+          std::string(16, 0));
+  const std::string dupkey =
+      Npy("dupkey.npy",
+          "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'extra': 1}",
+          std::string(16, 0));
+  const std::string hugedescr =
+      Npy("hugedescr.npy", "{'descr': '<f99999999999', 'fortran_order': False, 'shape': (4,), }",
+          std::string(16, 0));
+  const std::string complexd =
+      Npy("complex.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }",
+          std::string(16, 0));
   const std::string base = " -o " + out;
   ExpectCleanFailure("run --dy " + empty + " --x " + good + base, "truncated", out);
   ExpectCleanFailure("run --dy " + magic_only + " --x " + good + base, "truncated", out);
@@ -129,7 +142,8 @@ TEST(HostileCli, UnwritableOutputsFailCleanly) {
   const std::string long_name = ScratchDir() + "/" + std::string(300, 'x') + ".npy";
   ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + long_name, "xxxx", long_name);
   // A path through a regular file.
-  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + good + "/dx.npy", "dx.npy", good + "/dx.npy");
+  ExpectCleanFailure("run --dy " + good + " --x " + good + " -o " + good + "/dx.npy", "dx.npy",
+                     good + "/dx.npy");
 }
 
 TEST(HostileCli, FlagAbuseFailsCleanly) {
@@ -174,9 +188,11 @@ TEST(HostileCli, SoakFlagsAreStrict) {
 TEST(HostileCli, ValidEdgeFilesWork) {
   // A 0-d array, an empty array, format versions 2 and 3, and the output
   // written over one of the inputs (atomic rename makes that safe).
-  const std::string scalar = Npy("scalar.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
-                                 std::string("\x00\x00\x80\x3f", 4));
-  const std::string zero = Npy("zero.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", "");
+  const std::string scalar =
+      Npy("scalar.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+          std::string("\x00\x00\x80\x3f", 4));
+  const std::string zero =
+      Npy("zero.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", "");
   const std::string v2 = Npy("v2.npy", kF4x4, std::string(16, '\x3f'), 2);
   const std::string v3 = Npy("v3.npy", kF4x4, std::string(16, '\x3f'), 3);
   const std::string out = ScratchDir() + "/dx.npy";
@@ -196,7 +212,8 @@ TEST(HostileCli, ValidEdgeFilesWork) {
       EXPECT_EQ(CompareBits(RELUGRAD_F32, expected.data(), b.data.data(), a.count), "") << in;
     }
   }
-  const std::string inplace = Npy("inplace.npy", kF4x4, std::string("\x00\x00\x80\xbf", 4) + std::string(12, '\x3f'));
+  const std::string inplace =
+      Npy("inplace.npy", kF4x4, std::string("\x00\x00\x80\xbf", 4) + std::string(12, '\x3f'));
   const CliResult r = RunCli("run --dy " + inplace + " --x " + inplace + " -o " + inplace);
   ASSERT_EQ(r.status, 0) << r.err;
   npy::Array a;

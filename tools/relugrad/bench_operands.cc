@@ -34,7 +34,8 @@ std::vector<unsigned char> FloatBlock(uint64_t seed) {
 
 // Writes bytes [begin, end) of p with `block` tiled from offset 0 (or zeros
 // when block is empty).
-void FillRange(unsigned char* p, size_t begin, size_t end, const std::vector<unsigned char>& block) {
+void FillRange(unsigned char* p, size_t begin, size_t end,
+               const std::vector<unsigned char>& block) {
   if (block.empty()) {
     std::memset(p + begin, 0, end - begin);
     return;
@@ -55,7 +56,9 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
   bytes_ = static_cast<size_t>(n) * es;
   stride_ = std::max<size_t>(64, (bytes_ + 63) / 64 * 64);
   const long long footprint = 3LL * static_cast<long long>(stride_);
-  sets_ = warm ? 1 : static_cast<int>(std::clamp<long long>((rotate_bytes + footprint - 1) / footprint, 1, 1 << 16));
+  sets_ = warm ? 1
+               : static_cast<int>(
+                     std::clamp<long long>((rotate_bytes + footprint - 1) / footprint, 1, 1 << 16));
   // One set of a footprint a few times the L3 is not cold: the L3 still
   // holds part of it on the next call (bf16 16M, 96 MiB: the streaming triad
   // read 63-91 GB/s with one set, 45-70 with two; docs/performance-notes.md section
@@ -65,10 +68,11 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
   const size_t total = stride_ * static_cast<size_t>(sets_);
   const size_t triad_total = 2 * total;  // the triad's sets, then the streaming triad's
   mask_stride_ = (static_cast<size_t>(n) + 7) / 8 + 64;
-  if (!dy_.Allocate(total) || !s_.Allocate(total) || !dx_.Allocate(total) || !ta_.Allocate(triad_total) ||
-      !tb_.Allocate(triad_total) || !tc_.Allocate(triad_total) ||
+  if (!dy_.Allocate(total) || !s_.Allocate(total) || !dx_.Allocate(total) ||
+      !ta_.Allocate(triad_total) || !tb_.Allocate(triad_total) || !tc_.Allocate(triad_total) ||
       (mask && !mask_.Allocate(mask_stride_ * static_cast<size_t>(sets_)))) {
-    throw UsageError("out of memory for n = " + std::to_string(n) + " (" + std::to_string(sets_) + " sets)");
+    throw UsageError("out of memory for n = " + std::to_string(n) + " (" + std::to_string(sets_) +
+                     " sets)");
   }
   // First touch places the pages, and where they land can matter:
   // arrays touched first read ~10% slower at n = 16M than arrays touched
@@ -76,8 +80,10 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
   // matched the streaming triad, and swapping the fill order swapped the
   // gap). So relugrad's arrays and the triad's are touched interleaved,
   // 2 MiB at a time, and the comparison does not depend on allocation order.
-  const std::vector<unsigned char> dy_block = RandomBlock(dtype, seed), s_block = RandomBlock(dtype, seed + 1);
-  const std::vector<unsigned char> tb_block = FloatBlock(seed + 2), tc_block = FloatBlock(seed + 3), zeros;
+  const std::vector<unsigned char> dy_block = RandomBlock(dtype, seed),
+                                   s_block = RandomBlock(dtype, seed + 1);
+  const std::vector<unsigned char> tb_block = FloatBlock(seed + 2), tc_block = FloatBlock(seed + 3),
+                                   zeros;
   constexpr size_t kChunk = size_t{2} << 20;
   for (size_t off = 0; off < total; off += kChunk) {
     const size_t end = std::min(total, off + kChunk);

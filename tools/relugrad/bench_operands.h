@@ -19,7 +19,8 @@ namespace cli {
 class Operands {
  public:
   // Throws UsageError when memory is short.
-  Operands(relugrad_dtype dtype, long long n, bool warm, long long rotate_bytes, bool mask, uint64_t seed);
+  Operands(relugrad_dtype dtype, long long n, bool warm, long long rotate_bytes, bool mask,
+           uint64_t seed);
 
   int sets() const { return sets_; }
   size_t bytes() const { return bytes_; }
@@ -33,9 +34,15 @@ class Operands {
   // operands: a candidate that followed one on the same arrays found part
   // of them in the L3, 7-17% faster at 96 MiB (docs/performance-notes.md, "Who ran just before").
   int triad_nt_set(int set) const { return sets_ + set; }
-  float* ta(int set) { return reinterpret_cast<float*>(ta_.data() + static_cast<size_t>(set) * stride_); }
-  float* tb(int set) { return reinterpret_cast<float*>(tb_.data() + static_cast<size_t>(set) * stride_); }
-  float* tc(int set) { return reinterpret_cast<float*>(tc_.data() + static_cast<size_t>(set) * stride_); }
+  float* ta(int set) {
+    return reinterpret_cast<float*>(ta_.data() + static_cast<size_t>(set) * stride_);
+  }
+  float* tb(int set) {
+    return reinterpret_cast<float*>(tb_.data() + static_cast<size_t>(set) * stride_);
+  }
+  float* tc(int set) {
+    return reinterpret_cast<float*>(tc_.data() + static_cast<size_t>(set) * stride_);
+  }
 
  private:
   int sets_ = 1;

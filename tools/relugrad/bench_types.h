@@ -23,16 +23,16 @@ struct BenchConfig {
   std::vector<int> threads;
   std::vector<std::pair<std::string, relugrad_options>> presets;
   bool inplace = false;
-  bool warm = false;             // no rotation: operands stay in cache between calls
+  bool warm = false;                    // no rotation: operands stay in cache between calls
   long long rotate_bytes = 64LL << 20;  // cold mode: footprint rotated through (2x L3)
-  double min_time = 0.2;         // seconds of samples per implementation per point
-  bool alloc = false;            // also the allocating path (fresh output per call)
-  bool mask = false;             // also backward from a 1-bit mask
-  bool stream_ab = false;        // also streaming stores forced on and off
+  double min_time = 0.2;                // seconds of samples per implementation per point
+  bool alloc = false;                   // also the allocating path (fresh output per call)
+  bool mask = false;                    // also backward from a 1-bit mask
+  bool stream_ab = false;               // also streaming stores forced on and off
   OutputFormat format = OutputFormat::kTable;
-  std::string isa;               // selected SIMD target
-  std::string isa_flag;          // --isa as given (for repro lines)
-  std::string stores_flag;       // --stores as given (for repro lines)
+  std::string isa;          // selected SIMD target
+  std::string isa_flag;     // --isa as given (for repro lines)
+  std::string stores_flag;  // --stores as given (for repro lines)
 };
 
 struct Row {

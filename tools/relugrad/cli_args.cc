@@ -84,12 +84,13 @@ double Args::GetDouble(const std::string& name, double fallback) const {
   return Has(name) ? ParseDouble(Get(name), "--" + name) : fallback;
 }
 
-long long Args::GetInt(const std::string& name, long long fallback, long long lo, long long hi) const {
+long long Args::GetInt(const std::string& name, long long fallback, long long lo,
+                       long long hi) const {
   if (!Has(name)) return fallback;
   const long long v = ParseInt(Get(name), "--" + name);
   if (v < lo || v > hi) {
-    throw UsageError("--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                     std::to_string(v));
+    throw UsageError("--" + name + " must be in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "], got " + std::to_string(v));
   }
   return v;
 }
@@ -111,7 +112,8 @@ double ParseDouble(const std::string& text, const std::string& what) {
   if (*end != '\0') throw UsageError(what + ": '" + text + "' is not a number");
   // ERANGE also flags underflow, whose result (a subnormal or zero, rounded
   // to nearest) is the number written: only overflow is refused.
-  if (errno == ERANGE && std::isinf(v)) throw UsageError(what + ": '" + text + "' overflows a double");
+  if (errno == ERANGE && std::isinf(v))
+    throw UsageError(what + ": '" + text + "' overflows a double");
   return v;
 }
 
@@ -120,7 +122,8 @@ long long ParseInt(const std::string& text, const std::string& what) {
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) throw UsageError(what + ": '" + text + "' is not an integer");
+  if (*end != '\0' || errno == ERANGE)
+    throw UsageError(what + ": '" + text + "' is not an integer");
   return v;
 }
 
@@ -134,7 +137,8 @@ long long ParseSize(const std::string& text, const std::string& what) {
     digits = text.substr(0, text.size() - 1);
   }
   const long long v = ParseInt(digits, what);
-  if (v < 0 || v > (1LL << 40) / mult) throw UsageError(what + ": size '" + text + "' out of range");
+  if (v < 0 || v > (1LL << 40) / mult)
+    throw UsageError(what + ": size '" + text + "' out of range");
   return v * mult;
 }
 
@@ -144,7 +148,8 @@ std::string Usage(const std::string& command, const std::vector<FlagSpec>& specs
     std::string names;
     for (const auto& a : Split(s.name, '|')) names += (names.empty() ? "--" : ", --") + a;
     if (s.takes_value) names += " VALUE";
-    out += "  " + names + std::string(names.size() < 28 ? 28 - names.size() : 1, ' ') + s.help + "\n";
+    out +=
+        "  " + names + std::string(names.size() < 28 ? 28 - names.size() : 1, ' ') + s.help + "\n";
   }
   return out;
 }

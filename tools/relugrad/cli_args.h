@@ -19,7 +19,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct FlagSpec {
-  std::string name;       // without dashes; aliases separated by '|', e.g. "x|y"
+  std::string name;  // without dashes; aliases separated by '|', e.g. "x|y"
   bool takes_value = true;
   std::string help;
 };

@@ -35,7 +35,8 @@ constexpr const char* kDefaultSizes = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
 BenchConfig ParseConfig(const Args& args) {
   BenchConfig c;
   c.min_time = args.GetDouble("min-time", 0.2);
-  if (!(c.min_time >= 0 && c.min_time <= 3600)) throw UsageError("--min-time must be in [0, 3600] seconds");
+  if (!(c.min_time >= 0 && c.min_time <= 3600))
+    throw UsageError("--min-time must be in [0, 3600] seconds");
   for (const auto& name : args.GetList("dtype", "f32")) {
     relugrad_dtype d;
     CheckStatus(relugrad_dtype_from_name(name.c_str(), &d), "--dtype");
@@ -48,7 +49,8 @@ BenchConfig ParseConfig(const Args& args) {
   }
   for (const auto& t : args.GetList("threads", "1,2")) {
     const long long v = ParseInt(t, "--threads");
-    if (v < 0 || v > 4096) throw UsageError("--threads values must be in [0, 4096] (0 = all cores)");
+    if (v < 0 || v > 4096)
+      throw UsageError("--threads values must be in [0, 4096] (0 = all cores)");
     c.threads.push_back(static_cast<int>(v));
   }
   for (const auto& p : args.GetList("semantics", "torch")) {
@@ -71,7 +73,9 @@ BenchConfig ParseConfig(const Args& args) {
     for (auto& preset : c.presets) preset.second.stores = stores;
   }
   if (args.Has("json") && args.Has("csv")) throw UsageError("--json and --csv are exclusive");
-  c.format = args.Has("json") ? OutputFormat::kJson : args.Has("csv") ? OutputFormat::kCsv : OutputFormat::kTable;
+  c.format = args.Has("json")  ? OutputFormat::kJson
+             : args.Has("csv") ? OutputFormat::kCsv
+                               : OutputFormat::kTable;
   c.isa_flag = args.Get("isa", "");
   c.isa = relugrad_isa_selected();
   return c;
@@ -87,7 +91,9 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
   std::vector<Candidate> out;
   const double moved = 3.0 * static_cast<double>(ops.bytes());
   const long long tn = ops.triad_n();
-  out.push_back({"triad", "", moved, [&ops, tn, t](int k) { Triad(ops.ta(k), ops.tb(k), ops.tc(k), 0.5f, tn, false, t); }});
+  out.push_back({"triad", "", moved, [&ops, tn, t](int k) {
+                   Triad(ops.ta(k), ops.tb(k), ops.tc(k), 0.5f, tn, false, t);
+                 }});
   out.push_back({"triad_nt", "", moved, [&ops, tn, t](int k) {
                    const int set = ops.triad_nt_set(k);
                    Triad(ops.ta(set), ops.tb(set), ops.tc(set), 0.5f, tn, true, t);
@@ -96,10 +102,11 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
   for (const auto& [name, preset_options] : c.presets) {
     relugrad_options o = preset_options;
     o.threads = t;
-    out.push_back({"relugrad", name, moved, [&ops, d, n, o, inplace](int k) {
-                     Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), inplace ? ops.dy(k) : ops.dx(k), &o),
-                           "relu_grad");
-                   }});
+    out.push_back(
+        {"relugrad", name, moved, [&ops, d, n, o, inplace](int k) {
+           Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), inplace ? ops.dy(k) : ops.dx(k), &o),
+                 "relu_grad");
+         }});
     if (c.stream_ab && !inplace) {
       // Same call with the public store hint forced (options.stores):
       // streaming stores at every size, and never.
@@ -107,10 +114,12 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
       streaming.stores = RELUGRAD_STORES_STREAMING;
       cached.stores = RELUGRAD_STORES_CACHED;
       out.push_back({"relugrad_stream", name, moved, [&ops, d, n, streaming](int k) {
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &streaming), "relu_grad");
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &streaming),
+                             "relu_grad");
                      }});
       out.push_back({"relugrad_nostream", name, moved, [&ops, d, n, cached](int k) {
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &cached), "relu_grad");
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), ops.dx(k), &cached),
+                             "relu_grad");
                      }});
     }
     if (c.alloc) {
@@ -121,7 +130,8 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
       out.push_back({"relugrad_alloc", name, moved, [&ops, d, n, o, bytes](int k) {
                        AlignedBuffer fresh;
                        if (!fresh.Allocate(bytes)) throw UsageError("out of memory");
-                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh.data(), &o), "relu_grad");
+                       Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh.data(), &o),
+                             "relu_grad");
                      }});
       // The library's allocating path (relugrad_buffer_alloc, what Python
       // without out= uses): after the first call the cache hands back a
@@ -136,7 +146,8 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
         out.push_back({"relugrad_alloc4k", name, moved, [&ops, d, n, o, bytes](int k) {
                          void* fresh = std::malloc(bytes);
                          if (fresh == nullptr) throw UsageError("out of memory");
-                         Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh, &o), "relu_grad");
+                         Check(relugrad_relu_grad(d, n, ops.dy(k), ops.s(k), fresh, &o),
+                               "relu_grad");
                          std::free(fresh);
                        }});
       }
@@ -144,12 +155,14 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
 #ifdef RELUGRAD_BENCH_HAVE_MASK
     if (c.mask) {
       // Backward from the 1-bit mask: reads dy and n/8 mask bytes.
-      const double mask_moved = 2.0 * static_cast<double>(ops.bytes()) + static_cast<double>(n) / 8.0;
+      const double mask_moved =
+          2.0 * static_cast<double>(ops.bytes()) + static_cast<double>(n) / 8.0;
       for (int k = 0; k < ops.sets(); ++k) {  // masks from a real forward pass
         Check(relugrad_relu_forward(d, n, ops.s(k), ops.dx(k), ops.mask(k), &o), "relu_forward");
       }
       out.push_back({"relugrad_mask", name, mask_moved, [&ops, d, n, o, inplace](int k) {
-                       Check(relugrad_relu_grad_mask(d, n, ops.dy(k), ops.mask(k), inplace ? ops.dy(k) : ops.dx(k), &o),
+                       Check(relugrad_relu_grad_mask(d, n, ops.dy(k), ops.mask(k),
+                                                     inplace ? ops.dy(k) : ops.dx(k), &o),
                              "relu_grad_mask");
                      }});
     }
@@ -163,16 +176,19 @@ std::vector<Candidate> MakeCandidates(const BenchConfig& c, relugrad_dtype d, lo
 int BenchCommand(int argc, char** argv, int first) {
   std::vector<FlagSpec> specs = {
       {"dtype", true, "comma list of f32,f16,bf16,f64 (default f32)"},
-      {"sizes", true, std::string("comma list with K/M/G suffixes (default ") + kDefaultSizes + ")"},
+      {"sizes", true,
+       std::string("comma list with K/M/G suffixes (default ") + kDefaultSizes + ")"},
       {"threads", true, "comma list of thread counts, 0 = all cores (default 1,2)"},
       {"semantics", true, "comma list of presets (default torch)"},
       {"inplace", false, "dx = dy"},
       {"min-time", true, "seconds of samples per implementation per point (default 0.2)"},
       {"warm", false, "keep one operand set (in-cache timing; default rotates sets: cold caches)"},
-      {"rotate-mib", true, "cold mode: footprint of the rotated operand sets in MiB (default 64 = 2x L3)"},
+      {"rotate-mib", true,
+       "cold mode: footprint of the rotated operand sets in MiB (default 64 = 2x L3)"},
       {"alloc", false, "also the allocating path: a fresh output per call (huge pages and malloc)"},
       {"mask", false, "also backward from a 1-bit mask (relugrad_relu_grad_mask)"},
-      {"stream-ab", false, "also --stores streaming (relugrad_stream) and cached (relugrad_nostream)"},
+      {"stream-ab", false,
+       "also --stores streaming (relugrad_stream) and cached (relugrad_nostream)"},
       {"stores", true, "store hint of the relugrad candidate: auto (default), cached, streaming"},
       {"json", false, "one JSON object per line"},
       {"csv", false, "CSV output"},
@@ -189,21 +205,25 @@ int BenchCommand(int argc, char** argv, int first) {
 #ifndef RELUGRAD_BENCH_HAVE_MASK
   if (config.mask) throw UsageError("--mask: this build has no mask path");
 #endif
-  const int total = static_cast<int>(config.dtypes.size() * config.sizes.size() * config.threads.size());
+  const int total =
+      static_cast<int>(config.dtypes.size() * config.sizes.size() * config.threads.size());
   Reporter report(config, total);
   report.Header();
   int done = 0;
   for (relugrad_dtype d : config.dtypes) {
     for (long long n : config.sizes) {
-      report.Progress(done, std::string(relugrad_dtype_name(d)) + " n=" + std::to_string(n) + " (filling)");
-      Operands ops(d, n, config.warm, config.rotate_bytes, config.mask, 1000 + static_cast<uint64_t>(n));
+      report.Progress(
+          done, std::string(relugrad_dtype_name(d)) + " n=" + std::to_string(n) + " (filling)");
+      Operands ops(d, n, config.warm, config.rotate_bytes, config.mask,
+                   1000 + static_cast<uint64_t>(n));
       for (int t : config.threads) {
-        report.Progress(done, std::string(relugrad_dtype_name(d)) + " n=" + std::to_string(n) + " threads=" +
-                                  std::to_string(t));
+        report.Progress(done, std::string(relugrad_dtype_name(d)) + " n=" + std::to_string(n) +
+                                  " threads=" + std::to_string(t));
         const std::vector<Candidate> candidates = MakeCandidates(config, d, n, t, ops);
         const auto samples = TimeInterleaved(candidates, ops.sets(), config.min_time);
         const double moved = 3.0 * static_cast<double>(ops.bytes());
-        const double roof = moved / std::min(timing::median(samples[0]), timing::median(samples[1])) / 1e9;
+        const double roof =
+            moved / std::min(timing::median(samples[0]), timing::median(samples[1])) / 1e9;
         for (size_t i = 0; i < candidates.size(); ++i) {
           Row row;
           row.impl = candidates[i].impl;

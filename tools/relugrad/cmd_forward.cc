@@ -42,9 +42,11 @@ int ForwardCommand(int argc, char** argv, int first) {
   const std::string x_path = args.Require("x");
   const std::string y_path = args.Require("output");
   const std::string mask_path = args.Require("mask-out");
-  if (y_path == mask_path) throw UsageError("-o and --mask-out name the same file '" + y_path + "'");
+  if (y_path == mask_path)
+    throw UsageError("-o and --mask-out name the same file '" + y_path + "'");
   const std::string requested = args.Get("dtype");
-  if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" && requested != "f64") {
+  if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" &&
+      requested != "f64") {
     throw UsageError("--dtype must be f16, bf16, f32 or f64, got '" + requested + "'");
   }
   relugrad_options options = OptionsFromFlags(args, args.Get("semantics", "torch"));
@@ -59,9 +61,12 @@ int ForwardCommand(int argc, char** argv, int first) {
   const relugrad_dtype d = DtypeFromDescr(x_path, x.descr, requested);
   std::vector<uint8_t> mask(static_cast<size_t>(relugrad_mask_bytes(x.count)));
   // In place: y overwrites x's buffer.
-  CheckStatus(relugrad_relu_forward(d, x.count, x.data.data(), x.data.data(), mask.data(), &options), "relu_forward");
+  CheckStatus(
+      relugrad_relu_forward(d, x.count, x.data.data(), x.data.data(), mask.data(), &options),
+      "relu_forward");
   // The mask first: if it cannot be written, no y appears either.
-  if (!npy::Write(mask_path, "|u1", {static_cast<int64_t>(mask.size())}, mask.data(), mask.size(), &error)) {
+  if (!npy::Write(mask_path, "|u1", {static_cast<int64_t>(mask.size())}, mask.data(), mask.size(),
+                  &error)) {
     throw UsageError(mask_path + ": " + error);
   }
   if (!npy::Write(y_path, x.descr, x.shape, x.data.data(), x.data.size(), &error)) {

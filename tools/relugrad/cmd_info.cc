@@ -11,7 +11,8 @@ namespace relugrad {
 namespace cli {
 
 int InfoCommand(int argc, char** argv, int first) {
-  const std::vector<FlagSpec> specs = {{"isa", true, "apply a dispatch cap first"}, {"help|h", false, "this help"}};
+  const std::vector<FlagSpec> specs = {{"isa", true, "apply a dispatch cap first"},
+                                       {"help|h", false, "this help"}};
   const Args args(argc, argv, first, specs);
   if (args.Has("help")) {
     std::printf("%s", Usage("info", specs).c_str());

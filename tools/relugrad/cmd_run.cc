@@ -52,14 +52,16 @@ int RunCommand(int argc, char** argv, int first) {
   // ---- end of the mask path block ----
   const std::string out_path = args.Require("output");
   const std::string requested = args.Get("dtype");
-  if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" && requested != "f64") {
+  if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" &&
+      requested != "f64") {
     throw UsageError("--dtype must be f16, bf16, f32 or f64, got '" + requested + "'");
   }
   // Validate every option before reading possibly large files.
   relugrad_options options = OptionsFromFlags(args, args.Get("semantics", "torch"));
   ApplyIsaFlag(args);
   if (!relugrad_backend_available(options.backend)) {
-    throw UsageError("--backend " + args.Get("backend") + " is not built in this relugrad (see relugrad info)");
+    throw UsageError("--backend " + args.Get("backend") +
+                     " is not built in this relugrad (see relugrad info)");
   }
 
   npy::Array dy = Load(dy_path);
@@ -72,10 +74,12 @@ int RunCommand(int argc, char** argv, int first) {
     }
     const int64_t want = relugrad_mask_bytes(dy.count);
     if (s.count != want) {
-      throw UsageError(s_path + ": mask has " + std::to_string(s.count) + " bytes, " + dy_path + " has " +
-                       std::to_string(dy.count) + " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
+      throw UsageError(s_path + ": mask has " + std::to_string(s.count) + " bytes, " + dy_path +
+                       " has " + std::to_string(dy.count) +
+                       " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
     }
-    CheckStatus(relugrad_relu_grad_mask(d, dy.count, dy.data.data(), reinterpret_cast<const uint8_t*>(s.data.data()),
+    CheckStatus(relugrad_relu_grad_mask(d, dy.count, dy.data.data(),
+                                        reinterpret_cast<const uint8_t*>(s.data.data()),
                                         dy.data.data(), &options),
                 "relu_grad_mask");
     std::string error;
@@ -87,7 +91,8 @@ int RunCommand(int argc, char** argv, int first) {
   // ---- end of the mask path block ----
   const relugrad_dtype ds = DtypeFromDescr(s_path, s.descr, requested);
   if (d != ds) {
-    throw UsageError(s_path + ": dtype '" + s.descr + "' differs from " + dy_path + "'s '" + dy.descr + "'");
+    throw UsageError(s_path + ": dtype '" + s.descr + "' differs from " + dy_path + "'s '" +
+                     dy.descr + "'");
   }
   if (dy.shape != s.shape) throw UsageError(s_path + ": shape differs from " + dy_path + "'s");
 
@@ -96,10 +101,13 @@ int RunCommand(int argc, char** argv, int first) {
     // Device pointers only: stage both arrays, compute in place on dy's copy.
     RunOnDevice({{dy.data.data(), dy.data.size()}, {s.data.data(), s.data.size()}}, 0,
                 [&](const std::vector<void*>& dev) {
-                  CheckStatus(relugrad_relu_grad(d, dy.count, dev[0], dev[1], dev[0], &options), "relu_grad");
+                  CheckStatus(relugrad_relu_grad(d, dy.count, dev[0], dev[1], dev[0], &options),
+                              "relu_grad");
                 });
   } else {
-    CheckStatus(relugrad_relu_grad(d, dy.count, dy.data.data(), s.data.data(), dy.data.data(), &options), "relu_grad");
+    CheckStatus(
+        relugrad_relu_grad(d, dy.count, dy.data.data(), s.data.data(), dy.data.data(), &options),
+        "relu_grad");
   }
   std::string error;
   if (!npy::Write(out_path, dy.descr, dy.shape, dy.data.data(), dy.data.size(), &error)) {

@@ -78,12 +78,18 @@ std::string Describe(const Case& c) {
   char buf[512];
   const relugrad_options& o = c.options;
   std::snprintf(buf, sizeof(buf),
-                "case %llu: %s n=%lld (%s) config=%s gate=%d combine=%d denormals=%d rounding=%d threshold=%.17g "
-                "alpha=%.17g clip=%d[%.17g,%.17g] threads=%d stores=%d offsets dy+%zu s+%zu dx+%zu alias=%s isa=%s",
-                static_cast<unsigned long long>(c.index), relugrad_dtype_name(c.dtype), static_cast<long long>(c.n),
-                kSizeClassNames[c.size_class], c.config.c_str(), o.gate, o.combine, o.denormals, o.threshold_rounding,
-                o.threshold, o.alpha, o.clip, o.clip_lo, o.clip_hi, o.threads, o.stores, c.dy_off, c.s_off, c.dx_off,
-                c.alias == Alias::kNone ? "none" : c.alias == Alias::kDy ? "dx=dy" : "dx=s", c.isa.c_str());
+                "case %llu: %s n=%lld (%s) config=%s gate=%d combine=%d denormals=%d rounding=%d "
+                "threshold=%.17g "
+                "alpha=%.17g clip=%d[%.17g,%.17g] threads=%d stores=%d offsets dy+%zu s+%zu dx+%zu "
+                "alias=%s isa=%s",
+                static_cast<unsigned long long>(c.index), relugrad_dtype_name(c.dtype),
+                static_cast<long long>(c.n), kSizeClassNames[c.size_class], c.config.c_str(),
+                o.gate, o.combine, o.denormals, o.threshold_rounding, o.threshold, o.alpha, o.clip,
+                o.clip_lo, o.clip_hi, o.threads, o.stores, c.dy_off, c.s_off, c.dx_off,
+                c.alias == Alias::kNone ? "none"
+                : c.alias == Alias::kDy ? "dx=dy"
+                                        : "dx=s",
+                c.isa.c_str());
   return buf;
 }
 
@@ -92,7 +98,10 @@ std::string Describe(const Case& c) {
 class CaseMaker {
  public:
   CaseMaker(uint64_t seed, size_t max_bytes, int max_threads)
-      : seed_(seed), max_bytes_(max_bytes), max_threads_(max_threads), configs_(check::AllConfigs()) {
+      : seed_(seed),
+        max_bytes_(max_bytes),
+        max_threads_(max_threads),
+        configs_(check::AllConfigs()) {
     for (int i = 0; i < relugrad_isa_count(); ++i) isas_.emplace_back(relugrad_isa_name(i));
   }
 
@@ -106,9 +115,15 @@ class CaseMaker {
     if (index == 0) c.size_class = kLarge;  // warm the pool's every worker first
     const double cap = static_cast<double>(MaxBytesNow() / es);  // elements
     switch (c.size_class) {
-      case kTiny: c.n = static_cast<int64_t>(rng() % 513); break;
-      case kMedium: c.n = static_cast<int64_t>(LogUniform(rng, 513, std::min<double>(1 << 20, cap))); break;
-      case kLarge: c.n = static_cast<int64_t>(LogUniform(rng, std::min((4.0 * (1 << 20)) / es, cap), cap)); break;
+      case kTiny:
+        c.n = static_cast<int64_t>(rng() % 513);
+        break;
+      case kMedium:
+        c.n = static_cast<int64_t>(LogUniform(rng, 513, std::min<double>(1 << 20, cap)));
+        break;
+      case kLarge:
+        c.n = static_cast<int64_t>(LogUniform(rng, std::min((4.0 * (1 << 20)) / es, cap), cap));
+        break;
     }
     c.n = std::min(c.n, static_cast<int64_t>(cap));
     const auto& base = configs_[rng() % configs_.size()];
@@ -116,7 +131,8 @@ class CaseMaker {
     c.options = base.options;
     Perturb(rng, &c);
     c.options.threads = index == 0 ? max_threads_ : static_cast<int>(rng() % (max_threads_ + 1));
-    c.options.stores = static_cast<relugrad_stores>(rng() % 3);  // a speed hint: the bits must not move
+    c.options.stores =
+        static_cast<relugrad_stores>(rng() % 3);  // a speed hint: the bits must not move
     const auto offset = [&] { return (rng() % (64 / es)) * es; };
     c.dy_off = offset();
     c.s_off = offset();
@@ -233,7 +249,9 @@ struct Window {
 // Windows for arrays too large for a full reference pass (see the top).
 std::vector<Window> CheckWindows(int64_t n, int threads, std::mt19937_64& rng) {
   std::vector<Window> w;
-  const auto add = [&](int64_t b, int64_t e) { w.push_back({std::max<int64_t>(0, b), std::min(n, e)}); };
+  const auto add = [&](int64_t b, int64_t e) {
+    w.push_back({std::max<int64_t>(0, b), std::min(n, e)});
+  };
   add(0, 4096);
   add(n - 4096, n);
   const int t_max = threads == 0 ? relugrad_default_threads() : threads;
@@ -277,38 +295,44 @@ std::string RunCase(const Case& c, size_t full_check, std::mt19937_64& rng, Stat
   Fill(d, dy.data(), c.n, rng());
   Fill(d, s.data(), c.n, rng());
   Operand& dx = c.alias == Alias::kDy ? dy : c.alias == Alias::kS ? s : dx_own;
-  if (c.alias == Alias::kNone) std::memset(dx.data(), 0x5C, bytes);  // stale bits must be overwritten
+  if (c.alias == Alias::kNone)
+    std::memset(dx.data(), 0x5C, bytes);  // stale bits must be overwritten
 
   // Expected values, computed before the call because in place destroys an input.
   const bool full = static_cast<size_t>(c.n) <= full_check;
-  std::vector<Window> windows = full ? std::vector<Window>{{0, c.n}} : CheckWindows(c.n, c.options.threads, rng);
+  std::vector<Window> windows =
+      full ? std::vector<Window>{{0, c.n}} : CheckWindows(c.n, c.options.threads, rng);
   size_t total = 0;
   for (const Window& w : windows) total += static_cast<size_t>(w.end - w.begin);
   MappedBuffer in_dy(total * es), in_s(total * es), expected(total * es);
   {
     size_t at = 0;
     for (const Window& w : windows) {
-      const size_t len = static_cast<size_t>(w.end - w.begin) * es, off = static_cast<size_t>(w.begin) * es;
+      const size_t len = static_cast<size_t>(w.end - w.begin) * es,
+                   off = static_cast<size_t>(w.begin) * es;
       std::memcpy(in_dy.data() + at, dy.data() + off, len);
       std::memcpy(in_s.data() + at, s.data() + off, len);
       at += len;
     }
-    if (total > 0 && relugrad_relu_grad_reference(d, static_cast<int64_t>(total), in_dy.data(), in_s.data(),
-                                                  expected.data(), &c.options) != RELUGRAD_OK) {
+    if (total > 0 &&
+        relugrad_relu_grad_reference(d, static_cast<int64_t>(total), in_dy.data(), in_s.data(),
+                                     expected.data(), &c.options) != RELUGRAD_OK) {
       return std::string("the reference rejected valid options: ") + relugrad_last_error();
     }
   }
 
   const relugrad_status st = relugrad_relu_grad(d, c.n, dy.data(), s.data(), dx.data(), &c.options);
-  if (st != RELUGRAD_OK) return std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
+  if (st != RELUGRAD_OK)
+    return std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
   if (!GuardsIntact(dy) || !GuardsIntact(s) || (c.alias == Alias::kNone && !GuardsIntact(dx))) {
     return "a write landed outside the operands (guard bytes changed)";
   }
   size_t at = 0;
   for (const Window& w : windows) {
     const size_t len = static_cast<size_t>(w.end - w.begin);
-    std::string diff = check::CompareBits(d, expected.data() + at * es, dx.data() + static_cast<size_t>(w.begin) * es,
-                                          len, in_dy.data() + at * es, in_s.data() + at * es);
+    std::string diff = check::CompareBits(d, expected.data() + at * es,
+                                          dx.data() + static_cast<size_t>(w.begin) * es, len,
+                                          in_dy.data() + at * es, in_s.data() + at * es);
     if (!diff.empty()) return "window at element " + std::to_string(w.begin) + ": " + diff;
     at += len;
   }
@@ -335,11 +359,13 @@ int SoakCommand(int argc, char** argv, int first) {
       {"duration", true, "how long to run: 90s, 10m, 24h, 1h30m (default 10m)"},
       {"calls", true, "stop after this many calls, if sooner (default: no limit)"},
       {"seed", true, "random seed (default: from the clock; printed for replay)"},
-      {"max-bytes", true, "largest array in bytes, K/M/G suffixes (default 256M; capped at 1/8 of available memory)"},
+      {"max-bytes", true,
+       "largest array in bytes, K/M/G suffixes (default 256M; capped at 1/8 of available memory)"},
       {"full-check", true, "arrays up to this many elements are checked in full (default 4M)"},
       {"rss-growth", true, "allowed resident-memory growth after warm-up, K/M/G (default 32M)"},
       {"max-threads", true, "largest thread count drawn (default 2 x cores + 1)"},
-      {"progress", true, "progress display: auto (bar on a terminal, a line every 10 s otherwise), bar, lines, none"},
+      {"progress", true,
+       "progress display: auto (bar on a terminal, a line every 10 s otherwise), bar, lines, none"},
       {"help|h", false, "this help"},
   };
   const Args args(argc, argv, first, specs);
@@ -349,8 +375,10 @@ int SoakCommand(int argc, char** argv, int first) {
   }
   const double duration = ParseDuration(args.Get("duration", "10m"), "--duration");
   const long long max_calls = args.GetInt("calls", 0, 0, 1LL << 62);
-  const uint64_t seed = args.Has("seed") ? static_cast<uint64_t>(args.GetInt("seed", 0, 0, 1LL << 62))
-                                         : static_cast<uint64_t>(Clock::now().time_since_epoch().count()) & ((1ULL << 62) - 1);
+  const uint64_t seed =
+      args.Has("seed")
+          ? static_cast<uint64_t>(args.GetInt("seed", 0, 0, 1LL << 62))
+          : static_cast<uint64_t>(Clock::now().time_since_epoch().count()) & ((1ULL << 62) - 1);
   const long long max_bytes = ParseSize(args.Get("max-bytes", "256M"), "--max-bytes");
   if (max_bytes < 4096) throw UsageError("--max-bytes must be at least 4K");
   const long long full_check = ParseSize(args.Get("full-check", "4M"), "--full-check");
@@ -370,11 +398,13 @@ int SoakCommand(int argc, char** argv, int first) {
 
   const CaseMaker maker(seed, static_cast<size_t>(max_bytes), max_threads);
   const double warmup = std::min(120.0, std::max(3.0, duration * 0.1));
-  std::printf("relugrad soak: duration %s, seed %llu, arrays up to %s (now), threads 0..%d, full check up to %lld elements,\n"
-              "  RSS bound: baseline (largest during the %.0f s warm-up) + %s\n",
-              FormatHms(duration).c_str(), static_cast<unsigned long long>(seed),
-              FormatBytes(static_cast<double>(maker.MaxBytesNow())).c_str(), max_threads, full_check, warmup,
-              FormatBytes(static_cast<double>(rss_growth)).c_str());
+  std::printf(
+      "relugrad soak: duration %s, seed %llu, arrays up to %s (now), threads 0..%d, full check up "
+      "to %lld elements,\n"
+      "  RSS bound: baseline (largest during the %.0f s warm-up) + %s\n",
+      FormatHms(duration).c_str(), static_cast<unsigned long long>(seed),
+      FormatBytes(static_cast<double>(maker.MaxBytesNow())).c_str(), max_threads, full_check,
+      warmup, FormatBytes(static_cast<double>(rss_growth)).c_str());
   std::fflush(stdout);
 
   Stats stats;
@@ -389,7 +419,8 @@ int SoakCommand(int argc, char** argv, int first) {
     char buf[256];
     const double frac = std::min(1.0, t / duration);
     std::snprintf(buf, sizeof(buf), "%5.1f%% %s / %s ETA %s | calls %llu | %s | RSS %s", 100 * frac,
-                  FormatHms(t).c_str(), FormatHms(duration).c_str(), FormatHms(std::max(0.0, duration - t)).c_str(),
+                  FormatHms(t).c_str(), FormatHms(duration).c_str(),
+                  FormatHms(std::max(0.0, duration - t)).c_str(),
                   static_cast<unsigned long long>(stats.calls), FormatBytes(stats.bytes).c_str(),
                   FormatBytes(static_cast<double>(last_rss)).c_str());
     return std::string(buf);
@@ -416,8 +447,9 @@ int SoakCommand(int argc, char** argv, int first) {
     } else {
       peak_idle = std::max(peak_idle, last_rss);
       if (last_rss > baseline + static_cast<uint64_t>(rss_growth)) {
-        failure = "resident memory grew to " + FormatBytes(static_cast<double>(last_rss)) + " after the warm-up (baseline " +
-                  FormatBytes(static_cast<double>(baseline)) + ", bound +" + FormatBytes(static_cast<double>(rss_growth)) + ")";
+        failure = "resident memory grew to " + FormatBytes(static_cast<double>(last_rss)) +
+                  " after the warm-up (baseline " + FormatBytes(static_cast<double>(baseline)) +
+                  ", bound +" + FormatBytes(static_cast<double>(rss_growth)) + ")";
         failed_case = c;
         break;
       }
@@ -428,8 +460,8 @@ int SoakCommand(int argc, char** argv, int first) {
     }
     if (progress == "bar" && now >= next_bar) {
       const int width = 24, filled = static_cast<int>(width * std::min(1.0, now / duration));
-      std::fprintf(stderr, "\r[%s%s] %s ", std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                   status_text(now).c_str());
+      std::fprintf(stderr, "\r[%s%s] %s ", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), status_text(now).c_str());
       next_bar = now + 0.25;
     } else if (progress == "lines" && now >= next_line) {
       std::fprintf(stderr, "soak: %s\n", status_text(now).c_str());
@@ -439,29 +471,42 @@ int SoakCommand(int argc, char** argv, int first) {
   relugrad_set_max_isa(nullptr);
   const double total = elapsed();
   curve.push_back({total, last_rss});
-  if (progress == "bar") std::fprintf(stderr, "\r[%s] %s\n", std::string(24, '#').c_str(), status_text(total).c_str());
+  if (progress == "bar")
+    std::fprintf(stderr, "\r[%s] %s\n", std::string(24, '#').c_str(), status_text(total).c_str());
 
-  std::printf("soak summary: %llu calls in %s, %s moved, %llu elements checked against the reference "
-              "(%llu calls in full, %llu on windows)\n",
-              static_cast<unsigned long long>(stats.calls), FormatHms(total).c_str(), FormatBytes(stats.bytes).c_str(),
-              static_cast<unsigned long long>(stats.checked_elements), static_cast<unsigned long long>(stats.full_checks),
-              static_cast<unsigned long long>(stats.window_checks));
-  std::printf("  dtypes: f32 %llu, f16 %llu, bf16 %llu, f64 %llu | sizes: tiny %llu, medium %llu, large %llu "
-              "(largest array %s) | in place %llu\n",
-              static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F32]), static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F16]),
-              static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_BF16]), static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F64]),
-              static_cast<unsigned long long>(stats.by_class[0]), static_cast<unsigned long long>(stats.by_class[1]),
-              static_cast<unsigned long long>(stats.by_class[2]), FormatBytes(static_cast<double>(stats.largest_n_bytes)).c_str(),
-              static_cast<unsigned long long>(stats.aliased));
-  std::printf("  RSS between calls: baseline %s, largest after warm-up %s, final %s (bound %s)\n  RSS curve:",
-              FormatBytes(static_cast<double>(baseline)).c_str(), FormatBytes(static_cast<double>(peak_idle)).c_str(),
-              FormatBytes(static_cast<double>(last_rss)).c_str(),
-              FormatBytes(static_cast<double>(baseline + static_cast<uint64_t>(rss_growth))).c_str());
-  for (const RssSample& r : curve) std::printf(" %s=%s", FormatHms(r.t).c_str(), FormatBytes(static_cast<double>(r.rss)).c_str());
+  std::printf(
+      "soak summary: %llu calls in %s, %s moved, %llu elements checked against the reference "
+      "(%llu calls in full, %llu on windows)\n",
+      static_cast<unsigned long long>(stats.calls), FormatHms(total).c_str(),
+      FormatBytes(stats.bytes).c_str(), static_cast<unsigned long long>(stats.checked_elements),
+      static_cast<unsigned long long>(stats.full_checks),
+      static_cast<unsigned long long>(stats.window_checks));
+  std::printf(
+      "  dtypes: f32 %llu, f16 %llu, bf16 %llu, f64 %llu | sizes: tiny %llu, medium %llu, large "
+      "%llu "
+      "(largest array %s) | in place %llu\n",
+      static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F32]),
+      static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F16]),
+      static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_BF16]),
+      static_cast<unsigned long long>(stats.by_dtype[RELUGRAD_F64]),
+      static_cast<unsigned long long>(stats.by_class[0]),
+      static_cast<unsigned long long>(stats.by_class[1]),
+      static_cast<unsigned long long>(stats.by_class[2]),
+      FormatBytes(static_cast<double>(stats.largest_n_bytes)).c_str(),
+      static_cast<unsigned long long>(stats.aliased));
+  std::printf(
+      "  RSS between calls: baseline %s, largest after warm-up %s, final %s (bound %s)\n  RSS "
+      "curve:",
+      FormatBytes(static_cast<double>(baseline)).c_str(),
+      FormatBytes(static_cast<double>(peak_idle)).c_str(),
+      FormatBytes(static_cast<double>(last_rss)).c_str(),
+      FormatBytes(static_cast<double>(baseline + static_cast<uint64_t>(rss_growth))).c_str());
+  for (const RssSample& r : curve)
+    std::printf(" %s=%s", FormatHms(r.t).c_str(), FormatBytes(static_cast<double>(r.rss)).c_str());
   std::printf("\n");
   if (!failure.empty()) {
-    std::printf("FAIL (seed %llu) %s\n  %s\n", static_cast<unsigned long long>(seed), Describe(failed_case).c_str(),
-                failure.c_str());
+    std::printf("FAIL (seed %llu) %s\n  %s\n", static_cast<unsigned long long>(seed),
+                Describe(failed_case).c_str(), failure.c_str());
     std::fprintf(stderr, "relugrad soak: FAIL: %s\n", failure.c_str());
     return 1;
   }

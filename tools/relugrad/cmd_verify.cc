@@ -40,16 +40,27 @@ Case MakeCase(const check::Config& c, relugrad_dtype d, size_t random_n, uint64_
       s_bits.push_back(g);
     }
   }
-  const auto rdy = check::RandomBits(d, random_n, seed), rs = check::RandomBits(d, random_n, seed + 1);
+  const auto rdy = check::RandomBits(d, random_n, seed),
+             rs = check::RandomBits(d, random_n, seed + 1);
   dy_bits.insert(dy_bits.end(), rdy.begin(), rdy.end());
   s_bits.insert(s_bits.end(), rs.begin(), rs.end());
-  Case k{c.name, c.options, d, check::Pack(d, dy_bits), check::Pack(d, s_bits), {}, static_cast<int64_t>(dy_bits.size()), {}, {}};
+  Case k{c.name,
+         c.options,
+         d,
+         check::Pack(d, dy_bits),
+         check::Pack(d, s_bits),
+         {},
+         static_cast<int64_t>(dy_bits.size()),
+         {},
+         {}};
   k.expected = check::Reference(d, k.dy, k.s, c.options);
   Semantics sem;
-  if (ResolveOptions(&c.options, &sem) != RELUGRAD_OK) throw UsageError(std::string("bad configuration: ") + relugrad_last_error());
+  if (ResolveOptions(&c.options, &sem) != RELUGRAD_OK)
+    throw UsageError(std::string("bad configuration: ") + relugrad_last_error());
   k.y_expected.resize(k.s.size());
   k.mask_expected.resize(static_cast<size_t>(relugrad_mask_bytes(k.n)));
-  ReferenceForwardRun(ToDtype(d), k.n, k.s.data(), k.y_expected.data(), k.mask_expected.data(), sem);
+  ReferenceForwardRun(ToDtype(d), k.n, k.s.data(), k.y_expected.data(), k.mask_expected.data(),
+                      sem);
   return k;
 }
 
@@ -104,14 +115,18 @@ int VerifyCommand(int argc, char** argv, int first) {
   }
 
   long long passed = 0, failed = 0;
-  std::printf("relugrad verify: %zu configurations x 4 dtypes, %zu random + special elements each, seed %llu%s\n",
-              check::AllConfigs().size(), size, static_cast<unsigned long long>(seed),
-              with_mask ? "; each check covers relu_grad and the mask path (forward + grad from mask)" : "");
+  std::printf(
+      "relugrad verify: %zu configurations x 4 dtypes, %zu random + special elements each, seed "
+      "%llu%s\n",
+      check::AllConfigs().size(), size, static_cast<unsigned long long>(seed),
+      with_mask ? "; each check covers relu_grad and the mask path (forward + grad from mask)"
+                : "");
   std::printf("%-8s %-7s %-9s %-9s %-9s %-9s\n", "target", "threads", "f32", "f16", "bf16", "f64");
   for (const auto& target : targets) {
     CheckStatus(relugrad_set_max_isa(target.c_str()), "--isa " + target);
     if (target != relugrad_isa_selected()) {
-      throw UsageError("--isa " + target + " did not take effect (selected " + relugrad_isa_selected() + ")");
+      throw UsageError("--isa " + target + " did not take effect (selected " +
+                       relugrad_isa_selected() + ")");
     }
     for (int t : threads) {
       std::map<relugrad_dtype, std::pair<int, int>> cell;  // passed, total
@@ -120,9 +135,13 @@ int VerifyCommand(int argc, char** argv, int first) {
         relugrad_options o = k.options;
         o.threads = t;
         std::vector<unsigned char> dx(k.dy.size(), 0xA5);
-        const relugrad_status st = relugrad_relu_grad(k.dtype, k.n, k.dy.data(), k.s.data(), dx.data(), &o);
-        std::string diff = st == RELUGRAD_OK ? check::CompareBits(k.dtype, k.expected.data(), dx.data(), k.n, k.dy.data(), k.s.data())
-                                             : std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
+        const relugrad_status st =
+            relugrad_relu_grad(k.dtype, k.n, k.dy.data(), k.s.data(), dx.data(), &o);
+        std::string diff =
+            st == RELUGRAD_OK
+                ? check::CompareBits(k.dtype, k.expected.data(), dx.data(), k.n, k.dy.data(),
+                                     k.s.data())
+                : std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
         if (diff.empty() && with_mask) diff = CheckMaskPath(k, o);
         cell[k.dtype].second++;
         if (diff.empty()) {
@@ -130,7 +149,8 @@ int VerifyCommand(int argc, char** argv, int first) {
           ++passed;
         } else {
           ++failed;
-          failures.push_back(target + " threads=" + std::to_string(t) + " " + k.config + ": " + diff);
+          failures.push_back(target + " threads=" + std::to_string(t) + " " + k.config + ": " +
+                             diff);
         }
       }
       std::printf("%-8s %-7d", target.c_str(), t);

@@ -5,10 +5,13 @@ namespace cli {
 
 const Command kCommands[] = {
     {"run", RunCommand, "compute dx from .npy files: --dy DY.npy --x S.npy -o DX.npy"},
-    {"forward", ForwardCommand, "relu forward with a 1-bit mask: --x X.npy -o Y.npy --mask-out M.npy"},
-    {"verify", VerifyCommand, "self-check every preset x dtype x SIMD target x threads against the reference"},
+    {"forward", ForwardCommand,
+     "relu forward with a 1-bit mask: --x X.npy -o Y.npy --mask-out M.npy"},
+    {"verify", VerifyCommand,
+     "self-check every preset x dtype x SIMD target x threads against the reference"},
     {"bench", BenchCommand, "time ReluGrad against an in-process STREAM-style triad"},
-    {"soak", SoakCommand, "random calls for --duration (10m, 24h), all checked, RSS watched for leaks"},
+    {"soak", SoakCommand,
+     "random calls for --duration (10m, 24h), all checked, RSS watched for leaks"},
     {"diff", DiffCommand, "where two presets give different bits: --semantics A,B (or --all)"},
     {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},
 };

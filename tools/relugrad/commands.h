@@ -11,7 +11,7 @@ int VerifyCommand(int argc, char** argv, int first);
 int InfoCommand(int argc, char** argv, int first);
 int BenchCommand(int argc, char** argv, int first);
 int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path
-int SoakCommand(int argc, char** argv, int first);  // reliability
+int SoakCommand(int argc, char** argv, int first);     // reliability
 int DiffCommand(int argc, char** argv, int first);
 
 struct Command {

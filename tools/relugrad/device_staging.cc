@@ -15,7 +15,8 @@ namespace cli {
 namespace {
 
 void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw UsageError(std::string("--backend cuda: ") + what + " failed: " + cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    throw UsageError(std::string("--backend cuda: ") + what + " failed: " + cudaGetErrorString(e));
 }
 
 // Frees what it allocated, whatever happens in between.
@@ -39,15 +40,17 @@ void RunOnDevice(const std::vector<HostSpan>& inputs, size_t result_index,
   }
   run(buffers.ptrs);
   Check(cudaDeviceSynchronize(), "kernel");
-  Check(cudaMemcpy(inputs[result_index].data, buffers.ptrs[result_index], inputs[result_index].bytes,
-                   cudaMemcpyDeviceToHost),
+  Check(cudaMemcpy(inputs[result_index].data, buffers.ptrs[result_index],
+                   inputs[result_index].bytes, cudaMemcpyDeviceToHost),
         "copy to host");
 }
 
 #else
 
-void RunOnDevice(const std::vector<HostSpan>&, size_t, const std::function<void(const std::vector<void*>&)>&) {
-  throw UsageError("--backend cuda: the CUDA backend is not built in this relugrad (see relugrad info)");
+void RunOnDevice(const std::vector<HostSpan>&, size_t,
+                 const std::function<void(const std::vector<void*>&)>&) {
+  throw UsageError(
+      "--backend cuda: the CUDA backend is not built in this relugrad (see relugrad info)");
 }
 
 #endif

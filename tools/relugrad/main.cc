@@ -11,10 +11,12 @@
 namespace {
 
 void PrintHelp() {
-  std::printf("relugrad %s: exact ReLU backward at memory speed\n\nusage: relugrad COMMAND [flags]\n\n",
-              relugrad_version());
+  std::printf(
+      "relugrad %s: exact ReLU backward at memory speed\n\nusage: relugrad COMMAND [flags]\n\n",
+      relugrad_version());
   for (int i = 0; i < relugrad::cli::kCommandCount; ++i) {
-    std::printf("  %-8s %s\n", relugrad::cli::kCommands[i].name, relugrad::cli::kCommands[i].summary);
+    std::printf("  %-8s %s\n", relugrad::cli::kCommands[i].name,
+                relugrad::cli::kCommands[i].summary);
   }
   std::printf("\n`relugrad COMMAND --help` lists a command's flags.\n");
 }

@@ -12,7 +12,8 @@ namespace cli {
 
 // requested: "" (from the file) or a dtype name given with --dtype.
 // Throws UsageError naming the file.
-relugrad_dtype DtypeFromDescr(const std::string& file, const std::string& descr, const std::string& requested);
+relugrad_dtype DtypeFromDescr(const std::string& file, const std::string& descr,
+                              const std::string& requested);
 
 }  // namespace cli
 }  // namespace relugrad

@@ -5,8 +5,10 @@ namespace cli {
 
 std::vector<FlagSpec> SemanticsFlagSpecs() {
   return {
-      {"semantics", true, "preset: torch (default), tensorflow, jax, onednn, mindspore, cann_relugrad, cann_relugrad_v2, "
-                            "cann_threshold_grad, cann_relugrad_v2_hp"},
+      {"semantics", true,
+       "preset: torch (default), tensorflow, jax, onednn, mindspore, cann_relugrad, "
+       "cann_relugrad_v2, "
+       "cann_threshold_grad, cann_relugrad_v2_hp"},
       {"threshold", true, "threshold t (default 0)"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
@@ -59,27 +61,39 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
   }
   if (args.Has("gate")) {
     const std::string g = args.Get("gate");
-    if (g == "zero_if_le") o.gate = RELUGRAD_GATE_ZERO_IF_LE;
-    else if (g == "pass_if_gt") o.gate = RELUGRAD_GATE_PASS_IF_GT;
-    else throw UsageError("--gate must be zero_if_le or pass_if_gt, got '" + g + "'");
+    if (g == "zero_if_le")
+      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
+    else if (g == "pass_if_gt")
+      o.gate = RELUGRAD_GATE_PASS_IF_GT;
+    else
+      throw UsageError("--gate must be zero_if_le or pass_if_gt, got '" + g + "'");
   }
   if (args.Has("combine")) {
     const std::string c = args.Get("combine");
-    if (c == "select") o.combine = RELUGRAD_COMBINE_SELECT;
-    else if (c == "multiply") o.combine = RELUGRAD_COMBINE_MULTIPLY;
-    else throw UsageError("--combine must be select or multiply, got '" + c + "'");
+    if (c == "select")
+      o.combine = RELUGRAD_COMBINE_SELECT;
+    else if (c == "multiply")
+      o.combine = RELUGRAD_COMBINE_MULTIPLY;
+    else
+      throw UsageError("--combine must be select or multiply, got '" + c + "'");
   }
   if (args.Has("denormals")) {
     const std::string d = args.Get("denormals");
-    if (d == "ieee") o.denormals = RELUGRAD_DENORMALS_IEEE;
-    else if (d == "ftz") o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
-    else throw UsageError("--denormals must be ieee or ftz, got '" + d + "'");
+    if (d == "ieee")
+      o.denormals = RELUGRAD_DENORMALS_IEEE;
+    else if (d == "ftz")
+      o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
+    else
+      throw UsageError("--denormals must be ieee or ftz, got '" + d + "'");
   }
   if (args.Has("threshold-rounding")) {
     const std::string r = args.Get("threshold-rounding");
-    if (r == "compute") o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
-    else if (r == "dtype") o.threshold_rounding = RELUGRAD_THRESHOLD_DTYPE;
-    else throw UsageError("--threshold-rounding must be compute or dtype, got '" + r + "'");
+    if (r == "compute")
+      o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
+    else if (r == "dtype")
+      o.threshold_rounding = RELUGRAD_THRESHOLD_DTYPE;
+    else
+      throw UsageError("--threshold-rounding must be compute or dtype, got '" + r + "'");
   }
   o.threads = static_cast<int32_t>(args.GetInt("threads", 0, 0, 4096));
   if (args.Has("stores")) o.stores = ParseStores(args.Get("stores"));

@@ -22,22 +22,29 @@ double ParseDuration(const std::string& text, const std::string& what) {
   size_t i = 0;
   while (i < text.size()) {
     const size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-    if (i == start) throw UsageError(what + ": '" + text + "' is not a duration (examples: 90s, 10m, 24h, 1h30m)");
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
+    if (i == start)
+      throw UsageError(what + ": '" + text +
+                       "' is not a duration (examples: 90s, 10m, 24h, 1h30m)");
     const std::string number = text.substr(start, i - start);
     char* end = nullptr;
     const double v = std::strtod(number.c_str(), &end);
     if (end != number.c_str() + number.size() || !std::isfinite(v)) {
       throw UsageError(what + ": bad number '" + number + "' in '" + text + "'");
     }
-    if (i >= text.size()) throw UsageError(what + ": '" + text + "' needs a unit after " + number + " (s, m or h)");
+    if (i >= text.size())
+      throw UsageError(what + ": '" + text + "' needs a unit after " + number + " (s, m or h)");
     const char unit = text[i++];
     const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
-    if (scale == 0) throw UsageError(what + ": unknown unit '" + std::string(1, unit) + "' in '" + text + "' (use s, m or h)");
+    if (scale == 0)
+      throw UsageError(what + ": unknown unit '" + std::string(1, unit) + "' in '" + text +
+                       "' (use s, m or h)");
     total += v * scale;
   }
   // A year is far beyond any soak; the bound keeps arithmetic on it exact.
-  if (!(total > 0) || total > 366.0 * 24 * 3600) throw UsageError(what + ": '" + text + "' must be > 0 and at most a year");
+  if (!(total > 0) || total > 366.0 * 24 * 3600)
+    throw UsageError(what + ": '" + text + "' must be > 0 and at most a year");
   return total;
 }
 

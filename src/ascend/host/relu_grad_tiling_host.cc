@@ -30,9 +30,12 @@ KeyFacts Facts() {
 
 KeyFacts FactsOf(Dtype d) {
   switch (d) {
-    case Dtype::kF16: return Facts<Dtype::kF16>();
-    case Dtype::kBF16: return Facts<Dtype::kBF16>();
-    default: return Facts<Dtype::kF32>();
+    case Dtype::kF16:
+      return Facts<Dtype::kF16>();
+    case Dtype::kBF16:
+      return Facts<Dtype::kBF16>();
+    default:
+      return Facts<Dtype::kF32>();
   }
 }
 
@@ -44,7 +47,8 @@ int32_t SignExtend(uint64_t bits, int width) {
 
 }  // namespace
 
-RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* key_hi, int intervals) {
+RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* key_hi,
+                              int intervals) {
   const int64_t key_min = -(int64_t{1} << (bits - 1));
   std::vector<std::pair<int64_t, int64_t>> raw;
   for (int i = 0; i < intervals; ++i) {
@@ -80,8 +84,8 @@ RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* ke
   return set;
 }
 
-bool MakeTiling(const TilingRequest& req, const KernelParams& p, ReluGradTilingData* td, WorkPlan* plan,
-                const char** why) {
+bool MakeTiling(const TilingRequest& req, const KernelParams& p, ReluGradTilingData* td,
+                WorkPlan* plan, const char** why) {
   if (req.dtype == Dtype::kF64) {
     *why = "the Ascend kernel has no f64: 910B vector units have no f64 arithmetic or compare";
     return false;
@@ -127,7 +131,8 @@ bool MakeTiling(const TilingRequest& req, const KernelParams& p, ReluGradTilingD
     return false;
   }
 
-  td->scratchSlots = RgScratchSlots(td->dtype, td->plainSelect, td->closedRule, td->flushSubnormals);
+  td->scratchSlots =
+      RgScratchSlots(td->dtype, td->plainSelect, td->closedRule, td->flushSubnormals);
   WorkPlanRequest wr;
   wr.n = req.n;
   wr.elem_bytes = elem;

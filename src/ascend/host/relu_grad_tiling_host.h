@@ -33,12 +33,13 @@ struct TilingRequest {
 };
 
 // False (with *why set) for what the kernel does not serve (f64).
-bool MakeTiling(const TilingRequest& request, const KernelParams& params, ReluGradTilingData* tiling,
-                WorkPlan* plan, const char** why);
+bool MakeTiling(const TilingRequest& request, const KernelParams& params,
+                ReluGradTilingData* tiling, WorkPlan* plan, const char** why);
 
 // Raw-pattern set of the keys [key_lo, key_hi] (inclusive, any order
 // handling done by the caller) for a lane of `bits` bits. Exposed for tests.
-RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* key_hi, int intervals);
+RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* key_hi,
+                              int intervals);
 
 }  // namespace ascend
 }  // namespace relugrad

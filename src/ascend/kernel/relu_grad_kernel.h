@@ -35,8 +35,8 @@ namespace relugrad_ascend {
 
 using namespace AscendC;
 
-constexpr int32_t kBufferNum = 2;   // double buffering
-constexpr uint32_t kCopyBytes = 32; // DataCopy granule / UB alignment
+constexpr int32_t kBufferNum = 2;    // double buffering
+constexpr uint32_t kCopyBytes = 32;  // DataCopy granule / UB alignment
 
 template <typename F>
 struct Layout;
@@ -79,12 +79,14 @@ __aicore__ inline int32_t Halves(uint32_t count) {
   return static_cast<int32_t>(count * sizeof(I) / sizeof(int16_t));
 }
 template <typename I>
-__aicore__ inline void BitAnd(const LocalTensor<I>& d, const LocalTensor<I>& a, const LocalTensor<I>& b, uint32_t c) {
+__aicore__ inline void BitAnd(const LocalTensor<I>& d, const LocalTensor<I>& a,
+                              const LocalTensor<I>& b, uint32_t c) {
   And(d.template ReinterpretCast<int16_t>(), a.template ReinterpretCast<int16_t>(),
       b.template ReinterpretCast<int16_t>(), Halves<I>(c));
 }
 template <typename I>
-__aicore__ inline void BitOr(const LocalTensor<I>& d, const LocalTensor<I>& a, const LocalTensor<I>& b, uint32_t c) {
+__aicore__ inline void BitOr(const LocalTensor<I>& d, const LocalTensor<I>& a,
+                             const LocalTensor<I>& b, uint32_t c) {
   Or(d.template ReinterpretCast<int16_t>(), a.template ReinterpretCast<int16_t>(),
      b.template ReinterpretCast<int16_t>(), Halves<I>(c));
 }
@@ -94,8 +96,9 @@ __aicore__ inline void BitNot(const LocalTensor<I>& d, const LocalTensor<I>& a, 
 }
 // d = m ? a : b, lane masks all-ones/zero. d may be a or b, never m or tmp.
 template <typename I>
-__aicore__ inline void Blend(const LocalTensor<I>& d, const LocalTensor<I>& m, const LocalTensor<I>& a,
-                             const LocalTensor<I>& b, const LocalTensor<I>& tmp, uint32_t c) {
+__aicore__ inline void Blend(const LocalTensor<I>& d, const LocalTensor<I>& m,
+                             const LocalTensor<I>& a, const LocalTensor<I>& b,
+                             const LocalTensor<I>& tmp, uint32_t c) {
   BitNot(tmp, m, c);
   BitAnd(tmp, tmp, b, c);
   BitAnd(d, a, m, c);
@@ -106,22 +109,24 @@ __aicore__ inline void Blend(const LocalTensor<I>& d, const LocalTensor<I>& m, c
 // d = (v < a) ? -1 : 0, for a > lane minimum. Every intermediate is in
 // [a-1, a], so nothing overflows.
 template <typename I>
-__aicore__ inline void MaskLt(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t a, uint32_t c) {
+__aicore__ inline void MaskLt(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t a,
+                              uint32_t c) {
   Maxs(d, v, static_cast<I>(a - 1), static_cast<int32_t>(c));
   Mins(d, d, static_cast<I>(a), static_cast<int32_t>(c));
   Adds(d, d, static_cast<I>(-a), static_cast<int32_t>(c));
 }
 // d = (v <= b) ? -1 : 0, for b < lane maximum; intermediates in [b, b+1].
 template <typename I>
-__aicore__ inline void MaskLe(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t b, uint32_t c) {
+__aicore__ inline void MaskLe(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t b,
+                              uint32_t c) {
   Mins(d, v, static_cast<I>(b + 1), static_cast<int32_t>(c));
   Maxs(d, d, static_cast<I>(b), static_cast<int32_t>(c));
   Adds(d, d, static_cast<I>(-(b + 1)), static_cast<int32_t>(c));
 }
 // d = (lo <= v <= hi) ? -1 : 0. d must not be v or tmp.
 template <typename I>
-__aicore__ inline void RangeMask(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t lo, int32_t hi,
-                                 const LocalTensor<I>& tmp, uint32_t c) {
+__aicore__ inline void RangeMask(const LocalTensor<I>& d, const LocalTensor<I>& v, int32_t lo,
+                                 int32_t hi, const LocalTensor<I>& tmp, uint32_t c) {
   const bool has_lo = lo > LaneRange<I>::kMin;
   const bool has_hi = hi < LaneRange<I>::kMax;
   if (!has_lo && !has_hi) {
@@ -160,7 +165,7 @@ __aicore__ inline void FlushF32(const LocalTensor<int32_t>& x, const LocalTensor
   sub.count = 2;
   sub.lo[0] = LaneRange<int32_t>::kMin + 1;  // -subnormals: 0x80000001 .. 0x807fffff
   sub.hi[0] = LaneRange<int32_t>::kMin + 0x007fffff;
-  sub.lo[1] = 1;                             // +subnormals: 0x00000001 .. 0x007fffff
+  sub.lo[1] = 1;  // +subnormals: 0x00000001 .. 0x007fffff
   sub.hi[1] = 0x007fffff;
   Member(m, x, sub, t1, t2, c);
   BitNot(m, m, c);
@@ -198,7 +203,8 @@ class ReluGradKernel {
     for (uint64_t b = first_; b < td_.blocks; b += stride_) {
       // The work plan's block split (relugrad::WorkPlan::Begin/End).
       const uint64_t begin = b == 0 ? 0 : Min(td_.n, td_.headElems + b * td_.blockElems);
-      const uint64_t end = b + 1 == td_.blocks ? td_.n : Min(td_.n, td_.headElems + (b + 1) * td_.blockElems);
+      const uint64_t end =
+          b + 1 == td_.blocks ? td_.n : Min(td_.n, td_.headElems + (b + 1) * td_.blockElems);
       const uint64_t len = end - begin;
       dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(dy_) + begin, len);
       sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ F*>(s_) + begin, len);
@@ -206,7 +212,8 @@ class ReluGradKernel {
       const uint64_t tiles = (len + td_.tileElems - 1) / td_.tileElems;
       for (uint64_t t = 0; t < tiles; ++t) {
         const uint64_t off = t * td_.tileElems;
-        const uint32_t cnt = static_cast<uint32_t>(Min(static_cast<uint64_t>(td_.tileElems), len - off));
+        const uint32_t cnt =
+            static_cast<uint32_t>(Min(static_cast<uint64_t>(td_.tileElems), len - off));
         CopyIn(off, cnt);
         Compute(cnt);
         CopyOut(off, cnt);
@@ -251,7 +258,8 @@ class ReluGradKernel {
       // the vector instructions read only written UB.
       const uint32_t padded = (bytes + kCopyBytes - 1) / kCopyBytes * kCopyBytes;
       const DataCopyExtParams params(1, bytes, 0, 0, 0);
-      const DataCopyPadExtParams<F> pad(true, 0, static_cast<uint8_t>((padded - bytes) / sizeof(F)), F{});
+      const DataCopyPadExtParams<F> pad(true, 0, static_cast<uint8_t>((padded - bytes) / sizeof(F)),
+                                        F{});
       DataCopyPad(dy, dyGm_[off], params, pad);
       DataCopyPad(s, sGm_[off], params, pad);
     }
@@ -280,8 +288,8 @@ class ReluGradKernel {
     inS_.FreeTensor(sF);
   }
 
-  __aicore__ inline void General(const LocalTensor<I>& out, const LocalTensor<I>& dy, const LocalTensor<I>& s,
-                                 uint32_t c) {
+  __aicore__ inline void General(const LocalTensor<I>& out, const LocalTensor<I>& dy,
+                                 const LocalTensor<I>& s, uint32_t c) {
     const LocalTensor<I> gate = Slot<I>(0), t1 = Slot<I>(1), t2 = Slot<I>(2), mag = Slot<I>(3);
     const LocalTensor<I> nan = Slot<I>(4), pass = Slot<I>(5), closed = Slot<I>(6), t3 = Slot<I>(7);
     const LocalTensor<I> magC = Slot<I>(8), signC = Slot<I>(9), quietC = Slot<I>(10);
@@ -380,7 +388,8 @@ class ReluGradKernel {
 
 // Runs this block's share of the plan; the entry points (relu_grad here,
 // relu_grad_custom in the CANN op package) only read the tiling and call it.
-__aicore__ inline void RunReluGrad(GM_ADDR dy, GM_ADDR s, GM_ADDR dx, const ReluGradTilingData& td) {
+__aicore__ inline void RunReluGrad(GM_ADDR dy, GM_ADDR s, GM_ADDR dx,
+                                   const ReluGradTilingData& td) {
   if (td.dtype == kRgF32) {
     ReluGradKernel<float> op;
     op.Init(dy, s, dx, td);
@@ -397,6 +406,5 @@ __aicore__ inline void RunReluGrad(GM_ADDR dy, GM_ADDR s, GM_ADDR dx, const Relu
 }
 
 }  // namespace relugrad_ascend
-
 
 #endif  // RELUGRAD_ASCEND_KERNEL_RELU_GRAD_KERNEL_H_

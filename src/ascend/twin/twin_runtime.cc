@@ -21,11 +21,16 @@ thread_local BlockContext* g_current = nullptr;
 
 const char* PipeName(Pipe p) {
   switch (p) {
-    case Pipe::kNone: return "none";
-    case Pipe::kMte2: return "MTE2";
-    case Pipe::kV: return "V";
-    case Pipe::kMte3: return "MTE3";
-    case Pipe::kS: return "S";
+    case Pipe::kNone:
+      return "none";
+    case Pipe::kMte2:
+      return "MTE2";
+    case Pipe::kV:
+      return "V";
+    case Pipe::kMte3:
+      return "MTE3";
+    case Pipe::kS:
+      return "S";
   }
   return "?";
 }
@@ -34,19 +39,32 @@ const char* PipeName(Pipe p) {
 
 const char* ViolationName(Violation kind) {
   switch (kind) {
-    case Violation::kQueueProtocol: return "queue protocol";
-    case Violation::kUseAfterFree: return "use after FreeTensor";
-    case Violation::kUbAlignment: return "UB alignment";
-    case Violation::kUbOutOfRange: return "UB operand out of range";
-    case Violation::kUbOverAllocation: return "UB over-allocation";
-    case Violation::kUninitializedRead: return "read of unwritten UB";
-    case Violation::kCopyLength: return "copy length";
-    case Violation::kGmOutOfBounds: return "GM out of bounds";
-    case Violation::kGmOutsideShare: return "GM write outside the block's share";
-    case Violation::kCrossBlockOverlap: return "cross-block GM overlap";
-    case Violation::kCompareCount: return "compare count";
-    case Violation::kPipeSync: return "pipe synchronisation";
-    case Violation::kBadArgument: return "bad argument";
+    case Violation::kQueueProtocol:
+      return "queue protocol";
+    case Violation::kUseAfterFree:
+      return "use after FreeTensor";
+    case Violation::kUbAlignment:
+      return "UB alignment";
+    case Violation::kUbOutOfRange:
+      return "UB operand out of range";
+    case Violation::kUbOverAllocation:
+      return "UB over-allocation";
+    case Violation::kUninitializedRead:
+      return "read of unwritten UB";
+    case Violation::kCopyLength:
+      return "copy length";
+    case Violation::kGmOutOfBounds:
+      return "GM out of bounds";
+    case Violation::kGmOutsideShare:
+      return "GM write outside the block's share";
+    case Violation::kCrossBlockOverlap:
+      return "cross-block GM overlap";
+    case Violation::kCompareCount:
+      return "compare count";
+    case Violation::kPipeSync:
+      return "pipe synchronisation";
+    case Violation::kBadArgument:
+      return "bad argument";
   }
   return "?";
 }
@@ -67,7 +85,8 @@ void Raise(Violation kind, const char* format, ...) {
 }
 
 BlockContext& Current() {
-  if (g_current == nullptr) Raise(Violation::kBadArgument, "AscendC API used outside a twin kernel launch");
+  if (g_current == nullptr)
+    Raise(Violation::kBadArgument, "AscendC API used outside a twin kernel launch");
   return *g_current;
 }
 
@@ -77,7 +96,8 @@ BlockContext::BlockContext(int index, int count, GmSpace* gm)
     : index_(index), count_(count), gm_(gm), ub_(kUbBytes, 0), defined_(kUbBytes, 0) {}
 
 std::vector<int> BlockContext::AllocateBuffers(int num, uint32_t bytes, int position, int queue) {
-  if (num <= 0 || bytes == 0) Raise(Violation::kBadArgument, "InitBuffer(num=%d, len=%u)", num, bytes);
+  if (num <= 0 || bytes == 0)
+    Raise(Violation::kBadArgument, "InitBuffer(num=%d, len=%u)", num, bytes);
   std::vector<int> ids;
   for (int i = 0; i < num; ++i) {
     const uint32_t size = (bytes + kUbAlign - 1) / kUbAlign * kUbAlign;
@@ -110,10 +130,12 @@ void BlockContext::CheckOperand(int rec, uint32_t gen, uint32_t offset, uint64_t
     Raise(Violation::kUseAfterFree, "%s: tensor at UB offset %u used after FreeTensor", op, offset);
   }
   if (r.state == BufState::kEnqueued) {
-    Raise(Violation::kQueueProtocol, "%s: tensor at UB offset %u used while enqueued (DeQue it first)", op, offset);
+    Raise(Violation::kQueueProtocol,
+          "%s: tensor at UB offset %u used while enqueued (DeQue it first)", op, offset);
   }
   if (offset % kUbAlign != 0) {
-    Raise(Violation::kUbAlignment, "%s: UB operand at offset %u is not 32-byte aligned", op, offset);
+    Raise(Violation::kUbAlignment, "%s: UB operand at offset %u is not 32-byte aligned", op,
+          offset);
   }
   if (offset < r.offset || offset + bytes > static_cast<uint64_t>(r.offset) + r.bytes) {
     Raise(Violation::kUbOutOfRange, "%s: operand [%u, %llu) leaves its buffer [%u, %u)", op, offset,
@@ -128,7 +150,8 @@ void BlockContext::CheckOperand(int rec, uint32_t gen, uint32_t offset, uint64_t
     }
     for (uint64_t i = 0; i < bytes; ++i) {
       if (!defined_[offset + i]) {
-        Raise(Violation::kUninitializedRead, "%s: UB byte %llu (buffer at %u) read before any write", op,
+        Raise(Violation::kUninitializedRead,
+              "%s: UB byte %llu (buffer at %u) read before any write", op,
               static_cast<unsigned long long>(offset + i), r.offset);
       }
     }
@@ -142,8 +165,8 @@ void BlockContext::CheckOperand(int rec, uint32_t gen, uint32_t offset, uint64_t
 void BlockContext::CheckDrained() {
   for (const BufferRecord& r : records_) {
     if (r.queue >= 0 && r.state != BufState::kFree) {
-      Raise(Violation::kQueueProtocol, "kernel ended with the queue buffer at UB offset %u not freed",
-            r.offset);
+      Raise(Violation::kQueueProtocol,
+            "kernel ended with the queue buffer at UB offset %u not freed", r.offset);
     }
   }
 }
@@ -200,19 +223,21 @@ const GmSpace::Region* GmSpace::Find(const void* p, size_t bytes, bool writable)
 
 void GmSpace::CheckRead(const void* p, size_t bytes, const char* op) const {
   if (Find(p, bytes, false) == nullptr) {
-    Raise(Violation::kGmOutOfBounds, "%s: reads %zu bytes at %p, outside every GM buffer of the launch", op,
-          bytes, p);
+    Raise(Violation::kGmOutOfBounds,
+          "%s: reads %zu bytes at %p, outside every GM buffer of the launch", op, bytes, p);
   }
 }
 
 void GmSpace::CheckWrite(void* p, size_t bytes, int block, const char* op) {
   const Region* r = Find(p, bytes, true);
   if (r == nullptr) {
-    Raise(Violation::kGmOutOfBounds, "%s: writes %zu bytes at %p, outside every output GM buffer", op, bytes, p);
+    Raise(Violation::kGmOutOfBounds, "%s: writes %zu bytes at %p, outside every output GM buffer",
+          op, bytes, p);
   }
   const size_t begin = static_cast<size_t>(static_cast<uint8_t*>(p) - r->base);
   if (static_cast<size_t>(block) >= r->shares.size()) {
-    Raise(Violation::kGmOutsideShare, "%s: block %d has no share of %s", op, block, r->name.c_str());
+    Raise(Violation::kGmOutsideShare, "%s: block %d has no share of %s", op, block,
+          r->name.c_str());
   }
   bool inside = false;
   std::string owned;
@@ -311,12 +336,18 @@ namespace {
 template <class T>
 bool Cmp(T a, T b, int mode) {
   switch (mode) {
-    case 0: return a < b;   // LT
-    case 1: return a > b;   // GT
-    case 2: return a == b;  // EQ
-    case 3: return a <= b;  // LE
-    case 4: return a >= b;  // GE
-    case 5: return a != b;  // NE
+    case 0:
+      return a < b;  // LT
+    case 1:
+      return a > b;  // GT
+    case 2:
+      return a == b;  // EQ
+    case 3:
+      return a <= b;  // LE
+    case 4:
+      return a >= b;  // GE
+    case 5:
+      return a != b;  // NE
   }
   return false;
 }

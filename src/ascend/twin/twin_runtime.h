@@ -21,25 +21,26 @@
 namespace ascend_twin {
 
 // 910B (dav-c220) vector core facts; see docs/ascend.md for sources.
-constexpr uint32_t kUbBytes = 192 * 1024;       // Unified Buffer per vector core
-constexpr uint32_t kUbTPipeBytes = 184 * 1024;  // what TPipe may hand out; the top 8 KiB is API scratch
-constexpr uint32_t kUbAlign = 32;               // UB operand alignment, DataCopy granule
-constexpr uint32_t kRepeatBytes = 256;          // one vector repeat
+constexpr uint32_t kUbBytes = 192 * 1024;  // Unified Buffer per vector core
+constexpr uint32_t kUbTPipeBytes =
+    184 * 1024;                         // what TPipe may hand out; the top 8 KiB is API scratch
+constexpr uint32_t kUbAlign = 32;       // UB operand alignment, DataCopy granule
+constexpr uint32_t kRepeatBytes = 256;  // one vector repeat
 
 enum class Violation : int {
-  kQueueProtocol,       // DeQue on empty, AllocTensor beyond buffers, EnQue beyond depth, wrong queue
-  kUseAfterFree,        // a LocalTensor used after FreeTensor
-  kUbAlignment,         // UB operand not 32-byte aligned
-  kUbOutOfRange,        // operand runs past its buffer
-  kUbOverAllocation,    // TPipe buffers beyond 184 KiB
-  kUninitializedRead,   // UB bytes read before anything wrote them
-  kCopyLength,          // DataCopy length not a multiple of 32 bytes, bad DataCopyPad params
-  kGmOutOfBounds,       // GM access outside every registered buffer
-  kGmOutsideShare,      // GM write outside this block's share
-  kCrossBlockOverlap,   // two blocks wrote the same GM byte
-  kCompareCount,        // Compare/Compares count not a multiple of 256 bytes
-  kPipeSync,            // data crossed pipes without EnQue/DeQue
-  kBadArgument,         // anything else the API forbids (partial operand overlap, ...)
+  kQueueProtocol,     // DeQue on empty, AllocTensor beyond buffers, EnQue beyond depth, wrong queue
+  kUseAfterFree,      // a LocalTensor used after FreeTensor
+  kUbAlignment,       // UB operand not 32-byte aligned
+  kUbOutOfRange,      // operand runs past its buffer
+  kUbOverAllocation,  // TPipe buffers beyond 184 KiB
+  kUninitializedRead,  // UB bytes read before anything wrote them
+  kCopyLength,         // DataCopy length not a multiple of 32 bytes, bad DataCopyPad params
+  kGmOutOfBounds,      // GM access outside every registered buffer
+  kGmOutsideShare,     // GM write outside this block's share
+  kCrossBlockOverlap,  // two blocks wrote the same GM byte
+  kCompareCount,       // Compare/Compares count not a multiple of 256 bytes
+  kPipeSync,           // data crossed pipes without EnQue/DeQue
+  kBadArgument,        // anything else the API forbids (partial operand overlap, ...)
 };
 const char* ViolationName(Violation kind);
 
@@ -153,10 +154,10 @@ std::vector<PipeCounters> Launch(KernelFn fn, int block_dim, GmSpace& gm, uint8_
 
 // Scalar helpers behind the vector API (twin_runtime.cc), each documenting
 // how it models the hardware.
-float MulF32(float a, float b);           // IEEE RNE with subnormals; NaN out is 0x7fc00000
-uint32_t WidenToF32(uint16_t bits, bool bf16);             // exact; NaN out is canonical
-uint16_t NarrowFromF32(uint32_t bits, bool bf16);          // RNE, overflow to inf; NaN canonical
-bool CompareF32(float a, float b, int cmp_mode);           // IEEE: NaN compares false (NE true)
+float MulF32(float a, float b);                 // IEEE RNE with subnormals; NaN out is 0x7fc00000
+uint32_t WidenToF32(uint16_t bits, bool bf16);  // exact; NaN out is canonical
+uint16_t NarrowFromF32(uint32_t bits, bool bf16);  // RNE, overflow to inf; NaN canonical
+bool CompareF32(float a, float b, int cmp_mode);   // IEEE: NaN compares false (NE true)
 bool CompareF16(uint16_t a, uint16_t b, int cmp_mode);
 
 }  // namespace ascend_twin

@@ -46,7 +46,15 @@ enum class TPosition : uint8_t { GM = 0, VECIN, VECOUT, VECCALC };
 using QuePosition = TPosition;
 enum class CMPMODE : int { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : int { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
-enum class RoundMode : int { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+enum class RoundMode : int {
+  CAST_NONE = 0,
+  CAST_RINT,
+  CAST_FLOOR,
+  CAST_CEIL,
+  CAST_ROUND,
+  CAST_TRUNC,
+  CAST_ODD
+};
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
 
 // The twin executes instructions in program order, so barriers are no-ops.
@@ -124,7 +132,8 @@ class GlobalTensor {
     if (sized_ && bytes > size_ * sizeof(T)) {
       ascend_twin::Raise(ascend_twin::Violation::kGmOutOfBounds,
                          "%s: %llu bytes from a GlobalTensor of %llu elements", op,
-                         static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(size_));
+                         static_cast<unsigned long long>(bytes),
+                         static_cast<unsigned long long>(size_));
     }
   }
 
@@ -136,7 +145,8 @@ class GlobalTensor {
 
 struct DataCopyExtParams {
   DataCopyExtParams() = default;
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride, uint32_t rsv_)
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride,
+                    uint32_t rsv_)
       : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride), rsv(rsv_) {}
   uint16_t blockCount = 1;
   uint32_t blockLen = 0;   // bytes
@@ -172,29 +182,34 @@ class TQue {
         return LocalTensor<T>(id, r.generation, r.offset, r.bytes, pos);
       }
     }
-    ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
-                       "AllocTensor: all %zu buffers of this queue are in use (a FreeTensor is missing)",
-                       bufs_.size());
+    ascend_twin::Raise(
+        ascend_twin::Violation::kQueueProtocol,
+        "AllocTensor: all %zu buffers of this queue are in use (a FreeTensor is missing)",
+        bufs_.size());
   }
 
   template <typename T>
   bool EnQue(const LocalTensor<T>& t) {
     ascend_twin::BlockContext& ctx = Ready("EnQue");
     if (!Owns(t.rec())) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
-                         "EnQue: tensor at UB offset %u was not allocated from this queue (position "
-                         "mismatch)",
-                         t.offset());
+      ascend_twin::Raise(
+          ascend_twin::Violation::kQueueProtocol,
+          "EnQue: tensor at UB offset %u was not allocated from this queue (position "
+          "mismatch)",
+          t.offset());
     }
     ascend_twin::BufferRecord& r = ctx.record(t.rec());
     if (r.generation != t.gen() || r.state == ascend_twin::BufState::kFree) {
-      ascend_twin::Raise(ascend_twin::Violation::kUseAfterFree, "EnQue: tensor used after FreeTensor");
+      ascend_twin::Raise(ascend_twin::Violation::kUseAfterFree,
+                         "EnQue: tensor used after FreeTensor");
     }
     if (r.state != ascend_twin::BufState::kAllocated) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "EnQue: tensor is already enqueued or dequeued");
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
+                         "EnQue: tensor is already enqueued or dequeued");
     }
     if (static_cast<int32_t>(fifo_.size()) >= depth) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "EnQue: queue of depth %d is full", depth);
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "EnQue: queue of depth %d is full",
+                         depth);
     }
     r.state = ascend_twin::BufState::kEnqueued;
     fifo_.push_back(t.rec());
@@ -205,7 +220,8 @@ class TQue {
   LocalTensor<T> DeQue() {
     ascend_twin::BlockContext& ctx = Ready("DeQue");
     if (fifo_.empty()) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "DeQue on an empty queue (EnQue missing)");
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
+                         "DeQue on an empty queue (EnQue missing)");
     }
     const int id = fifo_.front();
     fifo_.pop_front();
@@ -220,15 +236,17 @@ class TQue {
   void FreeTensor(LocalTensor<T>& t) {
     ascend_twin::BlockContext& ctx = Ready("FreeTensor");
     if (!Owns(t.rec())) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
-                         "FreeTensor: tensor was not allocated from this queue (position mismatch)");
+      ascend_twin::Raise(
+          ascend_twin::Violation::kQueueProtocol,
+          "FreeTensor: tensor was not allocated from this queue (position mismatch)");
     }
     ascend_twin::BufferRecord& r = ctx.record(t.rec());
     if (r.generation != t.gen() || r.state == ascend_twin::BufState::kFree) {
       ascend_twin::Raise(ascend_twin::Violation::kUseAfterFree, "FreeTensor: tensor freed twice");
     }
     if (r.state == ascend_twin::BufState::kEnqueued) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "FreeTensor: tensor is still enqueued");
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
+                         "FreeTensor: tensor is still enqueued");
     }
     r.state = ascend_twin::BufState::kFree;
     ++r.generation;
@@ -237,7 +255,8 @@ class TQue {
   // Twin internals (TPipe::InitBuffer).
   void Attach(ascend_twin::BlockContext& ctx, uint8_t num, uint32_t len) {
     if (ctx_ != nullptr) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "InitBuffer called twice for one queue");
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
+                         "InitBuffer called twice for one queue");
     }
     ctx_ = &ctx;
     id_ = ctx.NewQueueId();
@@ -247,7 +266,8 @@ class TQue {
  private:
   ascend_twin::BlockContext& Ready(const char* op) {
     if (ctx_ == nullptr) {
-      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "%s on a queue without InitBuffer", op);
+      ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol, "%s on a queue without InitBuffer",
+                         op);
     }
     return *ctx_;
   }
@@ -275,8 +295,8 @@ class TBuf {
   LocalTensor<T> Get(uint32_t len) {
     const ascend_twin::BufferRecord& r = Rec();
     if (len * sizeof(T) > r.bytes) {
-      ascend_twin::Raise(ascend_twin::Violation::kUbOutOfRange, "TBuf::Get(%u) beyond a %u-byte buffer", len,
-                         r.bytes);
+      ascend_twin::Raise(ascend_twin::Violation::kUbOutOfRange,
+                         "TBuf::Get(%u) beyond a %u-byte buffer", len, r.bytes);
     }
     return LocalTensor<T>(id_, r.generation, r.offset, static_cast<uint32_t>(len * sizeof(T)), pos);
   }
@@ -321,15 +341,19 @@ inline void CountVector(uint64_t bytes) {
 }
 
 inline void CheckCount(int64_t count, const char* op) {
-  if (count <= 0) ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: count %lld", op, static_cast<long long>(count));
+  if (count <= 0)
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: count %lld", op,
+                       static_cast<long long>(count));
 }
 
 // Operands may coincide exactly (in place) but not overlap partially.
 template <typename D, typename S>
-void CheckOverlap(const LocalTensor<D>& d, uint64_t dbytes, const LocalTensor<S>& s, uint64_t sbytes, const char* op) {
+void CheckOverlap(const LocalTensor<D>& d, uint64_t dbytes, const LocalTensor<S>& s,
+                  uint64_t sbytes, const char* op) {
   const uint64_t d0 = d.offset(), d1 = d0 + dbytes, s0 = s.offset(), s1 = s0 + sbytes;
   if (d0 != s0 && d0 < s1 && s0 < d1) {
-    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: destination partially overlaps a source", op);
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                       "%s: destination partially overlaps a source", op);
   }
 }
 
@@ -342,7 +366,8 @@ T LoadElem(const LocalTensor<T>& t, uint64_t i) {
 
 // dst[i] = f(src[i]) for i < count, on the V pipe.
 template <typename D, typename S, class F>
-void Unary(const char* op, const LocalTensor<D>& dst, const LocalTensor<S>& src, int64_t count, F f) {
+void Unary(const char* op, const LocalTensor<D>& dst, const LocalTensor<S>& src, int64_t count,
+           F f) {
   CheckCount(count, op);
   const uint64_t n = static_cast<uint64_t>(count);
   src.Check(n, false, ascend_twin::Pipe::kV, op);
@@ -355,8 +380,8 @@ void Unary(const char* op, const LocalTensor<D>& dst, const LocalTensor<S>& src,
 }
 
 template <typename T, class F>
-void Binary(const char* op, const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
-            int64_t count, F f) {
+void Binary(const char* op, const LocalTensor<T>& dst, const LocalTensor<T>& a,
+            const LocalTensor<T>& b, int64_t count, F f) {
   CheckCount(count, op);
   const uint64_t n = static_cast<uint64_t>(count);
   a.Check(n, false, ascend_twin::Pipe::kV, op);
@@ -375,7 +400,8 @@ void Binary(const char* op, const LocalTensor<T>& dst, const LocalTensor<T>& a, 
 template <typename T>
 T CheckedInt(int64_t v, const char* op) {
   if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
-    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: integer overflow (%lld)", op, static_cast<long long>(v));
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: integer overflow (%lld)", op,
+                       static_cast<long long>(v));
   }
   return static_cast<T>(v);
 }
@@ -395,8 +421,10 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count)
 }
 
 template <typename T>
-void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar, const int32_t& count) {
-  static_assert(SupportType<T, int16_t, int32_t, float>(), "Adds: the twin models int16_t/int32_t/float");
+void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,
+          const int32_t& count) {
+  static_assert(SupportType<T, int16_t, int32_t, float>(),
+                "Adds: the twin models int16_t/int32_t/float");
   twin_detail::Unary("Adds", dst, src, count, [&](T x) -> T {
     if constexpr (std::is_integral<T>::value) {
       return twin_detail::CheckedInt<T>(static_cast<int64_t>(x) + scalar, "Adds");
@@ -407,35 +435,43 @@ void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,
 }
 
 template <typename T>
-void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar, const int32_t& count) {
-  static_assert(SupportType<T, int16_t, int32_t>(),
-                "Maxs: the twin models the integer forms (float max has NaN/-0 rules the kernel avoids)");
+void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,
+          const int32_t& count) {
+  static_assert(
+      SupportType<T, int16_t, int32_t>(),
+      "Maxs: the twin models the integer forms (float max has NaN/-0 rules the kernel avoids)");
   twin_detail::Unary("Maxs", dst, src, count, [&](T x) -> T { return x > scalar ? x : scalar; });
 }
 
 template <typename T>
-void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar, const int32_t& count) {
-  static_assert(SupportType<T, int16_t, int32_t>(),
-                "Mins: the twin models the integer forms (float min has NaN/-0 rules the kernel avoids)");
+void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,
+          const int32_t& count) {
+  static_assert(
+      SupportType<T, int16_t, int32_t>(),
+      "Mins: the twin models the integer forms (float min has NaN/-0 rules the kernel avoids)");
   twin_detail::Unary("Mins", dst, src, count, [&](T x) -> T { return x < scalar ? x : scalar; });
 }
 
 template <typename T>
-void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar, const int32_t& count) {
+void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,
+          const int32_t& count) {
   static_assert(SupportType<T, float>(), "Muls: the twin models float only");
-  twin_detail::Unary("Muls", dst, src, count, [&](T x) -> T { return ascend_twin::MulF32(x, scalar); });
+  twin_detail::Unary("Muls", dst, src, count,
+                     [&](T x) -> T { return ascend_twin::MulF32(x, scalar); });
 }
 
 // Bitwise instructions exist for 16-bit lanes only on 910B; wider data is
 // reinterpreted as int16_t pairs (the bits are the same).
 template <typename T>
-void And(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, const int32_t& count) {
+void And(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+         const int32_t& count) {
   static_assert(SupportType<T, int16_t, uint16_t>(), "And: 910B supports int16_t/uint16_t only");
   twin_detail::Binary("And", dst, a, b, count, [](T x, T y) -> T { return static_cast<T>(x & y); });
 }
 
 template <typename T>
-void Or(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, const int32_t& count) {
+void Or(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+        const int32_t& count) {
   static_assert(SupportType<T, int16_t, uint16_t>(), "Or: 910B supports int16_t/uint16_t only");
   twin_detail::Binary("Or", dst, a, b, count, [](T x, T y) -> T { return static_cast<T>(x | y); });
 }
@@ -447,14 +483,16 @@ void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& co
 }
 
 template <typename D, typename S>
-void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count) {
+void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode,
+          const uint32_t count) {
   constexpr bool widen = std::is_same<D, float>::value && SupportType<S, half, bfloat16_t>();
   constexpr bool narrow = std::is_same<S, float>::value && SupportType<D, half, bfloat16_t>();
   static_assert(widen || narrow, "Cast: the twin models half/bfloat16_t <-> float");
   constexpr bool bf16 = std::is_same<D, bfloat16_t>::value || std::is_same<S, bfloat16_t>::value;
   if constexpr (widen) {
     if (mode != RoundMode::CAST_NONE) {
-      ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "Cast to float is exact: use CAST_NONE");
+      ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                         "Cast to float is exact: use CAST_NONE");
     }
     twin_detail::Unary("Cast", dst, src, count, [](S x) -> D {
       const uint32_t bits = ascend_twin::WidenToF32(x.bits, bf16);
@@ -464,7 +502,8 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
     });
   } else {
     if (mode != RoundMode::CAST_RINT) {
-      ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "Cast from float: the twin models CAST_RINT only");
+      ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                         "Cast from float: the twin models CAST_RINT only");
     }
     twin_detail::Unary("Cast", dst, src, count, [](S x) -> D {
       uint32_t bits;
@@ -478,13 +517,15 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
 // multiple of 256 bytes. Modelled with IEEE semantics; relugrad's kernel does
 // not use it (see docs/ascend.md for why), tests exercise its checks.
 template <typename T, typename U>
-void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar, CMPMODE mode, uint32_t count) {
+void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar, CMPMODE mode,
+              uint32_t count) {
   static_assert(SupportType<T, half, float>() && std::is_same<U, uint8_t>::value,
                 "Compares: half/float into a uint8_t bit mask");
   twin_detail::CheckCount(count, "Compares");
   if ((static_cast<uint64_t>(count) * sizeof(T)) % ascend_twin::kRepeatBytes != 0) {
     ascend_twin::Raise(ascend_twin::Violation::kCompareCount,
-                       "Compares: count %u x %zu bytes is not a multiple of 256 bytes", count, sizeof(T));
+                       "Compares: count %u x %zu bytes is not a multiple of 256 bytes", count,
+                       sizeof(T));
   }
   src.Check(count, false, ascend_twin::Pipe::kV, "Compares");
   std::vector<uint8_t> bits(count / 8, 0);
@@ -493,7 +534,8 @@ void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scal
     if constexpr (std::is_same<T, float>::value) {
       r = ascend_twin::CompareF32(twin_detail::LoadElem(src, i), scalar, static_cast<int>(mode));
     } else {
-      r = ascend_twin::CompareF16(twin_detail::LoadElem(src, i).bits, scalar.bits, static_cast<int>(mode));
+      r = ascend_twin::CompareF16(twin_detail::LoadElem(src, i).bits, scalar.bits,
+                                  static_cast<int>(mode));
     }
     if (r) bits[i / 8] = static_cast<uint8_t>(bits[i / 8] | (1u << (i % 8)));
   }
@@ -504,12 +546,13 @@ void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scal
 
 // Select, tensor-scalar mode: dst[i] = bit i of mask ? src0[i] : scalar.
 template <typename T, typename U>
-void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTensor<T>& src0, T scalar,
-            SELMODE mode, uint32_t count) {
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTensor<T>& src0,
+            T scalar, SELMODE mode, uint32_t count) {
   static_assert(SupportType<T, half, float>() && std::is_same<U, uint8_t>::value,
                 "Select: half/float with a uint8_t mask");
   if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
-    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "Select: the twin models VSEL_TENSOR_SCALAR_MODE");
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                       "Select: the twin models VSEL_TENSOR_SCALAR_MODE");
   }
   twin_detail::CheckCount(count, "Select");
   src0.Check(count, false, ascend_twin::Pipe::kV, "Select");
@@ -529,10 +572,11 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTe
 namespace twin_detail {
 inline void CheckPosition(TPosition have, TPosition want, const char* op) {
   if (have != want) {
-    ascend_twin::Raise(ascend_twin::Violation::kQueueProtocol,
-                       "%s: UB tensor has position %d, the queue paradigm needs %d (VECIN for copy-in, "
-                       "VECOUT for copy-out)",
-                       op, static_cast<int>(have), static_cast<int>(want));
+    ascend_twin::Raise(
+        ascend_twin::Violation::kQueueProtocol,
+        "%s: UB tensor has position %d, the queue paradigm needs %d (VECIN for copy-in, "
+        "VECOUT for copy-out)",
+        op, static_cast<int>(have), static_cast<int>(want));
   }
 }
 }  // namespace twin_detail
@@ -542,10 +586,11 @@ template <typename T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
   if (count == 0 || bytes % ascend_twin::kUbAlign != 0) {
-    ascend_twin::Raise(ascend_twin::Violation::kCopyLength,
-                       "DataCopy GM->UB: %llu bytes is not a positive multiple of 32 (hardware truncates; "
-                       "use DataCopyPad)",
-                       static_cast<unsigned long long>(bytes));
+    ascend_twin::Raise(
+        ascend_twin::Violation::kCopyLength,
+        "DataCopy GM->UB: %llu bytes is not a positive multiple of 32 (hardware truncates; "
+        "use DataCopyPad)",
+        static_cast<unsigned long long>(bytes));
   }
   twin_detail::CheckPosition(dst.GetPosition(), TPosition::VECIN, "DataCopy GM->UB");
   src.CheckSpan(bytes, "DataCopy GM->UB");
@@ -562,10 +607,11 @@ template <typename T>
 void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
   if (count == 0 || bytes % ascend_twin::kUbAlign != 0) {
-    ascend_twin::Raise(ascend_twin::Violation::kCopyLength,
-                       "DataCopy UB->GM: %llu bytes is not a positive multiple of 32 (hardware truncates; "
-                       "use DataCopyPad)",
-                       static_cast<unsigned long long>(bytes));
+    ascend_twin::Raise(
+        ascend_twin::Violation::kCopyLength,
+        "DataCopy UB->GM: %llu bytes is not a positive multiple of 32 (hardware truncates; "
+        "use DataCopyPad)",
+        static_cast<unsigned long long>(bytes));
   }
   twin_detail::CheckPosition(src.GetPosition(), TPosition::VECOUT, "DataCopy UB->GM");
   src.Check(count, false, ascend_twin::Pipe::kMte3, "DataCopy UB->GM");
@@ -586,16 +632,18 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
                  const DataCopyPadExtParams<T>& pad) {
   const char* op = "DataCopyPad GM->UB";
   if (p.blockCount == 0 || p.blockLen == 0 || p.blockLen % sizeof(T) != 0) {
-    ascend_twin::Raise(ascend_twin::Violation::kCopyLength, "%s: blockCount %u, blockLen %u bytes", op,
-                       p.blockCount, p.blockLen);
+    ascend_twin::Raise(ascend_twin::Violation::kCopyLength, "%s: blockCount %u, blockLen %u bytes",
+                       op, p.blockCount, p.blockLen);
   }
-  const uint32_t padded = (p.blockLen + ascend_twin::kUbAlign - 1) / ascend_twin::kUbAlign * ascend_twin::kUbAlign;
+  const uint32_t padded =
+      (p.blockLen + ascend_twin::kUbAlign - 1) / ascend_twin::kUbAlign * ascend_twin::kUbAlign;
   if (pad.leftPadding != 0) {
-    ascend_twin::Raise(ascend_twin::Violation::kBadArgument, "%s: the twin models right padding only", op);
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                       "%s: the twin models right padding only", op);
   }
   if (pad.isPad && p.blockLen + pad.rightPadding * sizeof(T) > padded) {
-    ascend_twin::Raise(ascend_twin::Violation::kCopyLength, "%s: rightPadding %u runs past the 32-byte block", op,
-                       pad.rightPadding);
+    ascend_twin::Raise(ascend_twin::Violation::kCopyLength,
+                       "%s: rightPadding %u runs past the 32-byte block", op, pad.rightPadding);
   }
   twin_detail::CheckPosition(dst.GetPosition(), TPosition::VECIN, op);
   ascend_twin::BlockContext& ctx = ascend_twin::Current();
@@ -609,7 +657,8 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     const LocalTensor<T> at = dst[u / sizeof(T)];
     // Padding need not end on an element multiple of 32 bytes: check the
     // whole written span at once, then write it.
-    const uint32_t written = p.blockLen + (pad.isPad ? pad.rightPadding * static_cast<uint32_t>(sizeof(T)) : 0u);
+    const uint32_t written =
+        p.blockLen + (pad.isPad ? pad.rightPadding * static_cast<uint32_t>(sizeof(T)) : 0u);
     ctx.CheckOperand(at.rec(), at.gen(), at.offset(), written, true, ascend_twin::Pipe::kMte2, op);
     std::memcpy(at.Bytes(), g, p.blockLen);
     for (uint32_t i = 0; pad.isPad && i < pad.rightPadding; ++i) {
@@ -625,15 +674,17 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
 // UB -> GM with byte-exact lengths (UB gap srcStride 32-byte blocks, GM gap
 // dstStride bytes).
 template <typename T>
-void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                 const DataCopyExtParams& p) {
   const char* op = "DataCopyPad UB->GM";
   if (p.blockCount == 0 || p.blockLen == 0 || p.blockLen % sizeof(T) != 0) {
-    ascend_twin::Raise(ascend_twin::Violation::kCopyLength, "%s: blockCount %u, blockLen %u bytes", op,
-                       p.blockCount, p.blockLen);
+    ascend_twin::Raise(ascend_twin::Violation::kCopyLength, "%s: blockCount %u, blockLen %u bytes",
+                       op, p.blockCount, p.blockLen);
   }
   twin_detail::CheckPosition(src.GetPosition(), TPosition::VECOUT, op);
   ascend_twin::BlockContext& ctx = ascend_twin::Current();
-  const uint32_t padded = (p.blockLen + ascend_twin::kUbAlign - 1) / ascend_twin::kUbAlign * ascend_twin::kUbAlign;
+  const uint32_t padded =
+      (p.blockLen + ascend_twin::kUbAlign - 1) / ascend_twin::kUbAlign * ascend_twin::kUbAlign;
   const uint64_t gspan = static_cast<uint64_t>(p.blockCount) * p.blockLen +
                          static_cast<uint64_t>(p.blockCount - 1) * p.dstStride;
   dst.CheckSpan(gspan, op);
@@ -662,8 +713,8 @@ inline void ReadTiling(void* dst, const uint8_t* tiling, size_t bytes) {
 
 // New-style tiling: a plain struct registered once, read in the kernel.
 #define REGISTER_TILING_DEFAULT(type) using RelugradTwinTilingType_ = type
-#define GET_TILING_DATA(var, tiling)   \
-  RelugradTwinTilingType_ var;         \
+#define GET_TILING_DATA(var, tiling) \
+  RelugradTwinTilingType_ var;       \
   ascend_twin::ReadTiling(&var, tiling, sizeof(var))
 
 #endif  // RELUGRAD_ASCEND_TWIN_KERNEL_OPERATOR_H_

@@ -1,0 +1,33 @@
+# cmake -DSOURCE_DIR=<root> -DCLANG_FORMAT=<path or NOTFOUND> -P check_format.cmake
+# Fails, naming the files, when any source differs from what clang-format makes of it.
+cmake_minimum_required(VERSION 3.25)
+if(NOT CLANG_FORMAT OR NOT EXISTS "${CLANG_FORMAT}")
+  message("SKIPPED: clang-format is not installed (scripts/install-deps.sh test installs it)")
+  return()
+endif()
+set(files "")
+foreach(dir include src tools tests bench fuzz python/src)
+  file(GLOB_RECURSE found LIST_DIRECTORIES false
+       "${SOURCE_DIR}/${dir}/*.h" "${SOURCE_DIR}/${dir}/*.hpp" "${SOURCE_DIR}/${dir}/*.cc"
+       "${SOURCE_DIR}/${dir}/*.c" "${SOURCE_DIR}/${dir}/*.cu" "${SOURCE_DIR}/${dir}/*.cuh")
+  list(APPEND files ${found})
+endforeach()
+list(FILTER files EXCLUDE REGEX "/fuzz/corpus/")
+list(LENGTH files count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "no sources found under ${SOURCE_DIR}")
+endif()
+set(bad "")
+foreach(f IN LISTS files)
+  execute_process(COMMAND "${CLANG_FORMAT}" --style=file --dry-run --Werror "${f}"
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+    list(APPEND bad "${rel}")
+  endif()
+endforeach()
+if(bad)
+  list(JOIN bad "\n  " lines)
+  message(FATAL_ERROR "not in the tree's format (clang-format -i <file> fixes it):\n  ${lines}")
+endif()
+message(STATUS "${count} sources follow .clang-format")
