@@ -3,7 +3,7 @@
 #                            library, and the CUDA wheel's tests pass (device cases skip without a GPU);
 #                            where there is no nvcc it says so and passes
 #   make gpu-check           bench/gpu/check.sh: build, device tests, benchmarks (on a GPU machine)
-#   make ascend-test         the AscendC kernel through its CPU twin (ctest label "ascend")
+#   make ascend-test         the AscendC kernel through its CPU twin (the Ascend* suites)
 #   make ascend-cost         the Ascend pipe cost model
 # The CUDA C++ tests are part of ctest whenever the backend is built (RELUGRAD_CUDA=AUTO finds nvcc).
 .PHONY: test-cuda cuda-bench-compile gpu-check ascend-test ascend-cost
@@ -24,7 +24,7 @@ gpu-check:
 	bench/gpu/check.sh
 
 ascend-test: build
-	ctest --preset release -L ascend -j $(JOBS)
+	ctest --preset release -R "^(Dtypes[0-9]*/)?Ascend" -j $(JOBS)
 
 ascend-cost: build
 	build/release/tests/ascend/ascend_tiling_test --gtest_filter='*CostModel*'
