@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
+from torch_helpers import bits, eager_path  # noqa: E402,F401 (eager_path: a fixture)
 from cases import random_case, special_case, to_bits  # noqa: E402
 
 TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -16,11 +17,6 @@ def as_torch(a):
     if a.dtype.itemsize == 2 and a.dtype.name == "bfloat16":
         return torch.from_numpy(to_bits(a).astype(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(a))
-
-
-def bits(t):
-    t = t.detach().contiguous()
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def test_relu_grad_on_tensors_is_zero_copy_and_returns_tensors():
@@ -151,20 +147,6 @@ def test_threads_one_gives_the_same_gradients():
         rt.ReLU("torch", threads=threads)(a).backward(g)
         grads.append(a.grad)
     assert torch.equal(bits(grads[0]), bits(grads[1]))
-
-
-@pytest.fixture(params=["native", "python"])
-def eager_path(request, monkeypatch):
-    """Runs a test through each eager path of ReLU: the C++ autograd
-    Functions of _relugrad_torch.so, and the Python ones that serve when it
-    is absent (monkeypatched away)."""
-    if request.param == "native":
-        if not rt.NATIVE:
-            pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
-    else:
-        monkeypatch.setattr(rt, "_native_relu", None)
-        monkeypatch.setattr(rt, "_native_relu_", None)
-    return request.param
 
 
 def _assert_took_path(y, path, mask):

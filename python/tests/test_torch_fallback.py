@@ -14,14 +14,10 @@ from torch.utils._pytree import tree_map  # noqa: E402
 
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
+from torch_helpers import bits, values  # noqa: E402
 from cases import random_case, special_case, to_bits  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-
-def bits(t):
-    t = t.detach().contiguous()
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def as_torch(a):
@@ -48,15 +44,6 @@ class Wrapper(torch.Tensor):
 
         out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
         return tree_map(lambda t: Wrapper(t) if isinstance(t, torch.Tensor) else t, out)
-
-
-def values(shape, dtype=torch.float32, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    t = torch.randn(shape, generator=g, dtype=torch.float64)
-    t.view(-1)[::5] = 0.0
-    t.view(-1)[1::7] = -0.0
-    t.view(-1)[2::9] = float("nan")
-    return t.to(dtype)
 
 
 def plain_reference(semantics, mask, x, g):

@@ -12,27 +12,14 @@ import torch.autograd.forward_ad as fwAD  # noqa: E402
 from torch.func import functional_call, grad, jacrev, jvp, vjp, vmap  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
+from torch_helpers import bits, values  # noqa: E402
 
 SEMANTICS = ["torch", "tensorflow", "jax", "onednn"]
 DTYPES = [torch.float32, torch.float64]
 
 
-def bits(t):
-    t = t.detach().contiguous()
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
-
-
 def same(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
-
-
-def values(shape, dtype, seed):
-    g = torch.Generator().manual_seed(seed)
-    t = torch.randn(shape, generator=g, dtype=torch.float64)
-    t.view(-1)[::5] = 0.0
-    t.view(-1)[1::7] = -0.0
-    t.view(-1)[2::9] = float("nan")
-    return t.to(dtype)
 
 
 def eager_grad(f, x, g):

@@ -7,13 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad.torch as rt  # noqa: E402
+from torch_helpers import bits, eager_path  # noqa: E402,F401 (eager_path: a fixture)
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
-
-
-def bits(t):
-    t = t.detach().contiguous()
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def special(shape, dtype, seed):
@@ -66,17 +62,6 @@ def _grad_layout(name, like):
         dims = list(range(g.dim()))[::-1]
         return g.permute(dims).contiguous().permute(dims)
     raise ValueError(name)
-
-
-@pytest.fixture(params=["native", "python"])
-def eager_path(request, monkeypatch):
-    if request.param == "native":
-        if not rt.NATIVE:
-            pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
-    else:
-        monkeypatch.setattr(rt, "_native_relu", None)
-        monkeypatch.setattr(rt, "_native_relu_", None)
-    return request.param
 
 
 def _non_leaf_like(base):

@@ -1,0 +1,36 @@
+"""Helpers shared by the torch test modules: bit views, special-value inputs and the
+fixture that runs a test through each eager path of relugrad.torch.ReLU."""
+import pytest
+import torch
+
+import relugrad.torch as rt
+
+
+def bits(t):
+    """t's bits as integers of its element size (a contiguous copy), for exact comparison."""
+    t = t.detach().contiguous()
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def values(shape, dtype=torch.float32, seed=0):
+    """Random values with +0, -0 and NaN at fixed strides, converted from f64 to dtype."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g, dtype=torch.float64)
+    t.view(-1)[::5] = 0.0
+    t.view(-1)[1::7] = -0.0
+    t.view(-1)[2::9] = float("nan")
+    return t.to(dtype)
+
+
+@pytest.fixture(params=["native", "python"])
+def eager_path(request, monkeypatch):
+    """Runs a test through each eager path of ReLU: the C++ autograd
+    Functions of _relugrad_torch.so, and the Python ones that serve when it
+    is absent (monkeypatched away)."""
+    if request.param == "native":
+        if not rt.NATIVE:
+            pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    else:
+        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(rt, "_native_relu_", None)
+    return request.param
