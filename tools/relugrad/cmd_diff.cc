@@ -35,16 +35,23 @@ struct Bits {
   uint64_t sign, inf, quiet, min_normal;
 };
 
+// The bit fields the input classes are built from, as the kernels' DtypeTraits define them.
+template <Dtype D>
+Bits TraitsBits() {
+  using Tr = DtypeTraits<D>;
+  return {Tr::kSign, Tr::kInf, Tr::kQuiet, Tr::kMinNormal};
+}
+
 Bits BitsOf(relugrad_dtype d) {
   switch (d) {
     case RELUGRAD_F16:
-      return {0x8000, 0x7c00, 0x0200, 0x0400};
+      return TraitsBits<Dtype::kF16>();
     case RELUGRAD_BF16:
-      return {0x8000, 0x7f80, 0x0040, 0x0080};
+      return TraitsBits<Dtype::kBF16>();
     case RELUGRAD_F32:
-      return {0x80000000u, 0x7f800000u, 0x00400000u, 0x00800000u};
+      return TraitsBits<Dtype::kF32>();
     case RELUGRAD_F64:
-      return {1ull << 63, 0x7ff0000000000000ull, 0x0008000000000000ull, 0x0010000000000000ull};
+      return TraitsBits<Dtype::kF64>();
   }
   return {};
 }
