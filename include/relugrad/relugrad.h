@@ -222,8 +222,41 @@ RELUGRAD_API const char* relugrad_last_error(void);
 RELUGRAD_API const char* relugrad_status_name(relugrad_status status);
 RELUGRAD_API const char* relugrad_version(void);
 
-/* Parsing helpers shared by the CLI and the bindings: names as in the docs
- * ("f32", "bf16", "torch", "tensorflow", "zero_if_le", ...). */
+/* ---- Names ----------------------------------------------------------------
+ * Every enum of this header has one table of names (src/api/names.cc), which
+ * the CLI, the Python package and `info` read; nobody spells them again.
+ * Canonical names are the enumerators' own words in lower case ("f32",
+ * "torch", "zero_if_le", "ftz_daz", "ascend_twin", "streaming"). A few other
+ * spellings are accepted: plain alternatives ("float32") and deprecated ones
+ * ("ftz", "ascend-twin"), whose callers should say so (the CLI and Python
+ * do): relugrad_enum_alias_deprecated tells which. */
+typedef enum relugrad_enum {
+  RELUGRAD_ENUM_DTYPE = 0,
+  RELUGRAD_ENUM_PRESET = 1,
+  RELUGRAD_ENUM_GATE = 2,
+  RELUGRAD_ENUM_COMBINE = 3,
+  RELUGRAD_ENUM_DENORMALS = 4,
+  RELUGRAD_ENUM_THRESHOLD_ROUNDING = 5,
+  RELUGRAD_ENUM_BACKEND = 6,
+  RELUGRAD_ENUM_STORES = 7,
+  RELUGRAD_ENUM_STATUS = 8,
+} relugrad_enum;
+
+/* The number of values of the enum (-1 for an unknown kind), and the
+ * index-th value in declaration order with its canonical name (NULL when
+ * index is out of range). */
+RELUGRAD_API int relugrad_enum_count(relugrad_enum kind);
+RELUGRAD_API const char* relugrad_enum_entry(relugrad_enum kind, int index, int32_t* value);
+/* The canonical name of a value, NULL if the value is not in the enum. */
+RELUGRAD_API const char* relugrad_enum_name(relugrad_enum kind, int32_t value);
+/* Canonical names and accepted alternatives; an unknown name is
+ * RELUGRAD_INVALID_ARGUMENT with the canonical names in the message. */
+RELUGRAD_API relugrad_status relugrad_enum_from_name(relugrad_enum kind, const char* name,
+                                                     int32_t* value);
+/* The canonical name that replaces a deprecated spelling, NULL otherwise. */
+RELUGRAD_API const char* relugrad_enum_alias_deprecated(relugrad_enum kind, const char* name);
+
+/* Shorthands over the tables above for the two enums every caller names. */
 RELUGRAD_API relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out);
 RELUGRAD_API const char* relugrad_dtype_name(relugrad_dtype dtype);
 RELUGRAD_API size_t relugrad_dtype_size(relugrad_dtype dtype);

@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -537,6 +538,43 @@ NB_MODULE(_relugrad, m) {
         return d;
       },
       "The preset's enum settings (gate, combine, denormals, threshold_rounding).");
+
+  // The library's name tables (relugrad_enum_*): Python spells no enum name itself.
+  m.def(
+      "enum_table",
+      [](int kind) {
+        std::vector<std::pair<std::string, int>> rows;
+        const auto k = static_cast<relugrad_enum>(kind);
+        for (int i = 0; i < relugrad_enum_count(k); ++i) {
+          int32_t value = 0;
+          const char* name = relugrad_enum_entry(k, i, &value);
+          rows.emplace_back(name, static_cast<int>(value));
+        }
+        return rows;
+      },
+      nb::arg("kind"), "[(canonical name, value)] of one relugrad_enum, in declaration order.");
+  m.def(
+      "enum_from_name",
+      [](int kind, const std::string& name) {
+        const auto k = static_cast<relugrad_enum>(kind);
+        int32_t value = 0;
+        Check(relugrad_enum_from_name(k, name.c_str(), &value));
+        const char* canonical = relugrad_enum_alias_deprecated(k, name.c_str());
+        return std::make_pair(static_cast<int>(value),
+                              canonical ? std::optional<std::string>(canonical) : std::nullopt);
+      },
+      nb::arg("kind"), nb::arg("name"),
+      "(value, canonical name if `name` is a deprecated spelling else None); unknown names "
+      "raise ValueError listing the canonical ones.");
+  m.attr("ENUM_DTYPE") = static_cast<int>(RELUGRAD_ENUM_DTYPE);
+  m.attr("ENUM_PRESET") = static_cast<int>(RELUGRAD_ENUM_PRESET);
+  m.attr("ENUM_GATE") = static_cast<int>(RELUGRAD_ENUM_GATE);
+  m.attr("ENUM_COMBINE") = static_cast<int>(RELUGRAD_ENUM_COMBINE);
+  m.attr("ENUM_DENORMALS") = static_cast<int>(RELUGRAD_ENUM_DENORMALS);
+  m.attr("ENUM_THRESHOLD_ROUNDING") = static_cast<int>(RELUGRAD_ENUM_THRESHOLD_ROUNDING);
+  m.attr("ENUM_BACKEND") = static_cast<int>(RELUGRAD_ENUM_BACKEND);
+  m.attr("ENUM_STORES") = static_cast<int>(RELUGRAD_ENUM_STORES);
+  m.attr("ENUM_STATUS") = static_cast<int>(RELUGRAD_ENUM_STATUS);
 
   m.attr("F32") = static_cast<int>(RELUGRAD_F32);
   m.attr("F16") = static_cast<int>(RELUGRAD_F16);

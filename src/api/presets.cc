@@ -1,54 +1,10 @@
-// The framework presets and the name tables shared by the CLI and bindings.
+// The framework presets (their names are in names.cc).
 // Which framework/device each preset reproduces, and how it was confirmed,
 // is in the README's semantics table.
 #include <cstring>
 
 #include "core/error.h"
 #include "relugrad/relugrad.h"
-
-namespace {
-
-struct Named {
-  const char* name;
-  int value;
-};
-
-constexpr Named kDtypes[] = {
-    {"f32", RELUGRAD_F32}, {"f16", RELUGRAD_F16}, {"bf16", RELUGRAD_BF16}, {"f64", RELUGRAD_F64}};
-constexpr Named kDtypeAliases[] = {{"float32", RELUGRAD_F32},
-                                   {"float16", RELUGRAD_F16},
-                                   {"bfloat16", RELUGRAD_BF16},
-                                   {"float64", RELUGRAD_F64}};
-constexpr Named kPresets[] = {{"torch", RELUGRAD_PRESET_TORCH},
-                              {"tensorflow", RELUGRAD_PRESET_TENSORFLOW},
-                              {"jax", RELUGRAD_PRESET_JAX},
-                              {"onednn", RELUGRAD_PRESET_ONEDNN},
-                              {"mindspore", RELUGRAD_PRESET_MINDSPORE},
-                              {"cann_relugrad", RELUGRAD_PRESET_CANN_RELUGRAD},
-                              {"cann_relugrad_v2", RELUGRAD_PRESET_CANN_RELUGRAD_V2},
-                              {"cann_threshold_grad", RELUGRAD_PRESET_CANN_THRESHOLD_GRAD},
-                              {"cann_relugrad_v2_hp", RELUGRAD_PRESET_CANN_RELUGRAD_V2_HP}};
-
-template <size_t N>
-const char* NameOf(const Named (&table)[N], int value) {
-  for (const Named& e : table) {
-    if (e.value == value) return e.name;
-  }
-  return nullptr;
-}
-
-template <size_t N>
-bool ValueOf(const Named (&table)[N], const char* name, int* value) {
-  for (const Named& e : table) {
-    if (std::strcmp(e.name, name) == 0) {
-      *value = e.value;
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -134,23 +90,6 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
   return RELUGRAD_OK;
 }
 
-relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out) {
-  int v = 0;
-  if (name == nullptr || out == nullptr)
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
-  if (!ValueOf(kDtypes, name, &v) && !ValueOf(kDtypeAliases, name, &v)) {
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "unknown dtype '%s' (f32, f16, bf16, f64)",
-                          name);
-  }
-  *out = static_cast<relugrad_dtype>(v);
-  return RELUGRAD_OK;
-}
-
-const char* relugrad_dtype_name(relugrad_dtype dtype) {
-  const char* name = NameOf(kDtypes, dtype);
-  return name ? name : "invalid";
-}
-
 size_t relugrad_dtype_size(relugrad_dtype dtype) {
   switch (dtype) {
     case RELUGRAD_F16:
@@ -162,26 +101,6 @@ size_t relugrad_dtype_size(relugrad_dtype dtype) {
       return 8;
   }
   return 0;
-}
-
-relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out) {
-  int v = 0;
-  if (name == nullptr || out == nullptr)
-    return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
-  if (!ValueOf(kPresets, name, &v)) {
-    return relugrad::Fail(
-        RELUGRAD_INVALID_ARGUMENT,
-        "unknown semantics preset '%s' (torch, tensorflow, jax, onednn, mindspore, cann_relugrad, "
-        "cann_relugrad_v2, cann_threshold_grad, cann_relugrad_v2_hp)",
-        name);
-  }
-  *out = static_cast<relugrad_preset>(v);
-  return RELUGRAD_OK;
-}
-
-const char* relugrad_preset_name(relugrad_preset preset) {
-  const char* name = NameOf(kPresets, preset);
-  return name ? name : "invalid";
 }
 
 }  // extern "C"

@@ -159,6 +159,51 @@ TEST(CliRun, ThresholdOnARoundingBoundaryRoundsThroughFloat) {
                        "overflows a double");
 }
 
+TEST(CliRun, EnumFlagsTakeTheLibrarysNames) {
+  // f32 dy = 1.0, s = the smallest subnormal, t = 0: IEEE opens the gate, FTZ/DAZ
+  // compares s as 0 and closes it.
+  const std::string dir = ScratchDir();
+  std::string error;
+  const auto dy = Pack(RELUGRAD_F32, {0x3f800000}), s = Pack(RELUGRAD_F32, {0x00000001});
+  ASSERT_TRUE(npy::Write(dir + "/edy.npy", "<f4", {1}, dy.data(), dy.size(), &error)) << error;
+  ASSERT_TRUE(npy::Write(dir + "/es.npy", "<f4", {1}, s.data(), s.size(), &error)) << error;
+  const std::string run =
+      "run --dy " + dir + "/edy.npy --x " + dir + "/es.npy -o " + dir + "/edx.npy ";
+  struct Case {
+    const char* flags;
+    const char* want;
+    const char* note;  // expected on stderr ("" = nothing)
+  };
+  const Case cases[] = {
+      {"--denormals ieee", "0x3f800000", ""},
+      {"--denormals ftz_daz", "0x0", ""},
+      {"--denormals ftz", "0x0", "--denormals ftz is deprecated: use --denormals ftz_daz"},
+      {"--backend ascend_twin", "0x3f800000", ""},
+      {"--backend ascend-twin", "0x3f800000",
+       "--backend ascend-twin is deprecated: use --backend ascend_twin"},
+  };
+  for (const Case& c : cases) {
+    const CliResult r = RunCli(run + c.flags);
+    if (std::string(c.flags).find("ascend") != std::string::npos &&
+        !relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN)) {
+      EXPECT_EQ(r.status, 1) << c.flags << ": a build without the twin refuses it";
+      continue;
+    }
+    ASSERT_EQ(r.status, 0) << c.flags << ": " << r.err;
+    npy::Array got;
+    ASSERT_TRUE(npy::Read(dir + "/edx.npy", &got, &error)) << error;
+    EXPECT_EQ(Hex(BitsAt(RELUGRAD_F32, got.data.data(), 0)), c.want) << c.flags;
+    if (*c.note) {
+      EXPECT_NE(r.err.find(c.note), std::string::npos) << c.flags << ": " << r.err;
+    } else {
+      EXPECT_EQ(r.err, "") << c.flags;
+    }
+  }
+  ExpectOneLineFailure(run + "--denormals flush", "unknown denormals mode 'flush' (ieee, ftz_daz)");
+  ExpectOneLineFailure(run + "--backend npu", "unknown backend 'npu' (cpu, cuda, ascend_twin)");
+  ExpectOneLineFailure(run + "--gate le", "unknown gate 'le' (zero_if_le, pass_if_gt)");
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace relugrad

@@ -1,26 +1,49 @@
 #include "semantics_flags.h"
 
+#include <cstdio>
+
 namespace relugrad {
 namespace cli {
 
+namespace {
+
+// "a | b | c": the canonical names of one enum, from the library's table.
+std::string Choices(relugrad_enum kind, const char* separator = " | ") {
+  std::string list;
+  for (int i = 0; i < relugrad_enum_count(kind); ++i) {
+    list += (i ? separator : "") + std::string(relugrad_enum_entry(kind, i, nullptr));
+  }
+  return list;
+}
+
+}  // namespace
+
 std::vector<FlagSpec> SemanticsFlagSpecs() {
   return {
-      {"semantics", true,
-       "preset: torch (default), tensorflow, jax, onednn, mindspore, cann_relugrad, "
-       "cann_relugrad_v2, "
-       "cann_threshold_grad, cann_relugrad_v2_hp"},
+      {"semantics", true, "preset (default torch): " + Choices(RELUGRAD_ENUM_PRESET, ", ")},
       {"threshold", true, "threshold t (default 0)"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
-      {"gate", true, "override: zero_if_le | pass_if_gt"},
-      {"combine", true, "override: select | multiply"},
-      {"denormals", true, "override: ieee | ftz"},
-      {"threshold-rounding", true, "override: compute | dtype"},
+      {"gate", true, "override: " + Choices(RELUGRAD_ENUM_GATE)},
+      {"combine", true, "override: " + Choices(RELUGRAD_ENUM_COMBINE)},
+      {"denormals", true, "override: " + Choices(RELUGRAD_ENUM_DENORMALS)},
+      {"threshold-rounding", true, "override: " + Choices(RELUGRAD_ENUM_THRESHOLD_ROUNDING)},
       {"threads", true, "worker threads (0 = all cores)"},
-      {"stores", true, "store hint, same bits: auto (default) | cached | streaming"},
+      {"stores", true,
+       "store hint, same bits: " + Choices(RELUGRAD_ENUM_STORES) + " (default auto)"},
       {"isa", true, "cap SIMD dispatch at this target (see relugrad info)"},
-      {"backend", true, "cpu (default), cuda, ascend-twin"},
+      {"backend", true, "backend (default cpu): " + Choices(RELUGRAD_ENUM_BACKEND)},
   };
+}
+
+int32_t ParseEnum(relugrad_enum kind, const std::string& flag, const std::string& name) {
+  int32_t value = 0;
+  CheckStatus(relugrad_enum_from_name(kind, name.c_str(), &value), "--" + flag);
+  if (const char* canonical = relugrad_enum_alias_deprecated(kind, name.c_str())) {
+    std::fprintf(stderr, "relugrad: --%s %s is deprecated: use --%s %s\n", flag.c_str(),
+                 name.c_str(), flag.c_str(), canonical);
+  }
+  return value;
 }
 
 void CheckStatus(relugrad_status status, const std::string& context) {
@@ -35,17 +58,11 @@ void ParseClip(const std::string& text, double* lo, double* hi) {
 }
 
 relugrad_backend ParseBackend(const std::string& name) {
-  if (name == "cpu") return RELUGRAD_BACKEND_CPU;
-  if (name == "cuda") return RELUGRAD_BACKEND_CUDA;
-  if (name == "ascend-twin") return RELUGRAD_BACKEND_ASCEND_TWIN;
-  throw UsageError("unknown backend '" + name + "' (cpu, cuda, ascend-twin)");
+  return static_cast<relugrad_backend>(ParseEnum(RELUGRAD_ENUM_BACKEND, "backend", name));
 }
 
 relugrad_stores ParseStores(const std::string& name) {
-  if (name == "auto") return RELUGRAD_STORES_AUTO;
-  if (name == "cached") return RELUGRAD_STORES_CACHED;
-  if (name == "streaming") return RELUGRAD_STORES_STREAMING;
-  throw UsageError("--stores must be auto, cached or streaming, got '" + name + "'");
+  return static_cast<relugrad_stores>(ParseEnum(RELUGRAD_ENUM_STORES, "stores", name));
 }
 
 relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_name) {
@@ -59,42 +76,17 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
     o.clip = 1;
     ParseClip(args.Get("clip"), &o.clip_lo, &o.clip_hi);
   }
-  if (args.Has("gate")) {
-    const std::string g = args.Get("gate");
-    if (g == "zero_if_le")
-      o.gate = RELUGRAD_GATE_ZERO_IF_LE;
-    else if (g == "pass_if_gt")
-      o.gate = RELUGRAD_GATE_PASS_IF_GT;
-    else
-      throw UsageError("--gate must be zero_if_le or pass_if_gt, got '" + g + "'");
-  }
-  if (args.Has("combine")) {
-    const std::string c = args.Get("combine");
-    if (c == "select")
-      o.combine = RELUGRAD_COMBINE_SELECT;
-    else if (c == "multiply")
-      o.combine = RELUGRAD_COMBINE_MULTIPLY;
-    else
-      throw UsageError("--combine must be select or multiply, got '" + c + "'");
-  }
-  if (args.Has("denormals")) {
-    const std::string d = args.Get("denormals");
-    if (d == "ieee")
-      o.denormals = RELUGRAD_DENORMALS_IEEE;
-    else if (d == "ftz")
-      o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
-    else
-      throw UsageError("--denormals must be ieee or ftz, got '" + d + "'");
-  }
-  if (args.Has("threshold-rounding")) {
-    const std::string r = args.Get("threshold-rounding");
-    if (r == "compute")
-      o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
-    else if (r == "dtype")
-      o.threshold_rounding = RELUGRAD_THRESHOLD_DTYPE;
-    else
-      throw UsageError("--threshold-rounding must be compute or dtype, got '" + r + "'");
-  }
+  if (args.Has("gate"))
+    o.gate = static_cast<relugrad_gate>(ParseEnum(RELUGRAD_ENUM_GATE, "gate", args.Get("gate")));
+  if (args.Has("combine"))
+    o.combine = static_cast<relugrad_combine>(
+        ParseEnum(RELUGRAD_ENUM_COMBINE, "combine", args.Get("combine")));
+  if (args.Has("denormals"))
+    o.denormals = static_cast<relugrad_denormals>(
+        ParseEnum(RELUGRAD_ENUM_DENORMALS, "denormals", args.Get("denormals")));
+  if (args.Has("threshold-rounding"))
+    o.threshold_rounding = static_cast<relugrad_threshold_rounding>(ParseEnum(
+        RELUGRAD_ENUM_THRESHOLD_ROUNDING, "threshold-rounding", args.Get("threshold-rounding")));
   o.threads = static_cast<int32_t>(args.GetInt("threads", 0, 0, 4096));
   if (args.Has("stores")) o.stores = ParseStores(args.Get("stores"));
   if (args.Has("backend")) o.backend = ParseBackend(args.Get("backend"));

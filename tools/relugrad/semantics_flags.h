@@ -28,8 +28,12 @@ void ParseClip(const std::string& text, double* lo, double* hi);
 // Throws UsageError("<context>: <last error>") for a non-OK status.
 void CheckStatus(relugrad_status status, const std::string& context);
 
+// A name of one of the library's enums (relugrad_enum_from_name), for --flag.
+// Throws UsageError for an unknown name; a deprecated spelling is accepted with
+// a note on stderr that names the canonical one.
+int32_t ParseEnum(relugrad_enum kind, const std::string& flag, const std::string& name);
 relugrad_backend ParseBackend(const std::string& name);
-relugrad_stores ParseStores(const std::string& name);  // auto, cached, streaming
+relugrad_stores ParseStores(const std::string& name);
 
 }  // namespace cli
 }  // namespace relugrad
