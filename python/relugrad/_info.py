@@ -28,9 +28,8 @@ def info() -> Dict[str, Any]:
     facts["simd_attainable"] = list(_C.isa_names())
     facts["simd_selected"] = _C.isa_selected()
     facts["threads_default"] = _C.default_threads()
-    facts["backends"] = {name: bool(_C.backend_available(code)) for name, code in
-                         (("cpu", _C.BACKEND_CPU), ("cuda", _C.BACKEND_CUDA),
-                          ("ascend_twin", _C.BACKEND_ASCEND_TWIN))}
+    facts["backends"] = {name: bool(_C.backend_available(code))
+                         for name, code in _C.enum_table(_C.ENUM_BACKEND)}
     built_for = _torch_native_stamp()
     facts["torch_native"] = (f"built for torch {built_for}" if built_for is not None
                              else "not built (no torch when the package was built)")

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 import numbers
 import sys
+import warnings
 from typing import Any, Dict, Optional, Tuple
 
 from . import _relugrad as _C
 
-PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore",
-           "cann_relugrad", "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp")
-GATES = {"zero_if_le": 0, "pass_if_gt": 1}
-COMBINES = {"select": 0, "multiply": 1}
-DENORMALS = {"ieee": 0, "ftz_daz": 1}
-THRESHOLD_ROUNDINGS = {"compute": 0, "dtype": 1}
-STORES = {"auto": 0, "cached": 1, "streaming": 2}
+
+def _names(kind: int) -> Dict[str, int]:
+    """{canonical name: value} of one C ABI enum, from the library's table."""
+    return dict(_C.enum_table(kind))
+
+
+PRESETS = tuple(_names(_C.ENUM_PRESET))
+GATES = _names(_C.ENUM_GATE)
+COMBINES = _names(_C.ENUM_COMBINE)
+DENORMALS = _names(_C.ENUM_DENORMALS)
+THRESHOLD_ROUNDINGS = _names(_C.ENUM_THRESHOLD_ROUNDING)
+STORES = _names(_C.ENUM_STORES)
+BACKENDS = _names(_C.ENUM_BACKEND)
+_KINDS = {id(GATES): _C.ENUM_GATE, id(COMBINES): _C.ENUM_COMBINE, id(DENORMALS): _C.ENUM_DENORMALS,
+          id(THRESHOLD_ROUNDINGS): _C.ENUM_THRESHOLD_ROUNDING, id(STORES): _C.ENUM_STORES,
+          id(BACKENDS): _C.ENUM_BACKEND}
 
 _PRESET_IDS = {name: _C.preset_from_name(name) for name in PRESETS}
 
@@ -23,9 +33,21 @@ _PRESET_IDS = {name: _C.preset_from_name(name) for name in PRESETS}
 def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> int:
     if value is None:
         return -1
-    if not isinstance(value, str) or value not in table:
-        raise ValueError(f"{name}: {value!r} is not one of {', '.join(table)}")
-    return table[value]
+    if isinstance(value, str):
+        code = table.get(value)
+        if code is not None:
+            return code
+        kind = _KINDS.get(id(table))
+        if kind is not None:  # a deprecated spelling the library still accepts
+            try:
+                code, canonical = _C.enum_from_name(kind, value)
+            except ValueError:
+                canonical = None
+            if canonical is not None:
+                warnings.warn(f"{name}={value!r} is deprecated: use {name}={canonical!r}",
+                              DeprecationWarning, stacklevel=4)
+                return code
+    raise ValueError(f"{name}: {value!r} is not one of {', '.join(table)}")
 
 
 def _real(name: str, value: Any) -> float:
@@ -79,9 +101,9 @@ def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tupl
     c = _enum("combine", combine, COMBINES)
     d = _enum("denormals", denormals, DENORMALS)
     r = _enum("threshold_rounding", threshold_rounding, THRESHOLD_ROUNDINGS)
-    store_id = STORES.get(stores) if isinstance(stores, str) else None
-    if store_id is None:
+    if not isinstance(stores, str):
         raise ValueError(f"stores: {stores!r} is not one of {', '.join(STORES)}")
+    store_id = _enum("stores", stores, STORES)
     return (preset, g, c, d, r, t, a, use_clip, lo, hi, n_threads, store_id)
 
 

@@ -97,7 +97,7 @@ def test_releases_the_gil():
     (dict(threads=1.5), "threads", TypeError, "threads: expected an int"),
     (dict(gate="gt"), "gate", ValueError, "gate: 'gt'"),
     (dict(combine="mul"), "combine", ValueError, "combine: 'mul'"),
-    (dict(denormals="ftz"), "denormals", ValueError, "denormals: 'ftz'"),
+    (dict(denormals="flush"), "denormals", ValueError, "denormals: 'flush' is not one of ieee, ftz_daz"),
     (dict(threshold_rounding="f32"), "threshold_rounding", ValueError, "threshold_rounding: 'f32'"),
 ])
 def test_errors_name_the_argument(bad, arg, exc, match):
@@ -166,3 +166,26 @@ def test_preset_settings():
                                                      denormals="ieee", threshold_rounding="compute")
     with pytest.raises(ValueError, match="semantics"):
         relugrad.preset_settings("mxnet")
+
+
+def test_enum_names_come_from_the_library():
+    # Each table is the C ABI's (relugrad_enum_*), canonical names in declaration order.
+    from relugrad import _relugrad as C
+    from relugrad import _options
+    assert _options.DENORMALS == {"ieee": 0, "ftz_daz": 1}
+    assert _options.BACKENDS == {"cpu": 0, "cuda": 1, "ascend_twin": 2}
+    assert _options.PRESETS == tuple(name for name, _ in C.enum_table(C.ENUM_PRESET))
+    assert set(relugrad.info()["backends"]) == {"cpu", "cuda", "ascend_twin"}
+    with pytest.raises(ValueError, match=r"unknown denormals mode 'flush' \(ieee, ftz_daz\)"):
+        C.enum_from_name(C.ENUM_DENORMALS, "flush")
+
+
+def test_deprecated_spelling_warns_and_means_the_canonical_one():
+    # s = the smallest f32 subnormal, dy = 1: FTZ/DAZ closes the gate, IEEE opens it.
+    dy = np.ones(1, np.float32)
+    s = np.array([1e-45], np.float32)
+    with pytest.warns(DeprecationWarning, match="denormals='ftz' is deprecated: use denormals='ftz_daz'"):
+        old = relugrad.relu_grad(dy, s, denormals="ftz")
+    new = relugrad.relu_grad(dy, s, denormals="ftz_daz")
+    assert old.view(np.uint32).tolist() == new.view(np.uint32).tolist() == [0]
+    assert relugrad.relu_grad(dy, s, denormals="ieee").view(np.uint32).tolist() == [0x3F800000]
