@@ -10,6 +10,9 @@ std::vector<FlagSpec> SemanticsFlagSpecs() {
        "cann_relugrad_v2, "
        "cann_threshold_grad, cann_relugrad_v2_hp"},
       {"threshold", true, "threshold t (default 0)"},
+      {"gate-max", true,
+       "upper gate bound h: open only when also s < h (hardtanh; ReLU6 is --gate-max 6); "
+       "default none"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
       {"gate", true, "override: zero_if_le | pass_if_gt"},
@@ -54,6 +57,7 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
   relugrad_options o;
   CheckStatus(relugrad_options_init(&o, preset), "--semantics");
   o.threshold = args.GetDouble("threshold", o.threshold);
+  o.gate_max = args.GetDouble("gate-max", o.gate_max);
   o.alpha = args.GetDouble("alpha", o.alpha);
   if (args.Has("clip")) {
     o.clip = 1;
