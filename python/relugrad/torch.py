@@ -67,9 +67,10 @@ def _check_semantics(semantics: str) -> None:
         raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(_api.PRESETS)}")
 
 
-def _check_threads(threads: int) -> None:
-    if threads < 0:
-        raise ValueError(f"threads: must be >= 0 (0 = torch's intra-op threads), got {threads}")
+def _check_threads(threads: Optional[int]) -> int:
+    """The checked threads argument, as in every Python entry point: None or
+    0 -> 0 (torch's intra-op threads), N -> N."""
+    return _api._thread_count(threads)
 
 
 def _threads(threads: int) -> int:
@@ -807,7 +808,7 @@ class ReLU(nn.Module):
         backward keeps x (or only the mask) instead of a second tensor. Under
         torch.compile the ops run out of place and the result is copied
         into x.
-      threads: 0 (default) splits forward (mask) and backward over torch's
+      threads: None or 0 (default) splits forward (mask) and backward over torch's
         own intra-op threads (torch.get_num_threads(), at::parallel_for) on
         the torch-native path, or over relugrad's pool with as many threads
         where the Python path serves (NATIVE_STATUS says which); N > 0:
@@ -820,14 +821,13 @@ class ReLU(nn.Module):
         computed or kept; y has the same bits.
     """
 
-    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0,
+    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: Optional[int] = 0,
                  mask: bool = False) -> None:
         super().__init__()
         _check_semantics(semantics)
-        _check_threads(threads)
         self.semantics = semantics
         self.inplace = bool(inplace)
-        self.threads = threads
+        self.threads = _check_threads(threads)
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:

@@ -440,8 +440,20 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
         a = t.clone().requires_grad_(True)
         rt.ReLU()(a).backward(t)
         rt.ReLU(threads=1)(a).backward(t)
+        rt.ReLU(threads=None)(a).backward(t)
+        rt.replace_relu(torch.nn.Sequential(torch.nn.ReLU()), threads=None)(a).backward(t)
     finally:
         torch.set_num_threads(before)
-    assert seen == [3, 3, 2, 3, 3, 1]
-    with pytest.raises(ValueError, match="threads: must be >= 0"):
-        relugrad.relu_grad(t, t, threads=-1)
+    assert seen == [3, 3, 2, 3, 3, 1, 3, 3]
+    for bad in (-1,):
+        with pytest.raises(ValueError, match="threads: must be >= 0"):
+            relugrad.relu_grad(t, t, threads=bad)
+        with pytest.raises(ValueError, match="threads: must be >= 0"):
+            rt.ReLU(threads=bad)
+    for bad in (True, 1.5, "2"):
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            relugrad.relu_grad(t, t, threads=bad)
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            rt.ReLU(threads=bad)
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            rt.replace_relu(torch.nn.ReLU(), threads=bad)
