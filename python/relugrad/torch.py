@@ -932,3 +932,8 @@ def _register_export() -> None:
 
 
 _register_export()
+
+# The two-sided gate's modules (hardtanh_backward by relugrad's upper gate bound).
+from ._hardtanh import Hardtanh, ReLU6, hardtanh_grad  # noqa: E402
+
+__all__ += ["Hardtanh", "ReLU6", "hardtanh_grad"]
