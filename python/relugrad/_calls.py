@@ -21,12 +21,13 @@ from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, 
 from ._options import _framework_threads, _options, _real
 
 
-def _gate_max(gate_max: Optional[float]) -> float:
-    """The upper gate bound as the bindings take it: None -> +inf (none)."""
-    return float("inf") if gate_max is None else _real("gate_max", gate_max)
+def _gate_max(gate_max: Optional[float]) -> dict:
+    """The upper gate bound as the bindings' keyword: {} for None (no bound,
+    the bindings' default), else {"gate_max": h}."""
+    return {} if gate_max is None else {"gate_max": _real("gate_max", gate_max)}
 
 
-def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, gate_max: float = float("inf")) -> Any:
+def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dict] = None) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
     by address (DLPack import of three tensors was 7 us per call); None when
     anything differs, for the checked path to report it."""
@@ -42,7 +43,7 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, gate_max: float = f
     else:
         return None
     _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel(), code, *opts,
-                          gate_max=gate_max)
+                          **(bound or {}))
     return result
 
 
@@ -52,10 +53,10 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
          threshold_rounding: Optional[str], reference: bool, stores: str = "auto",
          gate_max: Optional[float] = None) -> ArrayLike:
     opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
-    h = _gate_max(gate_max)
+    bound = _gate_max(gate_max)
     torch = sys.modules.get("torch")
     if torch is not None and not reference and type(dy) is torch.Tensor and type(s) is torch.Tensor:
-        result = _torch_host_call(dy, s, out, opts, h)
+        result = _torch_host_call(dy, s, out, opts, bound)
         if result is not None:
             return result
     dy_v, dy_decl = _binding_view("dy", dy)
@@ -67,10 +68,10 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     # The bindings resolve each array's dtype and device and reject
     # mismatches by name.
     if type(dy) is np.ndarray:  # host memory: no device scope, NumPy out
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, 0, h)
+        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, 0, **bound)
         return result
     with _DeviceScope(dy) as scope:
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream, h)
+        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream, **bound)
     return _as_kind_of(dy, result) if out is None else result
 
 
