@@ -38,6 +38,7 @@ def torchvision_model(name: str):
 # name -> (constructor, input shape, whether the layout options apply)
 MODELS = {
     "resnet18": (lambda: torchvision_model("resnet18"), (8, 3, 112, 112), True),
+    "resnet18-tiny": (lambda: torchvision_model("resnet18"), (2, 3, 32, 32), True),
     "resnet50": (lambda: torchvision_model("resnet50"), (4, 3, 112, 112), True),
     "mlp": (mlp, (1024, 512), False),
     "transformer": (transformer, (8, 128, 256), False),
@@ -92,11 +93,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
+    ap.add_argument("--compile", default="", metavar="BACKEND",
+                    help="torch.compile both models with this backend (inductor, aot_eager) before timing")
     args = ap.parse_args()
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, relugrad native={rt.NATIVE}, "
-          f"mask={args.mask}; ms per step, median of {args.rounds} interleaved rounds of {args.steps} steps")
+          f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
+          f"rounds of {args.steps} steps")
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock | saved MiB stock | saved MiB relugrad |")
     print("|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
@@ -110,6 +114,12 @@ def main() -> None:
             if layout == "channels_last":
                 stock, ours = stock.to(memory_format=torch.channels_last), ours.to(memory_format=torch.channels_last)
                 x = x.contiguous(memory_format=torch.channels_last)
+            if args.compile:  # the first steps compile; bits are compared on compiled steps
+                torch._dynamo.reset()
+                stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
+                for m in (stock, ours):
+                    step(m, x)
+                    m.zero_grad(set_to_none=True)
             same = same_first_step(stock, ours, x)
             bytes_stock, bytes_ours = saved_bytes(stock, x), saved_bytes(ours, x)
             times = {"stock": [], "ours": []}
