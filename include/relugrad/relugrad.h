@@ -178,7 +178,7 @@ typedef struct relugrad_options {
    * PyTorch's scalar and CUDA hardtanh_backward); pass_if_gt is open iff
    * t < s < h (a NaN gate closed, as PyTorch's vectorised CPU loop, which
    * runs all but the last n mod (2 * vector lanes) elements of a
-   * contiguous tensor; docs/semantics.md "Upper bound"). CPU backend only;
+   * contiguous tensor; docs/semantics.md). CPU backend only;
    * the CUDA and Ascend backends and the mask forward answer
    * RELUGRAD_UNSUPPORTED for a bounded gate. */
   double gate_max;
