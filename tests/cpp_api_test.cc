@@ -26,6 +26,14 @@ TEST(CppApi, TypedCallsAndPresets) {
   EXPECT_EQ(bo[1].bits, 0x0000);
 }
 
+TEST(CppApi, GateMaxBoundsTheGate) {
+  std::vector<float> dy = {1, 1, 1}, s = {3, 6, 7}, dx(3);
+  relugrad::relu_grad<float>(dy, s, dx, relugrad::Options().gate_max(6));
+  EXPECT_EQ(dx, (std::vector<float>{1, 0, 0}));
+  EXPECT_THROW(relugrad::relu_grad<float>(dy, s, dx, relugrad::Options().gate_max(0)),
+               relugrad::InvalidArgument);
+}
+
 TEST(CppApi, ErrorsAreTypedExceptions) {
   std::vector<float> a(4), b(3), c(4);
   EXPECT_THROW(relugrad::relu_grad<float>(a, b, c), relugrad::InvalidArgument);

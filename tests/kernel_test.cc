@@ -160,6 +160,57 @@ TEST_P(KernelTest, LargeRandomArrays) {
   }
 }
 
+// The upper-bound gate (gate_max) has its own loops (RunBlock's bounded
+// paths and the 16-bit alpha path): the same sweeps over BoundedGateConfigs.
+TEST_P(KernelTest, BoundedGateSpecialValueCrossProduct) {
+  for (relugrad_dtype d : kAllDtypes) {
+    const auto special = SpecialValues(d);
+    std::vector<uint64_t> dy_bits, s_bits;
+    for (uint64_t g : special) {
+      for (uint64_t v : special) {
+        dy_bits.push_back(v);
+        s_bits.push_back(g);
+      }
+    }
+    const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
+    for (const Config& c : BoundedGateConfigs()) {
+      SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d));
+      RunPlaced(d, c.options, dy, s, 0, 0, 0, "cross product");
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(KernelTest, BoundedGateEveryLengthUpTo300AndInPlace) {
+  const uint64_t seed = 4321;
+  const auto configs = BoundedGateConfigs();
+  for (relugrad_dtype d : kAllDtypes) {
+    const auto dy_all = Pack(d, RandomBits(d, 300, seed));
+    const auto s_all = Pack(d, RandomBits(d, 300, seed + 1));
+    const size_t es = relugrad_dtype_size(d);
+    for (size_t n = 0; n <= 300; ++n) {
+      const Config& c = configs[n % configs.size()];
+      std::vector<unsigned char> dy(dy_all.begin(), dy_all.begin() + n * es);
+      std::vector<unsigned char> s(s_all.begin(), s_all.begin() + n * es);
+      const size_t off = (n * es) % 64 / es * es;
+      RunPlaced(d, c.options, dy, s, off, (64 - off) % 64, (n * 7 * es) % 64,
+                c.name + " n=" + std::to_string(n));
+      if (HasFatalFailure()) return;
+    }
+    for (const Config& c : configs) {
+      const size_t n = 1029;
+      const auto dy = Pack(d, RandomBits(d, n, seed + 2));
+      const auto s = Pack(d, RandomBits(d, n, seed + 3));
+      const auto expected = Reference(d, dy, s, c.options);
+      auto work = s;
+      ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), work.data(), work.data(),
+                                   &c.options),
+                RELUGRAD_OK);
+      ASSERT_EQ(CompareBits(d, expected.data(), work.data(), n), "") << c.name << " dx=s";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, KernelTest, ::testing::ValuesIn(TargetsToTest()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

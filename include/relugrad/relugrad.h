@@ -168,6 +168,20 @@ typedef struct relugrad_options {
   void* stream;           /* CUDA: a cudaStream_t (NULL = default stream) */
   relugrad_stores stores; /* CPU store hint; AUTO by default (a struct_size
                              that ends before this field gets AUTO) */
+  /* Upper bound h of the gate (hardtanh_backward; ReLU6 is t = 0, h = 6):
+   * a non-NaN s is open only when also s < h, so s == h is closed. +inf (the
+   * default, and what a struct_size that ends before this field gets) means
+   * no upper bound: s = +inf stays open. NaN is invalid; h must be > t.
+   * Rounded like the threshold (threshold_rounding) and compared in the same
+   * precision, with the same DAZ rule. NaN gates keep the gate predicate's
+   * rule: zero_if_le is closed iff s <= t or s >= h (a NaN gate open, as
+   * PyTorch's scalar and CUDA hardtanh_backward); pass_if_gt is open iff
+   * t < s < h (a NaN gate closed, as PyTorch's vectorised CPU loop, which
+   * runs all but the last n mod (2 * vector lanes) elements of a
+   * contiguous tensor; docs/semantics.md). CPU backend only;
+   * the CUDA and Ascend backends and the mask forward answer
+   * RELUGRAD_UNSUPPORTED for a bounded gate. */
+  double gate_max;
 } relugrad_options;
 
 /* Fills *options with the preset's settings and defaults for the rest. */

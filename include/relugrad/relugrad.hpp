@@ -138,6 +138,11 @@ class Options {
     raw_.alpha = a;
     return *this;
   }
+  // Upper gate bound (hardtanh: open for threshold < s < h); +inf = none.
+  Options& gate_max(double h) {
+    raw_.gate_max = h;
+    return *this;
+  }
   Options& clip(double lo, double hi) {
     raw_.clip = 1;
     raw_.clip_lo = lo;

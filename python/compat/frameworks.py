@@ -25,8 +25,17 @@ class Adapter(NamedTuple):
     # Settings on top of the preset where no preset matches the framework.
     overrides: Tuple[Tuple[str, str], ...] = ()
 
-    def options(self) -> Dict[str, str]:
-        return dict(self.overrides)
+    def options(self) -> Dict[str, object]:
+        return option_values(self.overrides)
+
+
+# Overrides whose value is a number, not a setting's name.
+NUMERIC_OVERRIDES = ("gate_max",)
+
+
+def option_values(pairs) -> Dict[str, object]:
+    """relugrad.relu_grad keywords from (key, text) override pairs."""
+    return {k: float(v) if k in NUMERIC_OVERRIDES else v for k, v in pairs}
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -49,6 +58,30 @@ def torch_threshold_backward(dy, s, threshold):
     import torch
     out = torch.ops.aten.threshold_backward(_torch_in(dy), _torch_in(s), threshold)
     return _torch_out(out, dy.dtype)
+
+
+def _torch_strided(a: np.ndarray):
+    """a as a torch view with stride 2: TensorIterator runs its scalar loop
+    on every element of a non-contiguous operand."""
+    import torch
+    t = _torch_in(a)
+    wide = torch.zeros(2 * t.numel(), dtype=t.dtype)
+    wide[::2] = t
+    return wide[::2]
+
+
+def torch_hardtanh_backward(gate_max: float):
+    """aten::hardtanh_backward(dy, s, min_val=threshold, max_val=gate_max) on
+    strided inputs: PyTorch's scalar form, s <= lo || s >= hi ? 0 : dy, on
+    every element. On contiguous inputs its vector loop closes NaN gates
+    instead, except in the tail: no elementwise rule matches that, so the
+    goldens record the scalar form (the torch preset) and the live tests
+    check the vector form with gate=pass_if_gt (docs/semantics.md)."""
+    def fn(dy, s, threshold):
+        import torch
+        out = torch.ops.aten.hardtanh_backward(_torch_strided(dy), _torch_strided(s), threshold, gate_max)
+        return _torch_out(out, dy.dtype)
+    return fn
 
 
 def torch_autograd_relu(dy, x, threshold):
@@ -118,6 +151,11 @@ def mindspore_relu_grad(dy, y, threshold):
 ADAPTERS = (
     Adapter("torch.threshold_backward", "torch", "torch", (0.0, 0.1, 0.75, -1.5), "x", torch_threshold_backward),
     Adapter("torch.autograd_relu", "torch", "torch", (0.0,), "x", torch_autograd_relu),
+    # ReLU6 (min 0, max 6) and Hardtanh's default (min -1, max 1).
+    Adapter("torch.hardtanh_backward_h6", "torch", "torch", (0.0,), "x", torch_hardtanh_backward(6.0),
+            overrides=(("gate_max", "6.0"),)),
+    Adapter("torch.hardtanh_backward_h1", "torch", "torch", (-1.0,), "x", torch_hardtanh_backward(1.0),
+            overrides=(("gate_max", "1.0"),)),
     Adapter("tensorflow.ReluGrad", "tensorflow", "tensorflow", (0.0,), "y", tf_relu_grad),
     Adapter("jax.vjp_relu", "jax", "jax", (0.0,), "x", jax_vjp_relu),
     Adapter("jax.vjp_relu_jit", "jax", "jax", (0.0,), "x", jax_vjp_relu_jit),

@@ -18,10 +18,16 @@ import numpy as np
 from . import _relugrad as _C
 from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _new_like,
                       _on_cuda, _torch_host_code, _writable_out)
-from ._options import _framework_threads, _options
+from ._options import _framework_threads, _options, _real
 
 
-def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple) -> Any:
+def _gate_max(gate_max: Optional[float]) -> dict:
+    """The upper gate bound as the bindings' keyword: {} for None (no bound,
+    the bindings' default), else {"gate_max": h}."""
+    return {} if gate_max is None else {"gate_max": _real("gate_max", gate_max)}
+
+
+def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dict] = None) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
     by address (DLPack import of three tensors was 7 us per call); None when
     anything differs, for the checked path to report it."""
@@ -36,18 +42,21 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple) -> Any:
         result = out
     else:
         return None
-    _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel(), code, *opts)
+    _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel(), code, *opts,
+                          **(bound or {}))
     return result
 
 
 def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
          clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
          gate: Optional[str], combine: Optional[str], denormals: Optional[str],
-         threshold_rounding: Optional[str], reference: bool, stores: str = "auto") -> ArrayLike:
+         threshold_rounding: Optional[str], reference: bool, stores: str = "auto",
+         gate_max: Optional[float] = None) -> ArrayLike:
     opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
+    bound = _gate_max(gate_max)
     torch = sys.modules.get("torch")
     if torch is not None and not reference and type(dy) is torch.Tensor and type(s) is torch.Tensor:
-        result = _torch_host_call(dy, s, out, opts)
+        result = _torch_host_call(dy, s, out, opts, bound)
         if result is not None:
             return result
     dy_v, dy_decl = _binding_view("dy", dy)
@@ -59,10 +68,10 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     # The bindings resolve each array's dtype and device and reject
     # mismatches by name.
     if type(dy) is np.ndarray:  # host memory: no device scope, NumPy out
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, 0)
+        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, 0, **bound)
         return result
     with _DeviceScope(dy) as scope:
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream)
+        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream, **bound)
     return _as_kind_of(dy, result) if out is None else result
 
 
@@ -71,7 +80,8 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
               out: Optional[ArrayLike] = None, threads: Optional[int] = None,
               gate: Optional[str] = None, combine: Optional[str] = None,
               denormals: Optional[str] = None,
-              threshold_rounding: Optional[str] = None, stores: str = "auto") -> ArrayLike:
+              threshold_rounding: Optional[str] = None, stores: str = "auto",
+              gate_max: Optional[float] = None) -> ArrayLike:
     """ReLU backward: ``dx[i] = gate_open(s[i]) ? pass(dy[i]) : closed(dy[i])``.
 
     Args:
@@ -90,6 +100,9 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
         one of Huawei CANN's operators (docs/ascend.md): "cann_relugrad",
         "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp".
       threshold: t; the gate compares s with t.
+      gate_max: optional upper bound h: the gate is open only when also
+        s < h (hardtanh_backward: ReLU6 is threshold=0, gate_max=6); None
+        (or +inf) is none. Rounded as t is; CPU only (docs/semantics.md).
       alpha: closed-gate factor (dx = dy * alpha), as oneDNN's relu backward.
       clip: optional (lo, hi): passed gradients are clamped; NaN stays NaN.
       out: optional result array of dy's kind, dtype and shape; it may be dy
@@ -122,7 +135,7 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
     The GIL is released while the C library runs.
     """
     return _run(dy, s, semantics, threshold, alpha, clip, out, _framework_threads(threads, dy), gate, combine,
-                denormals, threshold_rounding, reference=False, stores=stores)
+                denormals, threshold_rounding, reference=False, stores=stores, gate_max=gate_max)
 
 
 def relu_grad_reference(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch",
@@ -130,11 +143,12 @@ def relu_grad_reference(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch"
                         clip: Optional[Tuple[float, float]] = None,
                         out: Optional[ArrayLike] = None, gate: Optional[str] = None,
                         combine: Optional[str] = None, denormals: Optional[str] = None,
-                        threshold_rounding: Optional[str] = None) -> ArrayLike:
+                        threshold_rounding: Optional[str] = None,
+                        gate_max: Optional[float] = None) -> ArrayLike:
     """Same contract as relu_grad, computed by the library's scalar reference
     (relugrad_relu_grad_reference: the oracle of the C++ tests), one thread."""
     return _run(dy, s, semantics, threshold, alpha, clip, out, 1, gate, combine, denormals,
-                threshold_rounding, reference=True)
+                threshold_rounding, reference=True, gate_max=gate_max)
 
 
 def mask_bytes(n: int) -> int:

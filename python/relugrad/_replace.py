@@ -12,9 +12,13 @@ What is replaced (and only that):
     torch.relu, torch.relu_, Tensor.relu, Tensor.relu_ on plain float tensors, served while the
     model's forward runs; and the F.relu activation of nn.TransformerEncoderLayer /
     TransformerDecoderLayer, which becomes a ReLU submodule named `activation`.
+  - nn.ReLU6 and nn.Hardtanh, of exact type or subclasses that neither override forward nor hold
+    state, by relugrad.torch.ReLU6 / Hardtanh (same bounds and inplace; the torch preset only,
+    since hardtanh_backward is PyTorch's op; no mask path: their backward reads the gate);
+    restore_relu gives back nn.ReLU6 / nn.Hardtanh.
 What is left, with the reason in the report: subclasses that override forward (a clamp
-subclass, torch.ao.nn.quantized.ReLU6), ReLU6 / Hardtanh (no two-sided gate in the library),
-nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
+subclass, torch.ao.nn.quantized.ReLU6), ReLU6 / Hardtanh under another preset, functional
+relu6 / hardtanh, nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
 and, without functional=True, the modules whose forward calls relu functionally.
 """
 from __future__ import annotations
@@ -28,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
+from . import _hardtanh as _ht
 from . import torch as _rt
 
 __all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "fuse_custom_config"]
@@ -97,7 +102,24 @@ def _children(m: nn.Module):
     return list(m._modules.items())
 
 
-def _plan(model: nn.Module, functional: bool):
+def _hardtanh_reason(m: nn.Module, semantics: str) -> Optional[str]:
+    """Why an nn.Hardtanh (nn.ReLU6 too) stays torch's, or None to replace it."""
+    if type(m).forward is not nn.Hardtanh.forward:
+        return "overrides forward: replacing it would drop that forward"
+    if _has_state(m):
+        return "holds parameters, buffers or submodules that Hardtanh would drop"
+    if semantics != "torch":
+        return f"hardtanh_backward is PyTorch's op: replaced under semantics='torch' only, not {semantics!r}"
+    return None
+
+
+def _hardtanh_for(m: nn.Module, threads: int) -> nn.Module:
+    if isinstance(m, nn.ReLU6):
+        return _ht.ReLU6(inplace=m.inplace, threads=threads)
+    return _ht.Hardtanh(m.min_val, m.max_val, inplace=m.inplace, threads=threads)
+
+
+def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
     """[(parent, attr, qualname, child, action)], report. Actions: "module" (replace an nn.ReLU),
     "activation" (a transformer layer's F.relu), "functional" (served by the scope)."""
     report = ReplaceReport()
@@ -109,7 +131,7 @@ def _plan(model: nn.Module, functional: bool):
         first = id(m) not in seen
         if first:
             seen[id(m)] = name
-        if isinstance(m, _rt.ReLU):
+        if isinstance(m, (_rt.ReLU, _ht.Hardtanh)):
             return
         if isinstance(m, torch.jit.ScriptModule):
             if first:
@@ -131,9 +153,14 @@ def _plan(model: nn.Module, functional: bool):
             if first:
                 report.left.append(ReplaceEntry(name, kind, reason))
         elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too
-            if first:
-                report.left.append(ReplaceEntry(name, kind, "ReLU6/Hardtanh: relugrad has no two-sided gate "
-                                                "(zero at x >= max) yet; stays torch's"))
+            reason = _hardtanh_reason(m, semantics)
+            if reason is None:
+                actions.append((parent, attr, name, m, "hardtanh"))
+                if first:
+                    what = "relugrad ReLU6" if isinstance(m, nn.ReLU6) else "relugrad Hardtanh"
+                    report.replaced.append(ReplaceEntry(name, kind, what))
+            elif first:
+                report.left.append(ReplaceEntry(name, kind, reason))
             return
         if not first:
             return
@@ -274,8 +301,10 @@ def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
 def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[int] = 0, mask: bool = False, *,
                  functional: bool = False, strict: bool = False, return_report: bool = False):
     """Replaces nn.ReLU modules of model by relugrad.torch.ReLU(semantics, inplace=<theirs>,
-    threads=threads, mask=mask), in place, keeping each one's hooks (the same hook dicts, so
-    existing handles still work) and training flag; state_dict is unchanged.
+    threads=threads, mask=mask), and, under semantics="torch", nn.ReLU6 / nn.Hardtanh by
+    relugrad.torch.ReLU6 / Hardtanh (same bounds, inplace, threads), in place, keeping each
+    one's hooks (the same hook dicts, so existing handles still work) and training flag;
+    state_dict is unchanged.
 
     functional=True also serves functional relu while model's forward runs (see the module
     docstring) and turns F.relu activations of transformer layers into ReLU submodules.
@@ -284,7 +313,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     with return_report=True."""
     _rt._check_semantics(semantics)
     threads = _rt._check_threads(threads)
-    actions, report = _plan(model, functional)
+    actions, report = _plan(model, functional, semantics)
     if strict and report.left:
         raise ReplaceError(report)
     made: Dict[int, nn.Module] = {}
@@ -296,7 +325,11 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             continue
         new = made.get(id(child))
         if new is None:
-            new = made[id(child)] = _rt.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
+            if action == "hardtanh":
+                new = _hardtanh_for(child, threads)
+            else:
+                new = _rt.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
+            made[id(child)] = new
             _move_hooks(child, new)
         if parent is None:
             model = new
@@ -326,13 +359,28 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             report.replaced.append(ReplaceEntry(name, "relugrad ReLU", f"nn.ReLU (was {m.extra_repr()})"))
         return new
 
+    def back_hardtanh(m: "_ht.Hardtanh", name: str) -> nn.Module:
+        new = made.get(id(m))
+        if new is None:
+            if isinstance(m, _ht.ReLU6):
+                new = nn.ReLU6(inplace=m.inplace)
+            else:
+                new = nn.Hardtanh(m.min_val, m.max_val, inplace=m.inplace)
+            made[id(m)] = new
+            _move_hooks(m, new)
+            report.replaced.append(ReplaceEntry(name, f"relugrad {type(m).__name__}",
+                                                f"nn.{type(new).__name__} ({new.extra_repr()})"))
+        return new
+
     def visit(m: nn.Module, name: str, seen: set) -> None:
         if id(m) in seen or isinstance(m, torch.jit.ScriptModule):
             return
         seen.add(id(m))
         for cname, child in _children(m):
             qual = f"{name}.{cname}" if name else cname
-            if isinstance(child, _rt.ReLU):
+            if isinstance(child, _ht.Hardtanh):
+                setattr(m, cname, back_hardtanh(child, qual))
+            elif isinstance(child, _rt.ReLU):
                 if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
                     del m._modules[cname]
                     m.activation = F.relu
@@ -344,6 +392,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
 
     if isinstance(model, _rt.ReLU):
         model = back(model, "")
+    elif isinstance(model, _ht.Hardtanh):
+        model = back_hardtanh(model, "")
     else:
         if _remove_scope(model):
             report.replaced.append(ReplaceEntry("", "functional scope", "removed"))

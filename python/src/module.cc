@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <optional>
 #include <utility>
@@ -136,6 +137,7 @@ struct CallOptions {
   int threads = 0;
   int stores = RELUGRAD_STORES_AUTO;
   uintptr_t stream = 0;  // a cudaStream_t for the CUDA backend (0 = default stream)
+  double gate_max = std::numeric_limits<double>::infinity();  // +inf: no upper bound
 };
 
 // DLPack device types (dlpack.h): the ones relugrad has a backend for.
@@ -207,6 +209,7 @@ relugrad_options MakeOptions(const CallOptions& c) {
   o.threads = c.threads;
   o.stores = static_cast<relugrad_stores>(c.stores);
   o.stream = reinterpret_cast<void*>(c.stream);
+  o.gate_max = c.gate_max;
   return o;
 }
 
@@ -374,10 +377,10 @@ NB_MODULE(_relugrad, m) {
       [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype,
          int out_dtype, int preset, int gate, int combine, int denormals, int threshold_rounding,
          double threshold, double alpha, bool clip, double clip_lo, double clip_hi, int threads,
-         int stores, bool reference, uintptr_t stream) {
-        const CallOptions c =
-            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                     clip_lo, clip_hi, threads, stores, stream);
+         int stores, bool reference, uintptr_t stream, double gate_max) {
+        CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold,
+                                 alpha, clip, clip_lo, clip_hi, threads, stores, stream);
+        c.gate_max = gate_max;
         const int declared[3] = {dy_dtype, s_dtype, out_dtype};
         ReluGradInto(dy, s, out, declared, c, reference);
       },
@@ -386,21 +389,22 @@ NB_MODULE(_relugrad, m) {
       nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"),
       nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
       nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("reference"),
-      nb::arg("stream") = 0, "Computes into out; every argument already checked by relugrad._api.");
+      nb::arg("stream") = 0, nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
+      "Computes into out; every argument already checked by relugrad._api.");
 
   m.def(
       "relu_grad_host_ptr",
       [](uintptr_t dy, uintptr_t s, uintptr_t out, int64_t n, int dtype, int preset, int gate,
          int combine, int denormals, int threshold_rounding, double threshold, double alpha,
-         bool clip, double clip_lo, double clip_hi, int threads, int stores) {
+         bool clip, double clip_lo, double clip_hi, int threads, int stores, double gate_max) {
         // Host memory by address, for callers that checked the arrays
         // themselves (relugrad's torch paths on contiguous CPU tensors of one
         // dtype and shape): importing three tensors through DLPack cost
         // 7 us of a 22 us call. The library still checks n, null, alignment
         // and overlap.
-        const CallOptions c =
-            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                     clip_lo, clip_hi, threads, stores, 0);
+        CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold,
+                                 alpha, clip, clip_lo, clip_hi, threads, stores, 0);
+        c.gate_max = gate_max;
         relugrad_options options = MakeOptions(c);
         options.backend = RELUGRAD_BACKEND_CPU;
         relugrad_status status;
@@ -416,6 +420,7 @@ NB_MODULE(_relugrad, m) {
       nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
       nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"),
       nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"),
+      nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
       "relu_grad on host memory given by address; the caller has checked kind, device, dtype, "
       "shape and layout.");
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import relugrad
+import frameworks
 from cases import DTYPES
 from nan_compare import same_bits
 
@@ -43,6 +44,6 @@ def test_rounding_boundaries_present():
 def test_golden(row):
     dy, s, want = (load(row[k], row["dtype"]) for k in ("dy", "s", "dx"))
     assert dy.dtype == DTYPES[row["dtype"]] and dy.size == int(row["n"])
-    overrides = dict(kv.split("=") for kv in row["overrides"].split(",") if "=" in kv)
+    overrides = frameworks.option_values(kv.split("=") for kv in row["overrides"].split(",") if "=" in kv)
     got = relugrad.relu_grad(dy, s, semantics=row["preset"], threshold=float(row["threshold"]), **overrides)
     assert same_bits(want, got, row["nan_policy"]), f"{row['id']} ({row['framework']} {row['version']})"

@@ -175,16 +175,27 @@ def test_model_channels_last_bit_identical(name):
     check_model(name, "channels_last")
 
 
-def test_mobilenet_v2_relu6_is_reported_left():
-    # Its 35 activations are ReLU6, which the library does not serve yet: nothing replaced, each
-    # reported with the reason, strict refuses, and the model computes as before.
-    model = stock_model("mobilenet_v2")
-    _, report = rt.replace_relu(model, return_report=True)
-    assert not report.replaced
-    assert len(report.left) == 35 and all(e.kind == "ReLU6" and "two-sided gate" in e.detail for e in report.left)
-    with pytest.raises(rt.ReplaceError, match="ReLU6"):
-        rt.replace_relu(model, strict=True)
-    assert sum(isinstance(m, nn.ReLU6) for m in model.modules()) == 35
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_mobilenet_v2_every_relu6_replaced_and_gradients_bit_identical(layout):
+    # Its 35 activations are ReLU6(inplace=True): each becomes relugrad.torch.ReLU6, and the
+    # output and every parameter gradient keep their bits and strides on a tiny input.
+    stock = stock_model("mobilenet_v2")
+    torch.manual_seed(2)
+    x = torch.randn(MODELS["mobilenet_v2"][1])
+    if layout == "channels_last":
+        stock = stock.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    ours, report = rt.replace_relu(copy.deepcopy(stock), return_report=True, strict=True)
+    assert len(report.replaced) == 35 and all(e.detail == "relugrad ReLU6" for e in report.replaced)
+    assert sum(isinstance(m, rt.ReLU6) for m in ours.modules()) == 35
+    assert not any(type(m) is nn.ReLU6 for m in ours.modules())
+    want, _, want_grads = forward_backward(stock, x)
+    got, _, got_grads = forward_backward(ours, x)
+    assert_same_bits(want, got, "output")
+    for (pname, _), p, q in zip(stock.named_parameters(), want_grads, got_grads):
+        assert p.stride() == q.stride(), pname
+        assert_same_bits(p, q, f"{pname}.grad")
+    assert sum(type(m) is nn.ReLU6 for m in rt.restore_relu(ours).modules()) == 35
 
 
 def test_googlenet_functional_relu_is_served_only_with_functional():

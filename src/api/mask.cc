@@ -68,6 +68,14 @@ relugrad_status relugrad_relu_forward(relugrad_dtype dtype, int64_t n, const voi
   const ResolvedCall* call;
   RELUGRAD_RETURN_IF_ERROR(ValidateCommon(dtype, n, options, &call));
   const Semantics& sem = call->sem;
+  if (sem.HasGateMax()) {
+    // Its y would be the clamp, not max(x, 0); the backward from a mask
+    // (relugrad_relu_grad_mask) needs no bound and takes any options.
+    return Fail(
+        RELUGRAD_UNSUPPORTED,
+        "relugrad_relu_forward writes relu(x); a gate with gate_max (hardtanh) has no "
+        "mask forward (compute y with the framework, the gradient with relugrad_relu_grad)");
+  }
   const int64_t es = static_cast<int64_t>(relugrad_dtype_size(dtype));
   const int64_t mb = MaskBytes(n);
   RELUGRAD_RETURN_IF_ERROR(ValidatePointer("x", x, n, es));

@@ -2,6 +2,7 @@
 // Which framework/device each preset reproduces, and how it was confirmed,
 // is in the README's semantics table.
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "relugrad/relugrad.h"
@@ -19,6 +20,7 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
   o.threads = 0;
   o.backend = RELUGRAD_BACKEND_CPU;
   o.stores = RELUGRAD_STORES_AUTO;
+  o.gate_max = std::numeric_limits<double>::infinity();  // no upper bound
   o.denormals = RELUGRAD_DENORMALS_IEEE;
   o.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
   switch (preset) {

@@ -71,9 +71,10 @@ std::vector<uint64_t> SpecialValues(relugrad_dtype d) {
       sign | (L.min_normal - 1),  // +-max subnormal
       0x2,                        // another subnormal
   };
-  // Values around the thresholds the configurations use (0, 0.75, -1.5, 0.1),
+  // Values around the thresholds and upper bounds the configurations use
+  // (0, 0.75, -1.5, 0.1, 6; BoundedGateConfigs),
   // and ordinary values of both signs.
-  for (double t : {1.0, -1.0, 0.75, -1.5, 0.1, 2.5, -0.5, 1e-3, 65504.0, -3.0}) {
+  for (double t : {1.0, -1.0, 0.75, -1.5, 0.1, 2.5, -0.5, 1e-3, 65504.0, -3.0, 6.0}) {
     const uint64_t b = DoubleToBitsRne(D(d), t);
     v.push_back(b);
     v.push_back(b + 1);
@@ -144,6 +145,46 @@ std::vector<Config> AllConfigs() {
     auto h = Preset(RELUGRAD_PRESET_ONEDNN);
     h.alpha = 1e39;  // finite in double, +inf in f32: 0 * alpha is the default NaN
     c.push_back({"onednn_alpha_beyond_f32", h});
+  }
+  return c;
+}
+
+std::vector<Config> BoundedGateConfigs() {
+  std::vector<Config> c;
+  auto bounded = [](relugrad_preset p, double t, double h) {
+    auto o = Preset(p);
+    o.threshold = t;
+    o.gate_max = h;
+    return o;
+  };
+  c.push_back({"torch_relu6", bounded(RELUGRAD_PRESET_TORCH, 0.0, 6.0)});
+  c.push_back({"torch_hardtanh", bounded(RELUGRAD_PRESET_TORCH, -1.0, 1.0)});
+  c.push_back({"jax_hardtanh", bounded(RELUGRAD_PRESET_JAX, -1.5, 0.75)});  // NaN closed, DAZ
+  c.push_back({"mindspore_relu6", bounded(RELUGRAD_PRESET_MINDSPORE, 0.0, 6.0)});
+  c.push_back({"torch_h0", bounded(RELUGRAD_PRESET_TORCH, -1.0, 0.0)});  // -0 and +0 closed
+  c.push_back({"torch_hm0", bounded(RELUGRAD_PRESET_TORCH, -1.0, -0.0)});
+  {
+    auto o = bounded(RELUGRAD_PRESET_TORCH, -0.5, 0.1);
+    o.threshold_rounding = RELUGRAD_THRESHOLD_DTYPE;
+    c.push_back({"torch_hardtanh_dtype_rounding", o});
+    o = bounded(RELUGRAD_PRESET_TORCH, -1.0, 1e-40);  // a subnormal bound in f32
+    c.push_back({"torch_hsub", o});
+    o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;  // ... that flushes to 0
+    c.push_back({"torch_hsub_ftz", o});
+    o = bounded(RELUGRAD_PRESET_TORCH, -1.0, 1e39);  // +inf in f32: s = +inf closed
+    c.push_back({"torch_h_beyond_f32", o});
+  }
+  c.push_back({"tensorflow_relu6", bounded(RELUGRAD_PRESET_TENSORFLOW, 0.0, 6.0)});
+  c.push_back({"onednn_relu6", bounded(RELUGRAD_PRESET_ONEDNN, 0.0, 6.0)});
+  {
+    auto o = bounded(RELUGRAD_PRESET_ONEDNN, -1.0, 2.5);
+    o.alpha = 0.25;  // 16-bit data: the scalar closed-lane path
+    c.push_back({"onednn_alpha0.25_hardtanh", o});
+    o = bounded(RELUGRAD_PRESET_TORCH, 0.0, 6.0);
+    o.clip = 1;
+    o.clip_lo = -1.5;
+    o.clip_hi = 0.1;
+    c.push_back({"torch_relu6_clip", o});
   }
   return c;
 }

@@ -32,6 +32,12 @@ struct Config {
 // roundings, alpha, clip, and each denormal mode with each gate/combine.
 std::vector<Config> AllConfigs();
 
+// Gates with an upper bound (gate_max: ReLU6, hardtanh) over the presets,
+// both roundings, DAZ, signed-zero and subnormal bounds, a bound beyond f32,
+// alpha and clip. Kept apart from AllConfigs: the CPU relu_grad serves them,
+// the mask forward and the CUDA/Ascend backends answer UNSUPPORTED.
+std::vector<Config> BoundedGateConfigs();
+
 // Seeded bits: a mix of special values and random finite values of both
 // signs (never all zeros), so gates open and close.
 std::vector<uint64_t> RandomBits(relugrad_dtype dtype, size_t n, uint64_t seed);

@@ -42,6 +42,7 @@ Semantics WithThreshold(const Semantics& sem, double t) {
   Semantics s = sem;
   s.threshold = t;
   s.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
+  s.gate_max = Semantics::kNoGateMax;  // else s = +inf would close every gate
   return s;
 }
 

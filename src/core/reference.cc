@@ -127,11 +127,19 @@ uint64_t Clip(Dtype dtype, uint64_t bits, const Semantics& sem) {
 
 }  // namespace
 
+bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
+  if (!sem.HasGateMax()) return true;
+  const double v = FlushIfDaz(dtype, BitsToDouble(dtype, s_bits), sem);
+  const double h = FlushIfDaz(dtype, ComparedGateMax(dtype, sem), sem);
+  return v < h;
+}
+
 bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
   if (IsNanBits(dtype, s_bits)) return sem.gate == RELUGRAD_GATE_ZERO_IF_LE;
   const double v = FlushIfDaz(dtype, BitsToDouble(dtype, s_bits), sem);
   const double t = FlushIfDaz(dtype, ComparedThreshold(dtype, sem), sem);
-  return sem.gate == RELUGRAD_GATE_PASS_IF_GT ? v > t : !(v <= t);
+  const bool above = sem.gate == RELUGRAD_GATE_PASS_IF_GT ? v > t : !(v <= t);
+  return above && ReferenceBelowGateMax(dtype, s_bits, sem);
 }
 
 uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const Semantics& sem) {

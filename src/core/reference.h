@@ -15,6 +15,10 @@ namespace relugrad {
 // Is the gate open for this s (raw bits of dtype)?
 bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& semantics);
 
+// The upper bound's half of the gate for a non-NaN s: s < gate_max as
+// compared (true without a bound).
+bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Semantics& semantics);
+
 // dx for one element (raw bits in, raw bits out).
 uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
                           const Semantics& semantics);

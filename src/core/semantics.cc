@@ -11,13 +11,17 @@
 namespace relugrad {
 namespace {
 
-// Smallest key k in [key(-inf), key(+inf) + 1] whose value opens the gate
-// (key(+inf) + 1 when none does). The gate is monotone in the order key
+// Smallest key k in [key(-inf), key(+inf) + 1] whose value passes the
+// threshold (key(+inf) + 1 when none does). The gate is monotone in the order key
 // over non-NaN values, so a binary search with the reference predicate
 // decides the kernels' integer threshold exactly, DAZ and rounding included.
 template <Dtype D>
-int64_t GateKeyLo(const Semantics& sem) {
+int64_t GateKeyLo(const Semantics& bounded) {
   using T = DtypeTraits<D>;
+  // The lower half of the gate alone: with the upper bound the gate is not
+  // monotone in the key (GateKeyHi finds the other end).
+  Semantics sem = bounded;
+  sem.gate_max = Semantics::kNoGateMax;
   int64_t lo = OrderKey<D>(T::kSign | T::kInf);  // key(-inf)
   int64_t hi = OrderKey<D>(T::kInf) + 1;         // sentinel "always open"
   auto open = [&](int64_t key) {
@@ -38,6 +42,31 @@ int64_t GateKeyLo(const Semantics& sem) {
   return hi;
 }
 
+// Largest key k in [key(-inf) - 1, key(+inf)] whose value passes the upper
+// bound (key(-inf) - 1 when none does): the bound's test is monotone
+// decreasing in the key over non-NaN values, so the same search as
+// GateKeyLo decides it exactly.
+template <Dtype D>
+int64_t GateKeyHi(const Semantics& sem) {
+  using T = DtypeTraits<D>;
+  int64_t lo = static_cast<int64_t>(OrderKey<D>(T::kSign | T::kInf)) - 1;  // "none below"
+  int64_t hi = OrderKey<D>(T::kInf);
+  auto below = [&](int64_t key) {
+    const auto bits = BitsFromKey<D>(static_cast<typename T::Key>(key));
+    return ReferenceBelowGateMax(D, bits, sem);
+  };
+  if (below(hi)) return hi;
+  auto span = [&] { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
+  while (span() > 1) {  // invariant: lo passes (or is the sentinel), hi does not
+    const int64_t mid = static_cast<int64_t>(static_cast<uint64_t>(lo) + span() / 2);
+    if (below(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 template <Dtype D>
 int64_t KeyOf(uint64_t bits) {
   return OrderKey<D>(static_cast<typename DtypeTraits<D>::Bits>(bits));
@@ -47,6 +76,7 @@ template <Dtype D>
 void FillKeys(KernelParams* p, const Semantics& sem) {
   using T = DtypeTraits<D>;
   p->gate_key_lo = GateKeyLo<D>(sem);
+  if (p->gate_upper) p->gate_key_hi = GateKeyHi<D>(sem);
   if (p->clip) {
     p->clip_lo_bits = ScalarToDtypeBits(D, sem.clip_lo);
     p->clip_hi_bits = ScalarToDtypeBits(D, sem.clip_hi);
@@ -77,11 +107,24 @@ int RawEnum(const E& e) {
 // Data-type rounding converts t as PyTorch converts a Python float for the
 // tensor's type (through float for 16-bit data: ScalarToDtypeBits), which is
 // what its 1.x CPU and CUDA threshold kernels compared against.
-double ComparedThreshold(Dtype dtype, const Semantics& sem) {
-  if (sem.threshold_rounding == RELUGRAD_THRESHOLD_DTYPE) {
-    return BitsToDouble(dtype, ScalarToDtypeBits(dtype, sem.threshold));
+namespace {
+double RoundedBound(Dtype dtype, relugrad_threshold_rounding rounding, double value) {
+  if (rounding == RELUGRAD_THRESHOLD_DTYPE) {
+    return BitsToDouble(dtype, ScalarToDtypeBits(dtype, value));
   }
-  return dtype == Dtype::kF64 ? sem.threshold : static_cast<double>(RoundToFloat(sem.threshold));
+  return dtype == Dtype::kF64 ? value : static_cast<double>(RoundToFloat(value));
+}
+}  // namespace
+
+double ComparedThreshold(Dtype dtype, const Semantics& sem) {
+  return RoundedBound(dtype, sem.threshold_rounding, sem.threshold);
+}
+
+// PyTorch's hardtanh_backward rounds both bounds alike (to float for
+// 16-bit and f32 data, as it compares in float), so the upper bound follows
+// the threshold's rounding rule.
+double ComparedGateMax(Dtype dtype, const Semantics& sem) {
+  return RoundedBound(dtype, sem.threshold_rounding, sem.gate_max);
 }
 
 relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) {
@@ -130,6 +173,13 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
       return Fail(RELUGRAD_INVALID_ARGUMENT, "clip range [%g, %g] is empty (lo > hi)", full.clip_lo,
                   full.clip_hi);
   }
+  // A struct_size that ends before gate_max got the default (+inf) above.
+  if (std::isnan(full.gate_max)) return Fail(RELUGRAD_INVALID_ARGUMENT, "gate_max is NaN");
+  if (full.gate_max != Semantics::kNoGateMax && !(full.gate_max > full.threshold))
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "gate_max (%g) must be greater than threshold (%g): the gate is open for "
+                "threshold < s < gate_max",
+                full.gate_max, full.threshold);
   if (full.threads < 0)
     return Fail(RELUGRAD_INVALID_ARGUMENT, "threads must be >= 0 (0 = all cores), got %d",
                 full.threads);
@@ -152,6 +202,7 @@ relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out) 
   out->backend = full.backend;
   out->stream = full.stream;
   out->stores = full.stores;
+  out->gate_max = full.gate_max;
   return RELUGRAD_OK;
 }
 
@@ -168,7 +219,7 @@ struct ParamsKey {
   relugrad_denormals denormals;
   relugrad_threshold_rounding rounding;
   bool clip;
-  uint64_t threshold, alpha, clip_lo, clip_hi;
+  uint64_t threshold, alpha, clip_lo, clip_hi, gate_max;
 
   static uint64_t Bits(double v) {
     uint64_t b;
@@ -185,11 +236,13 @@ struct ParamsKey {
         threshold(Bits(s.threshold)),
         alpha(Bits(s.alpha)),
         clip_lo(s.clip ? Bits(s.clip_lo) : 0),
-        clip_hi(s.clip ? Bits(s.clip_hi) : 0) {}
+        clip_hi(s.clip ? Bits(s.clip_hi) : 0),
+        gate_max(Bits(s.gate_max)) {}
   bool operator==(const ParamsKey& o) const {
     return dtype == o.dtype && gate == o.gate && combine == o.combine && denormals == o.denormals &&
            rounding == o.rounding && clip == o.clip && threshold == o.threshold &&
-           alpha == o.alpha && clip_lo == o.clip_lo && clip_hi == o.clip_hi;
+           alpha == o.alpha && clip_lo == o.clip_lo && clip_hi == o.clip_hi &&
+           gate_max == o.gate_max;
   }
 };
 
@@ -276,6 +329,7 @@ KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
   // f16 data has no subnormals in its f32 compute type.
   p.flush_subnormals = sem.denormals == RELUGRAD_DENORMALS_FTZ_DAZ && dtype != Dtype::kF16;
   p.clip = sem.clip;
+  p.gate_upper = sem.HasGateMax();
   // alpha is never rounded to the data type: it is a factor of the
   // compute-type multiply (float for 16-bit data, as oneDNN's float alpha
   // and PyTorch's opmath negative slope), whose product alone is rounded.

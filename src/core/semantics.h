@@ -7,6 +7,7 @@
 #define RELUGRAD_CORE_SEMANTICS_H_
 
 #include <cstdint>
+#include <limits>
 
 #include "core/dtype_traits.h"
 #include "relugrad/relugrad.h"
@@ -29,6 +30,11 @@ struct Semantics {
   relugrad_backend backend = RELUGRAD_BACKEND_CPU;
   void* stream = nullptr;
   relugrad_stores stores = RELUGRAD_STORES_AUTO;  // performance only
+  // Upper gate bound; +inf is none (validated: not NaN, > threshold).
+  double gate_max = kNoGateMax;
+
+  static constexpr double kNoGateMax = std::numeric_limits<double>::infinity();
+  bool HasGateMax() const { return gate_max != kNoGateMax; }
 };
 
 // Copies the fields that fit in options->struct_size (defaults for the
@@ -54,6 +60,13 @@ struct KernelParams {
   // float compare at all.
   int64_t gate_key_lo = 0;
   bool gate_nan_open = true;  // zero_if_le
+  // Upper bound (gate_max): when gate_upper, a non-NaN s is open only if
+  // also key(s) <= gate_key_hi (the largest key below the rounded bound,
+  // DAZ folded in as for gate_key_lo; key(-inf) - 1 when none is). NaN
+  // gates keep gate_nan_open. No fast path reads it: every kernel that does
+  // not apply it must not run when it is set.
+  bool gate_upper = false;
+  int64_t gate_key_hi = 0;
   // Open lanes under multiply: dy*1 quiets signalling NaNs, and with
   // FTZ/DAZ turns subnormal dy (subnormal in the compute type) into signed 0.
   bool open_multiply = false;
@@ -93,6 +106,8 @@ const ResolvedCall* ResolveCall(const relugrad_options* options, Dtype dtype);
 // The threshold as compared (exactly representable in double): rounded to
 // the compute type or the data type as the options say.
 double ComparedThreshold(Dtype dtype, const Semantics& semantics);
+// gate_max as compared, by the same rounding rule as the threshold.
+double ComparedGateMax(Dtype dtype, const Semantics& semantics);
 
 }  // namespace relugrad
 

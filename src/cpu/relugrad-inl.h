@@ -41,6 +41,13 @@ HWY_INLINE hn::Vec<DU> GeneralVec(DU du, const BitConstants<D, DU>& c, const Ker
   return CombineVec<D>(du, c, p, GateOpen<D>(du, c, p.gate_nan_open, s), dy);
 }
 
+// GeneralVec for a gate with an upper bound (gate_max: hardtanh).
+template <Dtype D, class DU>
+HWY_INLINE hn::Vec<DU> BoundedVec(DU du, const BitConstants<D, DU>& c, const KernelParams& p,
+                                  hn::Vec<DU> dy, hn::Vec<DU> s) {
+  return CombineVec<D>(du, c, p, GateOpenBounded<D>(du, c, p.gate_nan_open, s), dy);
+}
+
 // The plain-select gate for thresholds t >= +0 (gate_key_lo >= 0: every
 // relu preset), on raw bits instead of order keys. Non-negative patterns
 // are their own key, and every negative pattern has a key below 0 <= lo, so
@@ -195,6 +202,21 @@ HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s,
   using DU = hn::ScalableTag<U>;
   const DU du_full;
   const BitConstants<D, DU> c(du_full, p);
+  if (p.gate_upper) {
+    // Every path below tests the lower bound only. The plain select (the
+    // torch hardtanh preset) still gets its own loop with the options as
+    // constants.
+    if (p.IsPlainSelect()) {
+      const bool nan_open = p.gate_nan_open;
+      ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
+        return hn::IfThenElseZero(GateOpenBounded<D>(du, c, nan_open, b), a);
+      });
+    } else {
+      ForEach<D, kStream>(dy, s, dx, begin, end,
+                          [&](auto du, auto a, auto b) { return BoundedVec<D>(du, c, p, a, b); });
+    }
+    return;
+  }
   if (p.IsPlainSelect() && p.gate_key_lo >= 0) {
     if (p.gate_nan_open && p.gate_key_lo == 1) {
       const typename NanOpenZeroGate<D>::template Consts<DU> zc(du_full);

@@ -35,7 +35,7 @@ struct BitConstants {
   using DI = hn::RebindToSigned<DU>;
   using VU = hn::Vec<DU>;
   using VI = hn::Vec<DI>;
-  VI magnitude, key_lo_minus_1, key_pinf_plus_1, key_ninf;
+  VI magnitude, key_lo_minus_1, key_pinf_plus_1, key_ninf, key_pinf, key_hi_plus_1;
   VU sign, quiet, inf, min_normal, default_nan;
 
   BitConstants(DU du, const KernelParams& p) {
@@ -45,6 +45,9 @@ struct BitConstants {
     key_lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
     key_pinf_plus_1 = hn::Set(di, static_cast<I>(OrderKey<D>(Tr::kInf) + 1));
     key_ninf = hn::Set(di, static_cast<I>(OrderKey<D>(static_cast<U>(Tr::kSign | Tr::kInf))));
+    key_pinf = hn::Set(di, static_cast<I>(OrderKey<D>(Tr::kInf)));
+    // gate_key_hi <= key(+inf), so + 1 stays inside the key type.
+    key_hi_plus_1 = p.gate_upper ? hn::Set(di, static_cast<I>(p.gate_key_hi + 1)) : key_pinf_plus_1;
     sign = hn::Set(du, static_cast<U>(Tr::kSign));
     quiet = hn::Set(du, static_cast<U>(Tr::kQuiet));
     inf = hn::Set(du, static_cast<U>(Tr::kInf));
@@ -68,6 +71,20 @@ HWY_INLINE auto GateOpen(DU du, const BitConstants<D, DU>& c, bool nan_open, VU 
   const auto open = nan_open ? hn::Or(above_lo, hn::Lt(key, c.key_ninf))
                              : hn::And(above_lo, hn::Lt(key, c.key_pinf_plus_1));
   return hn::RebindMask(du, open);
+}
+
+// GateOpen with the upper bound (gate_upper): a non-NaN key must lie in
+// [gate_key_lo, gate_key_hi]; a NaN (key above key(+inf) or below
+// key(-inf)) is open iff nan_open.
+template <Dtype D, class DU, class VU = hn::Vec<DU>>
+HWY_INLINE auto GateOpenBounded(DU du, const BitConstants<D, DU>& c, bool nan_open, VU s)
+    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf))) {
+  const hn::RebindToSigned<DU> di;
+  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude);
+  const auto inside = hn::And(hn::Gt(key, c.key_lo_minus_1), hn::Lt(key, c.key_hi_plus_1));
+  if (!nan_open) return hn::RebindMask(du, inside);
+  const auto nan = hn::Or(hn::Lt(key, c.key_ninf), hn::Gt(key, c.key_pinf));
+  return hn::RebindMask(du, hn::Or(inside, nan));
 }
 
 // dx = open ? dy : +0 : the hot path of the torch and jax presets.

@@ -15,8 +15,9 @@ uint16_t Element(const KernelParams& p, uint16_t dy, uint16_t s) {
   const int64_t key = OrderKey<D>(s);
   const int64_t key_pinf = OrderKey<D>(T::kInf);
   const int64_t key_ninf = OrderKey<D>(static_cast<uint16_t>(T::kSign | T::kInf));
-  const bool open = p.gate_nan_open ? (key >= p.gate_key_lo || key < key_ninf)
-                                    : (key >= p.gate_key_lo && key <= key_pinf);
+  const bool nan = key < key_ninf || key > key_pinf;
+  const int64_t key_hi = p.gate_upper ? p.gate_key_hi : key_pinf;
+  const bool open = nan ? p.gate_nan_open : (key >= p.gate_key_lo && key <= key_hi);
   const bool dy_nan = IsNan<D>(dy);
   const bool flush = p.flush_subnormals;
   if (open) {

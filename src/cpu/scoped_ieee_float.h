@@ -42,7 +42,7 @@ struct MxcsrNeed {
 inline bool UsesFloatMultiplyRule(const KernelParams& p) {
 #if RELUGRAD_X86_MXCSR
   return (p.dtype == Dtype::kF32 || p.dtype == Dtype::kF64) && p.open_multiply && !p.clip &&
-         p.closed == ClosedRule::kMulZero && p.gate_key_lo >= 0;
+         p.closed == ClosedRule::kMulZero && p.gate_key_lo >= 0 && !p.gate_upper;
 #else
   (void)p;
   return false;

@@ -204,6 +204,27 @@ TEST(CliRun, EnumFlagsTakeTheLibrarysNames) {
   ExpectOneLineFailure(run + "--gate le", "unknown gate 'le' (zero_if_le, pass_if_gt)");
 }
 
+TEST(CliRun, GateMaxClosesTheUpperBound) {
+  // f32 s = {3, 6, 7} with --gate-max 6 (ReLU6): only s = 3 passes dy = 1.
+  const std::string dir = ScratchDir();
+  std::string error;
+  const auto dy = Pack(RELUGRAD_F32, {0x3f800000, 0x3f800000, 0x3f800000});
+  const auto s = Pack(RELUGRAD_F32, {0x40400000, 0x40c00000, 0x40e00000});
+  ASSERT_TRUE(npy::Write(dir + "/gdy.npy", "<f4", {3}, dy.data(), dy.size(), &error)) << error;
+  ASSERT_TRUE(npy::Write(dir + "/gs.npy", "<f4", {3}, s.data(), s.size(), &error)) << error;
+  const std::string base =
+      "run --dy " + dir + "/gdy.npy --x " + dir + "/gs.npy -o " + dir + "/gdx.npy --dtype f32";
+  const CliResult r = RunCli(base + " --gate-max 6");
+  ASSERT_EQ(r.status, 0) << r.err;
+  npy::Array got;
+  ASSERT_TRUE(npy::Read(dir + "/gdx.npy", &got, &error)) << error;
+  EXPECT_EQ(Hex(BitsAt(RELUGRAD_F32, got.data.data(), 0)), "0x3f800000");
+  EXPECT_EQ(Hex(BitsAt(RELUGRAD_F32, got.data.data(), 1)), "0x0");
+  EXPECT_EQ(Hex(BitsAt(RELUGRAD_F32, got.data.data(), 2)), "0x0");
+  ExpectOneLineFailure(base + " --gate-max 0", "gate_max (0) must be greater than threshold");
+  ExpectOneLineFailure(base + " --gate-max nan", "gate_max is NaN");
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace relugrad

@@ -88,7 +88,8 @@ bool IsNan(relugrad_dtype dtype, uint64_t bits) {
 }
 
 // "key=value,..." settings on top of the preset, for frameworks no preset
-// matches (e.g. MindSpore CPU: the jax preset with denormals=ieee).
+// matches (e.g. MindSpore CPU: the jax preset with denormals=ieee), and
+// gate_max=h for hardtanh_backward.
 void ApplyOverrides(const std::string& text, relugrad_options* o) {
   static const std::map<std::string, std::pair<std::string, int>> kValues = {
       {"zero_if_le", {"gate", RELUGRAD_GATE_ZERO_IF_LE}},
@@ -105,6 +106,13 @@ void ApplyOverrides(const std::string& text, relugrad_options* o) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) continue;  // "-": none
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "gate_max") {  // the one numeric override (hardtanh's upper bound)
+      char* end = nullptr;
+      o->gate_max = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0')
+        ADD_FAILURE() << "manifest override '" << item << "' is not a number";
+      continue;
+    }
     auto it = kValues.find(value);
     if (it == kValues.end() || it->second.first != key) {
       ADD_FAILURE() << "manifest override '" << item << "' is not a relugrad setting";

@@ -22,6 +22,9 @@ std::vector<FlagSpec> SemanticsFlagSpecs() {
   return {
       {"semantics", true, "preset (default torch): " + Choices(RELUGRAD_ENUM_PRESET, ", ")},
       {"threshold", true, "threshold t (default 0)"},
+      {"gate-max", true,
+       "upper gate bound h: open only when also s < h (hardtanh; ReLU6 is --gate-max 6); "
+       "default none"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
       {"gate", true, "override: " + Choices(RELUGRAD_ENUM_GATE)},
@@ -71,6 +74,7 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
   relugrad_options o;
   CheckStatus(relugrad_options_init(&o, preset), "--semantics");
   o.threshold = args.GetDouble("threshold", o.threshold);
+  o.gate_max = args.GetDouble("gate-max", o.gate_max);
   o.alpha = args.GetDouble("alpha", o.alpha);
   if (args.Has("clip")) {
     o.clip = 1;

@@ -1,0 +1,118 @@
+"""relugrad.torch.Hardtanh and ReLU6: torch's hardtanh forward, relugrad's backward.
+
+The backward is aten::hardtanh_backward(dy, s, min_val, max_val): dx = dy where
+min_val < s < max_val, +0 elsewhere; relugrad computes it as the torch preset
+with threshold = min_val and gate_max = max_val (docs/semantics.md). A NaN s
+passes dy, as PyTorch's scalar loop and its CUDA kernel do; PyTorch's
+vectorised CPU loop closes it, so a NaN gate in the body of a contiguous CPU
+tensor is the one place the bits can differ.
+
+The result has hardtanh_backward's layout (a TensorIterator op over dy, then
+s), with relu_grad's layout machinery from relugrad.torch. What the kernels
+cannot read (CUDA in a CPU-only build, meta, subclasses, other devices) gets
+torch's own hardtanh_backward.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from . import _api
+from . import _relugrad as _C
+from . import torch as _rt
+
+__all__ = ["Hardtanh", "ReLU6", "hardtanh_grad"]
+
+_TORCH_PRESET = _C.preset_from_name("torch")
+
+
+def _output(dy: Tensor, s: Tensor):
+    """(hardtanh_backward(dy, s)'s output, uninitialised; whether dy and s share its order)."""
+    out = _rt._fast_output(dy, s)
+    if out is not None:
+        return out, True
+    return _rt._empty(dy, _rt._ti_strides(dy.shape, dy.stride(), s.stride())), False
+
+
+def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads: Optional[int] = 0) -> Tensor:
+    """aten::hardtanh_backward(dy, s, min_val, max_val) by relugrad's kernels; s
+    is the forward input or output (same result)."""
+    n_threads = _api._thread_count(threads)
+    plain = type(dy) is Tensor and type(s) is Tensor
+    serve = (plain and _rt._kernels_serve(dy) and _rt._kernels_serve(s) and dy.is_cpu and s.is_cpu
+             and dy.dtype == s.dtype and dy.shape == s.shape and _api._torch_host_dtype(dy.dtype) is not None)
+    if not serve:  # the bound has no CUDA kernel (RELUGRAD_UNSUPPORTED): torch's own op
+        return torch.ops.aten.hardtanh_backward(dy, s, min_val, max_val)
+    out, same = _output(dy, s)
+    if not same:
+        dy, s = _rt._in_order(dy, out.stride()), _rt._in_order(s, out.stride())
+    _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel(),
+                          _api._torch_host_dtype(dy.dtype), _TORCH_PRESET, -1, -1, -1, -1, float(min_val), 0.0,
+                          False, 0.0, 0.0, _rt._threads(n_threads), 0, gate_max=float(max_val))
+    return out
+
+
+class _HardtanhFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: Tensor, min_val: float, max_val: float, threads: int, inplace: bool) -> Tensor:
+        ctx.bounds = (min_val, max_val, threads)
+        if inplace:
+            # PyTorch's hardtanh_ gates on the input as it was. The result
+            # gives the same gate when both bounds are exact in the data type
+            # (a clamped element then equals the bound, which is closed);
+            # otherwise (bf16/f16 with min_val=-0.5, max_val=0.1, say) the
+            # clamped value can land inside the compared range, so the input
+            # is kept.
+            exact = all(float(torch.tensor(b, dtype=x.dtype)) == float(torch.tensor(b, dtype=torch.float32))
+                        for b in (min_val, max_val)) if x.dtype != torch.float64 else True
+            original = None if exact else x.clone()
+            y = torch.ops.aten.hardtanh_(x, min_val, max_val)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(y if exact else original)
+            return y
+        ctx.save_for_backward(x)
+        return torch.ops.aten.hardtanh(x, min_val, max_val)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (s,) = ctx.saved_tensors
+        min_val, max_val, threads = ctx.bounds
+        return hardtanh_grad(grad, s, min_val, max_val, threads), None, None, None, None
+
+
+class Hardtanh(nn.Module):
+    """nn.Hardtanh(min_val, max_val, inplace) with relugrad's backward: the same
+    forward (torch's hardtanh) and, for NaN-free gates, the same gradient bits.
+    threads: relugrad's threads for the backward (None/0 = torch's)."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 threads: Optional[int] = 0) -> None:
+        super().__init__()
+        min_val, max_val = float(min_val), float(max_val)
+        if math.isnan(min_val) or math.isnan(max_val) or not max_val > min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        self.threads = _api._thread_count(threads)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not (torch.is_grad_enabled() and x.requires_grad):
+            return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+        return _HardtanhFunction.apply(x, self.min_val, self.max_val, self.threads, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
+
+
+class ReLU6(Hardtanh):
+    """nn.ReLU6(inplace) with relugrad's backward (Hardtanh(0, 6))."""
+
+    def __init__(self, inplace: bool = False, threads: Optional[int] = 0) -> None:
+        super().__init__(0.0, 6.0, inplace, threads)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
