@@ -37,7 +37,7 @@ from torch import Tensor, nn
 
 from . import torch as _rt
 
-__all__ = ["ReLUDropout"]
+__all__ = ["ReLUDropout", "FusedAway"]
 
 
 def _scale(p: float, dtype: torch.dtype) -> Tensor:
@@ -122,3 +122,91 @@ class ReLUDropout(nn.Module):
 def stock_pair(m: ReLUDropout) -> Tuple[nn.ReLU, nn.Dropout]:
     """The nn.ReLU and nn.Dropout a ReLUDropout stands for."""
     return nn.ReLU(inplace=m.relu_inplace), nn.Dropout(m.p, inplace=m.dropout_inplace)
+
+
+# ---- replace_relu / restore_relu ----------------------------------------------------
+# Only pairs whose order is known from the model's structure are fused: consecutive children
+# of an nn.Sequential (an nn.ReLU, then an nn.Dropout of exact type), and the activation and
+# `dropout` of nn.TransformerEncoderLayer / TransformerDecoderLayer, whose _ff_block computes
+# linear2(dropout(activation(linear1(x)))) and uses `dropout` nowhere else. A pair is left as it
+# is when either module holds hooks (they would see other tensors) or appears more than once.
+
+_TRANSFORMER_LAYERS = (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+# Set on a ReLU that replaced a functional activation (as in _replace), so restore_relu puts F.relu back.
+_FROM_FUNCTION = "_relugrad_replaced_function"
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+class FusedAway(nn.Identity):
+    """Stands where an nn.Dropout was fused into the ReLUDropout before it (restore_relu gives it back)."""
+
+    def __init__(self, p: float, inplace: bool) -> None:
+        super().__init__()
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}: fused into the ReLUDropout before it"
+
+
+def _hooked(m: nn.Module) -> bool:
+    return any(m.__dict__.get(a) for a in _HOOKS)
+
+
+def _fusable(relu, drop, ours: set, counts: dict) -> bool:
+    return (isinstance(relu, _rt.ReLU) and id(relu) in ours and type(drop) is nn.Dropout
+            and counts.get(id(relu)) == 1 and counts.get(id(drop)) == 1 and not _hooked(relu) and not _hooked(drop))
+
+
+def _fused(relu, drop) -> ReLUDropout:
+    new = ReLUDropout(drop.p, relu.semantics, relu.threads, relu_inplace=relu.inplace, dropout_inplace=drop.inplace)
+    new.training = relu.training
+    if getattr(relu, _FROM_FUNCTION, False):
+        setattr(new, _FROM_FUNCTION, True)
+    return new
+
+
+def fuse_pairs(model: nn.Module, ours: set, report) -> set:
+    """Fuses the ReLU + Dropout pairs of model whose ReLU replace_relu just made (ids in ours);
+    returns the ids of the ReLUs fused away and updates their entries in the report."""
+    counts: dict = {}
+    for _, m in model.named_modules(remove_duplicate=False):
+        counts[id(m)] = counts.get(id(m), 0) + 1
+    fused = set()
+    names = {id(m): n for n, m in model.named_modules()}
+    for m in list(model.modules()):
+        pairs = []
+        if isinstance(m, nn.Sequential):
+            keys = list(m._modules)
+            pairs = [(a, b) for a, b in zip(keys, keys[1:])]
+        elif isinstance(m, _TRANSFORMER_LAYERS) and "activation" in m._modules and "dropout" in m._modules:
+            pairs = [("activation", "dropout")]
+        for a, b in pairs:
+            relu, drop = m._modules.get(a), m._modules.get(b)
+            if id(relu) in fused or not _fusable(relu, drop, ours, counts):
+                continue
+            fused.add(id(relu))
+            m._modules[a] = _fused(relu, drop)
+            away = FusedAway(drop.p, drop.inplace)
+            away.training = drop.training
+            m._modules[b] = away
+            rname, dname = names.get(id(relu), a), names.get(id(drop), b)
+            for i, e in enumerate(report.replaced):
+                if e.name == rname:
+                    report.replaced[i] = type(e)(e.name, e.kind, f"relugrad ReLUDropout with {dname} (p={drop.p}): "
+                                                 "2 bits per element kept for backward")
+    return fused
+
+
+def unfuse(parent: nn.Module, attr: str, m: nn.Module) -> str:
+    """Puts back what a ReLUDropout or FusedAway stands for at parent.attr; says what it became."""
+    if isinstance(m, FusedAway):
+        new = nn.Dropout(m.p, inplace=m.inplace)
+    elif getattr(m, _FROM_FUNCTION, False) and isinstance(parent, _TRANSFORMER_LAYERS):
+        del parent._modules[attr]
+        parent.activation = F.relu
+        return "F.relu activation"
+    else:
+        new = nn.ReLU(inplace=m.relu_inplace)
+    new.training = m.training
+    setattr(parent, attr, new)
+    return type(new).__name__

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 import torch
+import torch.utils._pytree
 from torch import Tensor, nn
 
 __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
@@ -72,6 +73,12 @@ class MaskProbe:
         self._handles.clear()
         self._active = False
         self.done = True
+        # What the model returns may be kept by the loss, which runs after the probe: a ReLU
+        # whose output is returned keeps y.
+        for t in torch.utils._pytree.tree_leaves(output):
+            p = _storage_ptr(t)
+            if p:
+                self._saved.add(p)
         for r in self.relus:
             outs = self._outputs.get(id(r), [])
             if not outs:
