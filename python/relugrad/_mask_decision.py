@@ -35,6 +35,13 @@ def _storage_ptr(t) -> int:
         return 0
 
 
+# The saved-tensor hooks active now ((pack, unpack) or None) and whether hooks may be entered:
+# torch's own accessors, private, so each has a fallback (without the first, hooks active during
+# the probe step do not see that step's saved tensors).
+_top_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+_hooks_enabled = getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled", lambda: True)
+
+
 class MaskProbe:
     """Forward pre-hook and always-called forward hook on the model (one object, both roles)."""
 
@@ -52,7 +59,7 @@ class MaskProbe:
 
     # ---- the model's hooks
     def enter(self, module, args) -> None:
-        if self.done or self._active or not torch.is_grad_enabled():
+        if self.done or self._active or not torch.is_grad_enabled() or not _hooks_enabled():
             return
         self._active = True
         self._saved.clear()
@@ -60,7 +67,19 @@ class MaskProbe:
         for r in self.relus:
             self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
             self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
-        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        # Hooks already active (offloading, checkpointing, a user's counter) go on serving: the
+        # probe's pack records, then hands the tensor to them, and its unpack to theirs.
+        outer = _top_hooks(False) if _top_hooks is not None else None
+        outer_pack, outer_unpack = outer if outer else (None, None)
+
+        def pack(t):
+            self._record(t)
+            return outer_pack(t) if outer_pack is not None else t
+
+        def unpack(x):
+            return outer_unpack(x) if outer_unpack is not None else x
+
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
         self._hooks.__enter__()
 
     def exit(self, module, args, output) -> None:
@@ -92,16 +111,11 @@ class MaskProbe:
         self._outputs = {}
 
     # ---- inside the probe
-    def _pack(self, t):
+    def _record(self, t) -> None:
         if not self._inside:
             p = _storage_ptr(t)
             if p:
                 self._saved.add(p)
-        return t
-
-    @staticmethod
-    def _unpack(t):
-        return t
 
     def _relu_enter(self, module, args) -> None:
         self._inside += 1
@@ -124,8 +138,10 @@ class MaskProbe:
                 r.mask = m
 
 
-def install(model: nn.Module, relus: List[nn.Module]) -> MaskProbe:
+def install(model: nn.Module, relus: List[nn.Module]):
     remove(model)
+    if not relus:
+        return None
     probe = MaskProbe(relus)
     model.register_forward_pre_hook(probe.enter)
     model.register_forward_hook(probe.exit, always_call=True)
