@@ -15,11 +15,14 @@ computed by the same div) and computes dy * noise with torch's mul, then the ReL
 relugrad's relu_grad_mask: the same bits as stock, including a dropped element whose incoming
 gradient is negative (-0), infinite or NaN (NaN), where stock multiplies by a zero noise value.
 
-Where the bit planes are made: the packing and the gate select are relugrad's Highway kernels
+Where the bit planes are made and read: the packing and the gate select are relugrad's Highway kernels
 (relu_forward with a mask packs the bits of `v > 0` for y and for the 0/1 noise, in place, values
 unchanged; relu_grad_mask unpacks), and the products that must match stock are torch's own mul,
 so no element loop runs in Python and no separate kernel has to reproduce torch's rounding and
-NaN propagation for four dtypes.
+NaN propagation for four dtypes. For float32/float64 in C order with the torch preset and torch's
+threads, backward is one C++ pass instead (torch.ops.relugrad_native.relu_dropout_backward,
+python/src/torch_dropout.cc: dx = gate ? dy * (keep ? scale : +0) : +0, a plain IEEE multiply,
+which is torch's for these two dtypes), where the composition makes four passes.
 
 Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
 float32/float64/float16/bfloat16 outside torch.compile and torch.func. Everything else (eval,
@@ -72,6 +75,12 @@ class _ReluDropoutFunction(torch.autograd.Function):
     def backward(ctx, dy: Tensor):
         gate, keep = ctx.saved_tensors
         strides = ctx.strides
+        native = _native_backward()
+        if (native is not None and not torch.is_grad_enabled() and dy.dtype in (torch.float32, torch.float64)
+                and type(dy) is Tensor and dy.is_cpu and dy.is_contiguous() and _rt._c_order(dy.shape, strides)
+                and ctx.semantics == "torch" and ctx.threads == 0):
+            # One pass in C++ (python/src/torch_dropout.cc): the same bits as the composition below.
+            return native(dy, gate, keep, _scale(ctx.p, dy.dtype).item()), None, None, None
         full = torch.empty_strided(dy.shape, strides, dtype=dy.dtype).fill_(_scale(ctx.p, dy.dtype))
         noise = _rt._relu_grad_mask_eager(full, keep, "torch", ctx.threads, strides, strides)
         if torch.is_grad_enabled():  # create_graph=True: differentiable in dy
@@ -82,6 +91,13 @@ class _ReluDropoutFunction(torch.autograd.Function):
         # (commutative to the bit, as above), else a new tensor in mul's own layout.
         g = noise.mul_(dy) if _rt._same_order(dy, strides) else dy * noise
         return _rt._relu_grad_mask_eager(g, gate, ctx.semantics, ctx.threads, strides, strides), None, None, None
+
+
+def _native_backward():
+    """torch.ops.relugrad_native.relu_dropout_backward where the torch-native library loaded, else None."""
+    if not _rt.NATIVE:
+        return None
+    return torch.ops.relugrad_native.relu_dropout_backward.default
 
 
 def _fused_serves(x: Tensor, p: float, training: bool) -> bool:

@@ -11,7 +11,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _mask_decision  # noqa: E402
+from relugrad import _dropout, _mask_decision  # noqa: E402
 from relugrad._dropout import FusedAway, ReLUDropout  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
@@ -46,9 +46,24 @@ def stock_relu_dropout(p):
     return lambda x: F.dropout(torch.relu(x), p, True)
 
 
+@pytest.fixture(params=["native", "composition"])
+def backward_path(request, monkeypatch):
+    """Runs a test through each backward of ReLUDropout: the one-pass C++ op (float32/float64)
+    and the composition of torch's mul with relugrad's mask kernels (every dtype)."""
+    calls = []
+    if request.param == "native":
+        if not rt.NATIVE:
+            pytest.skip(f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
+        op = _dropout._native_backward()
+        monkeypatch.setattr(_dropout, "_native_backward", lambda: lambda *a: calls.append(1) or op(*a))
+    else:
+        monkeypatch.setattr(_dropout, "_native_backward", lambda: None)
+    return request.param, calls
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
-def test_fused_equals_stock_bit_for_bit(dtype, p):
+def test_fused_equals_stock_bit_for_bit(dtype, p, backward_path):
     # x with +0, -0, NaN (values), inf; dy with NaN, +-inf, negatives, -0: a dropped element's
     # gradient is dy * 0 in stock (NaN, -0...), not +0.
     x0 = values((33, 61), dtype, seed=1)
@@ -59,9 +74,11 @@ def test_fused_equals_stock_bit_for_bit(dtype, p):
     got = run(ReLUDropout(p), x0, dy, seed=5)
     for a, b in zip(want, got):
         assert torch.equal(bits(a), bits(b))
+    path, calls = backward_path
+    assert len(calls) == (path == "native" and dtype in (torch.float32, torch.float64))  # served where it can
 
 
-def test_fused_gradient_special_cases_are_not_plain_zero():
+def test_fused_gradient_special_cases_are_not_plain_zero(backward_path):
     # The case the fused backward must not simplify: dropped, gate open, dy in {-1, inf, NaN}.
     x0 = torch.ones(4096)
     dy = torch.tensor([-1.0, float("inf"), float("nan"), 1.0]).repeat(1024)
@@ -72,7 +89,7 @@ def test_fused_gradient_special_cases_are_not_plain_zero():
     assert torch.isnan(grad[dropped & (dy.isinf() | dy.isnan())]).all()
 
 
-def test_fused_noncontiguous_input_and_gradient():
+def test_fused_noncontiguous_input_and_gradient(backward_path):
     x0 = values((40, 30), seed=3).t()  # dense, not contiguous
     dy = values((40, 30), seed=4).t().contiguous()
     for a, b in zip(run(stock_relu_dropout(0.3), x0, dy, 7), run(ReLUDropout(0.3), x0, dy, 7)):
@@ -129,6 +146,15 @@ def test_fused_double_backward_matches_stock():
 def test_bad_p():
     with pytest.raises(ValueError, match="dropout probability"):
         ReLUDropout(1.5)
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason="the torch-native library is not loaded")
+def test_native_backward_rejects_bad_planes():
+    op = _dropout._native_backward()
+    with pytest.raises(RuntimeError, match="bit plane must be a contiguous CPU uint8 tensor of 2 bytes"):
+        op(torch.ones(9), torch.zeros(1, dtype=torch.uint8), torch.zeros(2, dtype=torch.uint8), 2.0)
+    with pytest.raises(RuntimeError, match="float32 or float64"):
+        op(torch.ones(8, dtype=torch.bfloat16), torch.zeros(1, dtype=torch.uint8), torch.zeros(1, dtype=torch.uint8), 2.0)
 
 
 def mlp_with_dropout():
