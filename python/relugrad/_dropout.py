@@ -20,9 +20,10 @@ Where the bit planes are made and read: the packing and the gate select are relu
 unchanged; relu_grad_mask unpacks), and the products that must match stock are torch's own mul,
 so no element loop runs in Python and no separate kernel has to reproduce torch's rounding and
 NaN propagation for four dtypes. For float32/float64 in C order with the torch preset and torch's
-threads, backward is one C++ pass instead (torch.ops.relugrad_native.relu_dropout_backward,
-python/src/torch_dropout.cc: dx = gate ? dy * (keep ? scale : +0) : +0, a plain IEEE multiply,
-which is torch's for these two dtypes), where the composition makes four passes.
+threads, forward and backward are one C++ pass each instead (torch.ops.relugrad_native.
+relu_dropout_forward / relu_dropout_backward, python/src/torch_dropout.cc: out = relu(x) *
+(keep ? scale : +0) after stock's draw, dx = gate ? dy * (keep ? scale : +0) : +0, plain IEEE
+multiplies, which are torch's for these two dtypes), where the composition makes four passes each.
 
 Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
 float32/float64/float16/bfloat16 outside torch.compile and torch.func. Everything else (eval,
@@ -59,6 +60,16 @@ def _pack_in_place(t: Tensor, threads: int, semantics: str = "torch") -> Tensor:
 class _ReluDropoutFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, p: float, semantics: str, threads: int) -> Tensor:
+        native = _native_forward()
+        if (native is not None and x.dtype in (torch.float32, torch.float64) and x.is_contiguous()
+                and semantics == "torch" and threads == 0):
+            # One pass in C++ after stock's draw (python/src/torch_dropout.cc); x's layout is
+            # torch.relu(x)'s here, so the draw is on stock's shape, dtype and layout.
+            out = torch.empty_like(x).bernoulli_(1 - p)
+            gate, keep = native(x, out, _scale(p, x.dtype).item())
+            ctx.save_for_backward(gate, keep)
+            ctx.p, ctx.semantics, ctx.threads, ctx.strides = p, semantics, threads, out.stride()
+            return out
         y = torch.relu(x)  # stock's y, -0 kept: the product below is stock's
         noise = torch.empty_like(y).bernoulli_(1 - p)  # stock's draw: same shape, dtype, layout
         keep = _pack_in_place(noise, threads)
@@ -91,6 +102,13 @@ class _ReluDropoutFunction(torch.autograd.Function):
         # (commutative to the bit, as above), else a new tensor in mul's own layout.
         g = noise.mul_(dy) if _rt._same_order(dy, strides) else dy * noise
         return _rt._relu_grad_mask_eager(g, gate, ctx.semantics, ctx.threads, strides, strides), None, None, None
+
+
+def _native_forward():
+    """torch.ops.relugrad_native.relu_dropout_forward where the torch-native library loaded, else None."""
+    if not _rt.NATIVE:
+        return None
+    return torch.ops.relugrad_native.relu_dropout_forward.default
 
 
 def _native_backward():

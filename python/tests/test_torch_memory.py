@@ -48,15 +48,17 @@ def stock_relu_dropout(p):
 
 @pytest.fixture(params=["native", "composition"])
 def backward_path(request, monkeypatch):
-    """Runs a test through each backward of ReLUDropout: the one-pass C++ op (float32/float64)
-    and the composition of torch's mul with relugrad's mask kernels (every dtype)."""
+    """Runs a test through each path of ReLUDropout: the one-pass C++ ops (float32/float64)
+    and the composition of torch's ops with relugrad's mask kernels (every dtype)."""
     calls = []
     if request.param == "native":
         if not rt.NATIVE:
             pytest.skip(f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
-        op = _dropout._native_backward()
-        monkeypatch.setattr(_dropout, "_native_backward", lambda: lambda *a: calls.append(1) or op(*a))
+        fw, bw = _dropout._native_forward(), _dropout._native_backward()
+        monkeypatch.setattr(_dropout, "_native_forward", lambda: lambda *a: calls.append("forward") or fw(*a))
+        monkeypatch.setattr(_dropout, "_native_backward", lambda: lambda *a: calls.append("backward") or bw(*a))
     else:
+        monkeypatch.setattr(_dropout, "_native_forward", lambda: None)
         monkeypatch.setattr(_dropout, "_native_backward", lambda: None)
     return request.param, calls
 
@@ -75,7 +77,8 @@ def test_fused_equals_stock_bit_for_bit(dtype, p, backward_path):
     for a, b in zip(want, got):
         assert torch.equal(bits(a), bits(b))
     path, calls = backward_path
-    assert len(calls) == (path == "native" and dtype in (torch.float32, torch.float64))  # served where it can
+    native = path == "native" and dtype in (torch.float32, torch.float64)  # served where it can
+    assert calls == (["forward", "backward"] if native else [])
 
 
 def test_fused_gradient_special_cases_are_not_plain_zero(backward_path):
@@ -149,7 +152,10 @@ def test_bad_p():
 
 
 @pytest.mark.skipif(not rt.NATIVE, reason="the torch-native library is not loaded")
-def test_native_backward_rejects_bad_planes():
+def test_native_ops_reject_bad_input():
+    fw = _dropout._native_forward()
+    with pytest.raises(RuntimeError, match="one shape and dtype"):
+        fw(torch.ones(8), torch.ones(9), 2.0)
     op = _dropout._native_backward()
     with pytest.raises(RuntimeError, match="bit plane must be a contiguous CPU uint8 tensor of 2 bytes"):
         op(torch.ones(9), torch.zeros(1, dtype=torch.uint8), torch.zeros(2, dtype=torch.uint8), 2.0)
