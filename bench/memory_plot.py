@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An SVG of a `bench/torch_steps.py --mask --peak --json` run: per model, peak memory of one
 training step (left panel) and step time (right panel), stock against relugrad, each relugrad bar
-labelled with its ratio to stock. Plain SVG written by hand: no plotting library needed.
+labelled with its ratio to stock (for time the median of the interleaved per-round ratios). Plain SVG written by hand: no plotting library needed.
 
     python3 bench/memory_plot.py docs/results/memory.json --out docs/memory.svg
 """
@@ -14,8 +14,9 @@ BAR, GAP, GROUP_GAP = 16, 2, 22
 LEFT, TOP, PANEL_W, PANEL_GAP = 110, 46, 300, 70
 
 
-def panel(rows, x0, title, key_stock, key_ours, unit, scale):
-    """SVG elements of one horizontal bar panel at x offset x0."""
+def panel(rows, x0, title, key_stock, key_ours, unit, scale, ratio=None):
+    """SVG elements of one horizontal bar panel at x offset x0; each relugrad bar is labelled with
+    r[ratio] (the median of interleaved per-round ratios, for time) or its ratio to stock's bar."""
     top = max(max(r[key_stock], r[key_ours]) * scale for r in rows)
     out = [f'<text x="{x0 + PANEL_W / 2}" y="{TOP - 24}" text-anchor="middle" font-weight="bold">{escape(title)}</text>']
     y = TOP
@@ -26,7 +27,7 @@ def panel(rows, x0, title, key_stock, key_ours, unit, scale):
             out.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{BAR}" fill="{color}"/>')
             label = f"{v:.1f} {unit}"
             if key == key_ours:
-                label += f"  ({r[key_ours] / r[key_stock]:.3f}x)"
+                label += f"  ({r[ratio] if ratio else r[key_ours] / r[key_stock]:.3f}x)"
             out.append(f'<text x="{x0 + w + 4:.1f}" y="{y + BAR - 4}" font-size="11">{escape(label)}</text>')
             y += BAR + GAP
         y += GROUP_GAP
@@ -44,8 +45,8 @@ def main() -> None:
     if not rows or "peak_stock" not in rows[0]:
         raise SystemExit(f"{args.json}: no peak figures (run torch_steps.py with --peak)")
     mem, height = panel(rows, LEFT, "peak memory of a step (MiB)", "peak_stock", "peak_relugrad", "MiB", 2**-20)
-    time, _ = panel(rows, LEFT + PANEL_W + PANEL_GAP + 90, "step time (ms, best round)", "stock_ms", "relugrad_ms",
-                    "ms", 1.0)
+    time, _ = panel(rows, LEFT + PANEL_W + PANEL_GAP + 90, "step time (ms, best round; x: median ratio)",
+                    "stock_ms", "relugrad_ms", "ms", 1.0, ratio="time_ratio")
     width = LEFT + 2 * PANEL_W + PANEL_GAP + 90 + 150
     labels, y = [], TOP
     for r in rows:
