@@ -1,6 +1,6 @@
 """Forward + backward of one ReLU module: nn.ReLU against relugrad.torch.ReLU
-on its torch-native path (C++ autograd Functions) and on its Python path
-(autograd.Functions in Python, as when _relugrad_torch.so is absent).
+on its torch-native path (C++ autograd Functions) and without it (the custom
+ops torch.ops.relugrad.*, as when _relugrad_torch.so is absent).
 
     .venv/bin/python bench/torch_module.py --torch-threads 1 --sizes 16,4K,256K,1M
 
@@ -38,7 +38,7 @@ def main() -> None:
     threads = [int(t) for t in args.relugrad_threads.split(",")]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, mask={args.mask}; "
           "us per forward+backward, best of rounds")
-    names = ["nn.ReLU"] + [f"{path} t={t}" for t in threads for path in ("native", "python")]
+    names = ["nn.ReLU"] + [f"{path} t={t}" for t in threads for path in ("native", "ops")]
     print("| n | " + " | ".join(names) + " | native / nn.ReLU |")
     print("|---" * (len(names) + 2) + "|")
     for n in (parse_size(s) for s in args.sizes.split(",")):
@@ -46,13 +46,13 @@ def main() -> None:
         g = torch.randn(n)
         modules = {"nn.ReLU": torch.nn.ReLU()}
         for t in threads:
-            for path in ("native", "python"):
+            for path in ("native", "ops"):
                 modules[f"{path} t={t}"] = rt.ReLU(threads=t, mask=args.mask)
         number = max(3, int(1e7 // max(n, 2000)))
         best = {}
         for _ in range(args.rounds):
             for name, module in modules.items():
-                rt._native_relu, rt._native_relu_ = (None, None) if name.startswith("python") else native
+                rt._native_relu, rt._native_relu_ = (None, None) if name.startswith("ops") else native
                 seconds = min(timeit.repeat(lambda: module(x).backward(g), number=number, repeat=3)) / number
                 best[name] = min(best.get(name, float("inf")), seconds)
                 x.grad = None

@@ -13,7 +13,7 @@ once). Both candidates' first step is checked bit for bit (loss and every gradie
 generator seed for dropout) before timing; with --mask that first step is also replace_relu's
 probe step, which decides each ReLU's mask.
 
---peak: the peak memory of one training step, measured in a child process per model and
+--peak: the peak memory of one eager training step (also with --compile), measured in a child process per model and
 candidate (so neither sees the other's allocations): after two warm-up steps the kernel's
 resident-set high-water mark is reset (writing 5 to /proc/self/clear_refs), one step runs, and
 the figure is VmHWM minus the resident set before the step. The child runs with glibc's mmap
@@ -60,6 +60,7 @@ def torchvision_model(name: str):
 # name -> (constructor, input shape, whether the layout options apply)
 MODELS = {
     "resnet18": (lambda: torchvision_model("resnet18"), (8, 3, 112, 112), True),
+    "resnet18-tiny": (lambda: torchvision_model("resnet18"), (2, 3, 32, 32), True),
     "resnet50": (lambda: torchvision_model("resnet50"), (4, 3, 112, 112), True),
     "mlp": (mlp, (1024, 512), False),
     "mlp_dropout": (mlp_dropout, (1024, 512), False),
@@ -174,6 +175,8 @@ def main() -> None:
     ap.add_argument("--peak", action="store_true", help="also the peak memory of a step (a child process each)")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
+    ap.add_argument("--compile", default="", metavar="BACKEND",
+                    help="torch.compile both models with this backend (inductor, aot_eager) before timing")
     args = ap.parse_args()
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -183,7 +186,8 @@ def main() -> None:
         return
     rows = []
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, relugrad native={rt.NATIVE}, "
-          f"mask={args.mask}; ms per step, median of {args.rounds} interleaved rounds of {args.steps} steps")
+          f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
+          f"rounds of {args.steps} steps")
     peak_head = " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock | saved MiB stock | "
           "saved MiB relugrad | saved ratio |" + peak_head)
@@ -192,6 +196,12 @@ def main() -> None:
         _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
             stock, ours, x = build(name, layout, args.mask)
+            if args.compile:  # the first steps compile; bits are compared on compiled steps
+                torch._dynamo.reset()
+                stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
+                for m in (stock, ours):
+                    step(m, x)
+                    m.zero_grad(set_to_none=True)
             same = same_first_step(stock, ours, x)
             bytes_stock, bytes_ours = saved_bytes(stock, x), saved_bytes(ours, x)
             times = {"stock": [], "ours": []}
@@ -214,7 +224,7 @@ def main() -> None:
             print(line, flush=True)
             rows.append(row)
     if args.json:
-        meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mask": args.mask,
+        meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

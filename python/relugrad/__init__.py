@@ -14,10 +14,9 @@ read in place; CUDA tensors and CUDA DLPack arrays run on the CUDA backend
 come from a cache that keeps freed results' pages mapped
 (``buffer_cache_stats()``, ``buffer_cache_trim()``, RELUGRAD_BUFFER_CACHE_MIB).
 """
-from ._api import (COMBINES, DENORMALS, GATES, PRESETS, STORES, THRESHOLD_ROUNDINGS, buffer_cache_stats,
-                   buffer_cache_trim, format_info, info,
-                   mask_bytes, preset_settings, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference,
-                   set_max_isa)
+from ._calls import mask_bytes, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference
+from ._info import buffer_cache_stats, buffer_cache_trim, format_info, info, set_max_isa
+from ._options import COMBINES, DENORMALS, GATES, PRESETS, STORES, THRESHOLD_ROUNDINGS, preset_settings
 from ._relugrad import version as _version
 
 __version__ = _version()

@@ -272,7 +272,7 @@ def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
     return None
 
 
-def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, mask: bool = False, *,
+def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[int] = 0, mask: bool = False, *,
                  functional: bool = False, strict: bool = False, return_report: bool = False):
     """Replaces nn.ReLU modules of model by relugrad.torch.ReLU(semantics, inplace=<theirs>,
     threads=threads, mask=mask), in place, keeping each one's hooks (the same hook dicts, so
@@ -284,7 +284,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: int = 0, m
     left. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
     with return_report=True."""
     _rt._check_semantics(semantics)
-    _rt._check_threads(threads)
+    threads = _rt._check_threads(threads)
     actions, report = _plan(model, functional)
     if strict and report.left:
         raise ReplaceError(report)

@@ -26,6 +26,8 @@ Modules:
 In eager mode ReLU runs C++ autograd Functions from _relugrad_torch.so
 (torch.ops.relugrad_native) when the package was built against this torch;
 NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
+Everywhere else (torch.compile, torch.func, fake tensors, CUDA, or eager mode
+without the native library) ReLU calls the custom ops above.
 
 CUDA tensors run on relugrad's CUDA backend (same C ABI, device pointers,
 torch's current stream) when the library was built with CUDA and a device is
@@ -41,6 +43,7 @@ zero_if_le on y with select, exactly what the preset computes.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import List, Optional, Sequence, Tuple
 
@@ -67,9 +70,10 @@ def _check_semantics(semantics: str) -> None:
         raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(_api.PRESETS)}")
 
 
-def _check_threads(threads: int) -> None:
-    if threads < 0:
-        raise ValueError(f"threads: must be >= 0 (0 = torch's intra-op threads), got {threads}")
+def _check_threads(threads: Optional[int]) -> int:
+    """The checked threads argument, as in every Python entry point: None or
+    0 -> 0 (torch's intra-op threads), N -> N."""
+    return _api._thread_count(threads)
 
 
 def _threads(threads: int) -> int:
@@ -356,6 +360,7 @@ def relu(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
 
 @relu.register_fake
 def _relu_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
+    _let_inductor_see_through()
     return torch.relu(x)  # its layout, from TensorIterator's meta
 
 
@@ -487,6 +492,8 @@ def _grad_op(dy, s, semantics, threshold, alpha, threads):
     nests it; the op's own autograd kernel lies below functorch's layer and
     serves one level only. (jvp formulas run inside the forward's call and
     call the op.)"""
+    if semantics == "torch" and threshold == 0.0 and alpha == 0.0 and _compile_tracing():
+        return torch.ops.aten.threshold_backward.default(dy, s, 0.0)  # the same bits; inductor fuses it
     if _TC._are_functorch_transforms_active():
         return _ReluGradOp.apply(dy, s, semantics, threshold, alpha, threads)
     return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads)
@@ -642,23 +649,26 @@ _register_autograd(relu_grad_mask, _ReluGradMaskOp)
 
 
 # ---- The eager path of ReLU ---------------------------------------------------
-# The ops above are what torch.compile, torch.func and torch.library see
-# (schema, fake kernels, vmap rules, opcheck). In eager mode each custom op
-# call goes through torch.library's Python dispatch and autograd wrappers: a
-# ReLU step (forward and backward) cost 97 us at n = 16 against nn.ReLU's
-# 21-24 us (docs/performance-notes.md, "Eager ReLU as autograd Functions"). On plain tensors ReLU.forward
-# therefore runs the autograd.Functions below (or their C++ twins in
-# _relugrad_torch.so), calling the same kernels directly. With create_graph
-# (double backward) the backward calls the ops, whose autograd formulas make
-# it differentiable.
-
-
+# One eager path and one compiled path. In eager mode ReLU runs the C++
+# autograd Functions of _relugrad_torch.so (torch.ops.relugrad_native, below):
+# one dispatcher call forward, no Python in backward. Under torch.compile,
+# torch.func, forward AD, dispatch modes, meta and fake tensors, and in eager
+# mode where the native library did not load (said once, in a warning), ReLU
+# calls the custom ops above: their fake kernels, vmap rules and jvp are what
+# the transforms see, and their eager kernels read the same memory. torch's
+# own ops serve only the tensors relugrad's kernels do not read (_torch_relu).
 # inplace: like nn.ReLU(inplace=True), y is x overwritten (mark_dirty bumps
 # x's version, so autograd rejects a later use of the old x as it does for
 # torch.relu_), and the saved y is x itself: no second tensor of n elements.
+# The custom ops cannot return an alias of their input, so without the native
+# library in-place ReLU on plain tensors runs the two Functions below, which
+# call the ops' own kernels; under compile and the transforms the ops' y is
+# copied into x.
 
 
 class _ReluFunction(torch.autograd.Function):
+    """In-place ReLU without the native library: y is x overwritten and saved (the ops cannot
+    alias their input; copying their y into x would keep a second tensor)."""
     @staticmethod
     def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
         if inplace:
@@ -679,6 +689,7 @@ class _ReluFunction(torch.autograd.Function):
 
 
 class _ReluMaskFunction(torch.autograd.Function):
+    """In-place ReLU(mask=True) without the native library: y written over x, the mask saved."""
     @staticmethod
     def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
         if inplace:
@@ -767,13 +778,13 @@ def _plain_cpu(x) -> bool:
 
 
 # ---- The torch-native eager path ---------------------------------------------
-# The autograd.Functions above still cost 41 us per forward + backward at
-# n = 16 (nn.ReLU: 21-23 us), nearly all of it Python. _relugrad_torch.so
-# (python/src/torch_native.cc) holds the same two Functions in C++, registered
-# as torch.ops.relugrad_native.relu / relu_: one dispatcher call forward, no
-# Python in backward (docs/performance-notes.md, "Torch-native ReLU"). It is built against one torch
-# version and loaded only under that version; otherwise, or with
-# RELUGRAD_TORCH_NATIVE=0 in the environment, the Python path serves.
+# _relugrad_torch.so (python/src/torch_native.cc) holds ReLU's forward and
+# backward as C++ autograd Functions, registered as
+# torch.ops.relugrad_native.relu / relu_ (docs/performance-notes.md,
+# "Torch-native ReLU"). It is built against one torch version and loaded only
+# under that version; otherwise (one RuntimeWarning says why), or with
+# RELUGRAD_TORCH_NATIVE=0 in the environment (no warning: asked for), eager
+# ReLU runs through the custom ops.
 
 def _load_native() -> Tuple[Optional[object], Optional[object], str]:
     """(relu, relu_ op overloads or None, and why not)."""
@@ -795,6 +806,10 @@ def _load_native() -> Tuple[Optional[object], Optional[object], str]:
 
 _native_relu, _native_relu_, NATIVE_STATUS = _load_native()
 NATIVE = _native_relu is not None
+if not NATIVE and not NATIVE_STATUS.startswith("disabled"):
+    warnings.warn(f"relugrad.torch: the torch-native ReLU is not loaded ({NATIVE_STATUS}); eager ReLU runs "
+                  "through the custom ops torch.ops.relugrad.* instead (the same bits, more time per call)",
+                  RuntimeWarning, stacklevel=2)
 
 
 class ReLU(nn.Module):
@@ -807,10 +822,10 @@ class ReLU(nn.Module):
         backward keeps x (or only the mask) instead of a second tensor. Under
         torch.compile the ops run out of place and the result is copied
         into x.
-      threads: 0 (default) splits forward (mask) and backward over torch's
+      threads: None or 0 (default) splits forward (mask) and backward over torch's
         own intra-op threads (torch.get_num_threads(), at::parallel_for) on
         the torch-native path, or over relugrad's pool with as many threads
-        where the Python path serves (NATIVE_STATUS says which); N > 0:
+        where the custom ops serve (NATIVE_STATUS says which); N > 0:
         relugrad's pool with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
         ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
@@ -820,14 +835,13 @@ class ReLU(nn.Module):
         computed or kept; y has the same bits.
     """
 
-    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: int = 0,
+    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: Optional[int] = 0,
                  mask: bool = False) -> None:
         super().__init__()
         _check_semantics(semantics)
-        _check_threads(threads)
         self.semantics = semantics
         self.inplace = bool(inplace)
-        self.threads = threads
+        self.threads = _check_threads(threads)
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -843,34 +857,32 @@ class ReLU(nn.Module):
     def _forward_other(self, x: Tensor) -> Tensor:
         """Every tensor but the native path's: the custom ops where torch's
         transforms must see them (compile, torch.func, forward AD, dispatch
-        modes, meta and fake tensors), the Python Functions for other plain
-        tensors relugrad's kernels read, torch's own ops for the rest."""
+        modes, meta and fake tensors) and for plain tensors relugrad's kernels
+        read when the native library is absent; torch's own ops for the rest."""
         exact = type(x) is Tensor or type(x) is nn.Parameter
-        ours = x.dtype in _NATIVE_DTYPES and x.layout is torch.strided and not x.is_nested
-        if ours and (_is_compiling() or (exact and (x.is_meta or _is_wrapped(x) or _fwAD._current_level >= 0
-                                                      or _dispatch_modes()))
-                     or isinstance(x, _fake_tensor_type())):
-            # the custom ops: fake kernels, vmap rules, jvp; one graph node each
-            if exact and _TC._are_functorch_transforms_active():
-                # Their autograd Functions applied from Python, where functorch
-                # nests them (vmap of grad) as it does its own ops.
-                if self.mask:
-                    y = _ReluMaskOp.apply(x, self.semantics, self.threads)[0]
-                else:
-                    y = _ReluOp.apply(x, self.semantics, self.threads)
-                return x.copy_(y) if self.inplace else y
-            if self.mask:
-                y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
-            else:
-                y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            return x.copy_(y) if self.inplace else y
-        if exact and ours and _kernels_serve(x):
-            if self.mask:
-                if not (x.requires_grad and _TC.is_grad_enabled()):
-                    return _mask_y(x, self.semantics, self.inplace)
-                return _ReluMaskFunction.apply(x, self.semantics, self.threads, self.inplace)
-            return _ReluFunction.apply(x, self.semantics, self.threads, self.inplace)
-        return _torch_relu(x, self.semantics, self.inplace)
+        if not (x.dtype in _NATIVE_DTYPES and x.layout is torch.strided and not x.is_nested):
+            return _torch_relu(x, self.semantics, self.inplace)
+        seen_by_transforms = (_is_compiling() or isinstance(x, _fake_tensor_type())
+                              or (exact and (x.is_meta or _is_wrapped(x) or _fwAD._current_level >= 0
+                                             or _dispatch_modes())))
+        if not seen_by_transforms:
+            if not (exact and _kernels_serve(x)):
+                return _torch_relu(x, self.semantics, self.inplace)
+            if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
+                return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
+            if self.inplace:
+                function = _ReluMaskFunction if self.mask else _ReluFunction
+                return function.apply(x, self.semantics, self.threads, True)
+        if exact and _TC._are_functorch_transforms_active():
+            # The ops' autograd Functions applied from Python, where functorch
+            # nests them (vmap of grad) as it does its own ops.
+            y = (_ReluMaskOp.apply(x, self.semantics, self.threads)[0] if self.mask
+                 else _ReluOp.apply(x, self.semantics, self.threads))
+        elif self.mask:
+            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
+        else:
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return x.copy_(y) if self.inplace else y
 
     def extra_repr(self) -> str:
         return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
@@ -932,3 +944,42 @@ def _register_export() -> None:
 
 
 _register_export()
+
+
+# ---- torch.compile: what inductor sees through ----------------------------------------------
+# In the torch preset (threshold 0, alpha 0) ReLU's backward is exactly aten.threshold_backward(dy,
+# y, 0), and relugrad::relu is aten.relu in every preset. So while a compilation traces the
+# backward, the ops' autograd formulas (_grad_op) emit threshold_backward for the torch preset,
+# and inductor's table decomposes relugrad::relu into aten.relu: a compiled model with relugrad is
+# the graph compiled stock gives (the same fusions, the same bits). Other presets, thresholds and
+# alphas, and the mask ops stay opaque custom ops. Inductor's module costs seconds to import, so
+# its table is filled the first time relugrad::relu's fake kernel runs inside a compilation
+# (dynamo traces the model before inductor builds its decomposition table).
+
+def _compile_tracing() -> bool:
+    """A torch.compile / export trace is running (dynamo's or AOTAutograd's)."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    from torch._guards import TracingContext
+    return TracingContext.try_get() is not None
+
+
+def inductor_decompositions() -> dict:
+    """{relugrad op: decomposition} that inductor applies (see above)."""
+    return {torch.ops.relugrad.relu.default: _relu_decomposition}
+
+
+_inductor_sees_through = False
+
+
+def _let_inductor_see_through() -> None:
+    global _inductor_sees_through
+    if _inductor_sees_through or not _compile_tracing():
+        return
+    _inductor_sees_through = True
+    from torch._inductor import decomposition as inductor
+    # select_decomp_table() is the (cached) table compile_fx uses; `decompositions` the one it
+    # starts from under config.fallback_random.
+    for table in (inductor.decompositions, inductor.select_decomp_table()):
+        for op, fn in inductor_decompositions().items():
+            table.setdefault(op, fn)

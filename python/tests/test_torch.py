@@ -150,18 +150,19 @@ def test_threads_one_gives_the_same_gradients():
 
 
 def _assert_took_path(y, path, mask):
-    name = "ReluMaskFunction" if mask else "ReluFunction"
     if path == "native":
+        name = "ReluMaskFunction" if mask else "ReluFunction"
         assert y.grad_fn.name().endswith(f"::{name}>"), f"eager ReLU did not take the native path: {y.grad_fn.name()}"
     else:
-        assert type(y.grad_fn).__name__.startswith(f"_{name}"), "eager ReLU did not take the Python path"
+        name = "_ReluMaskOpBackward" if mask else "_ReluOpBackward"
+        assert type(y.grad_fn).__name__ == name, f"eager ReLU did not take the custom ops: {y.grad_fn.name()}"
 
 
 def test_native_relu_is_loaded_wherever_it_was_built():
     # The package ships _relugrad_torch.so with a stamp of the torch it was
     # built against (make python-install builds it). If both are there and
     # match this torch, it must load: a silent fallback would hide a broken
-    # build behind the slower Python path.
+    # build behind the slower path through the custom ops.
     import os
     here = os.path.dirname(rt.__file__)
     stamp = os.path.join(here, "_relugrad_torch.torch_version")
@@ -176,6 +177,45 @@ def test_native_relu_is_loaded_wherever_it_was_built():
     assert rt.NATIVE_STATUS == "loaded"
     y = rt.ReLU()(torch.randn(4, requires_grad=True) * 1)
     _assert_took_path(y, "native", mask=False)
+
+
+_WITHOUT_NATIVE = """
+import json, warnings
+import relugrad._api as api
+api._torch_native_stamp = lambda: "0.0-not-this-torch"  # as if built for another torch
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import torch
+    import relugrad.torch as rt
+    x = torch.randn(64, dtype=torch.float64) * 1
+    a, b = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    y = rt.ReLU()(a)
+    y.backward(x)
+    torch.nn.ReLU()(b).backward(x)
+print(json.dumps({"native": rt.NATIVE, "status": rt.NATIVE_STATUS, "node": type(y.grad_fn).__name__,
+                  "same": torch.equal(a.grad, b.grad),
+                  "warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]}))
+"""
+
+
+@pytest.mark.parametrize("disabled", [False, True])
+def test_without_the_native_library_eager_relu_runs_the_ops_and_says_why_once(disabled):
+    # One eager path: where _relugrad_torch.so cannot load, one RuntimeWarning names the reason
+    # and eager ReLU calls the custom ops; RELUGRAD_TORCH_NATIVE=0 asks for that: no warning.
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, RELUGRAD_TORCH_NATIVE="0" if disabled else "1")
+    out = subprocess.run([sys.executable, "-c", _WITHOUT_NATIVE], env=env, capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(__file__))
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["native"] is False and got["node"] == "_ReluOpBackward" and got["same"]
+    if disabled:
+        assert got["status"] == "disabled by RELUGRAD_TORCH_NATIVE=0" and got["warnings"] == []
+    else:
+        assert "0.0-not-this-torch" in got["status"]
+        assert len(got["warnings"]) == 1 and got["status"] in got["warnings"][0]
 
 
 def _grads(fn, xt, gt, create_graph=False):
@@ -440,8 +480,20 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
         a = t.clone().requires_grad_(True)
         rt.ReLU()(a).backward(t)
         rt.ReLU(threads=1)(a).backward(t)
+        rt.ReLU(threads=None)(a).backward(t)
+        rt.replace_relu(torch.nn.Sequential(torch.nn.ReLU()), threads=None)(a).backward(t)
     finally:
         torch.set_num_threads(before)
-    assert seen == [3, 3, 2, 3, 3, 1]
-    with pytest.raises(ValueError, match="threads: must be >= 0"):
-        relugrad.relu_grad(t, t, threads=-1)
+    assert seen == [3, 3, 2, 3, 3, 1, 3, 3]
+    for bad in (-1,):
+        with pytest.raises(ValueError, match="threads: must be >= 0"):
+            relugrad.relu_grad(t, t, threads=bad)
+        with pytest.raises(ValueError, match="threads: must be >= 0"):
+            rt.ReLU(threads=bad)
+    for bad in (True, 1.5, "2"):
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            relugrad.relu_grad(t, t, threads=bad)
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            rt.ReLU(threads=bad)
+        with pytest.raises(TypeError, match="threads: expected an int or None"):
+            rt.replace_relu(torch.nn.ReLU(), threads=bad)

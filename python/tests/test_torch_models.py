@@ -80,9 +80,9 @@ MODELS = {
 
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
-    ThresholdBackward; relugrad's C++ or Python ReluFunction / ReluMaskFunction (eager ReLU),
-    ReluDropoutFunction (ReLUDropout) and
-    the custom ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured graphs)."""
+    ThresholdBackward; relugrad's C++ ReluFunction / ReluMaskFunction (eager ReLU), ReluDropoutFunction
+    (ReLUDropout) and the custom ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured
+    graphs, and eager ReLU without the native library)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
         fn = stack.pop()

@@ -22,10 +22,10 @@ def values(shape, dtype=torch.float32, seed=0):
     return t.to(dtype)
 
 
-@pytest.fixture(params=["native", "python"])
+@pytest.fixture(params=["native", "ops"])
 def eager_path(request, monkeypatch):
     """Runs a test through each eager path of ReLU: the C++ autograd
-    Functions of _relugrad_torch.so, and the Python ones that serve when it
+    Functions of _relugrad_torch.so, and the custom ops that serve when it
     is absent (monkeypatched away)."""
     if request.param == "native":
         if not rt.NATIVE:

@@ -1,0 +1,199 @@
+"""Array kinds and memory: what kind of array a call got (NumPy, torch, JAX,
+DLPack), the view of it the bindings import without a copy, the result
+allocated like it, and the CUDA device and stream a call runs on.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import _relugrad as _C
+
+try:  # ml_dtypes is a dependency, but keep a clear message if it is missing
+    import ml_dtypes as _ml_dtypes
+
+    _BF16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover
+    _BF16 = None
+
+# Results of at least this many bytes come from relugrad's buffer cache
+# (BufferCache::kMinCachedBytes; NumPy's own allocator recycles smaller ones).
+_CACHED_MIN_BYTES = 256 * 1024
+
+_NUMPY_DTYPES = {np.dtype(np.float16): 0, np.dtype(np.float32): 0, np.dtype(np.float64): 0}
+# torch dtype -> relugrad dtype, filled on the first torch call (torch is
+# never imported by relugrad itself).
+_TORCH_HOST_DTYPES: Dict[Any, int] = {}
+
+ArrayLike = Any  # numpy.ndarray, torch.Tensor, jax.Array or any CPU DLPack array
+
+
+def _kind(x: Any) -> str:
+    """'numpy', 'torch', 'jax', 'dlpack' or '' (unsupported)."""
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return "torch"
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(x, jax.Array):
+        return "jax"
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        return "dlpack"
+    return ""
+
+
+# DLPack device types (dlpack.h) relugrad has a backend for.
+_KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def _require_cuda(name: str, where: str) -> None:
+    """A clear error before any device pointer reaches the library."""
+    # backend_available says "compiled in"; with CUDA compiled in but no
+    # device, the library itself answers RELUGRAD_UNSUPPORTED ("no CUDA device").
+    if not _C.backend_available(_C.BACKEND_CUDA):
+        raise RuntimeError(f"{name}: {where} needs relugrad's CUDA backend, which this build lacks "
+                           "(rebuild with: pip install . -C cmake.define.RELUGRAD_CUDA=ON); pass CPU arrays")
+
+
+def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
+    """(object the bindings can import without a copy, declared dtype or 0).
+    CUDA arrays are accepted only when the CUDA backend is available."""
+    kind = _kind(x)
+    if kind == "numpy":
+        dtype = x.dtype
+        if dtype in _NUMPY_DTYPES:
+            return x, 0
+        if _BF16 is not None and dtype == _BF16:
+            # NumPy cannot export ml_dtypes.bfloat16 through DLPack or the
+            # buffer protocol: pass the same memory as uint16 and say it is bf16.
+            return x.view(np.uint16), _C.BF16
+        if dtype != np.uint8:  # uint8: masks (checked by the caller)
+            raise TypeError(f"{name}: dtype {x.dtype} is not supported "
+                            "(float16, bfloat16, float32, float64)")
+        return x, 0
+    if kind == "torch":
+        if x.device.type == "cuda":
+            _require_cuda(name, f"a tensor on {x.device}")
+        elif x.device.type != "cpu":
+            raise ValueError(f"{name}: tensor is on {x.device}; relugrad takes CPU or CUDA tensors")
+        # DLPack refuses tensors that require grad; detach() shares the memory.
+        return x.detach(), 0
+    if kind == "jax":
+        platforms = {d.platform for d in x.devices()}
+        if platforms != {"cpu"}:
+            raise ValueError(f"{name}: JAX array lives on {sorted(platforms)}; relugrad takes CPU JAX arrays "
+                             "(JAX arrays are immutable and relugrad has no JAX GPU allocator)")
+        return x, 0
+    if kind == "dlpack":
+        device_type, device_id = x.__dlpack_device__()
+        device_type = int(device_type)
+        if device_type in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+            _require_cuda(name, f"a DLPack array on CUDA device {int(device_id)} (device type {device_type})")
+        elif device_type not in (_KDL_CPU, _KDL_CUDA_HOST):
+            raise ValueError(f"{name}: DLPack device type {device_type} is neither the CPU (1) nor CUDA (2, 13)")
+        return x, 0
+    raise TypeError(f"{name}: expected a NumPy array, a torch.Tensor, a jax.Array or a CPU/CUDA DLPack "
+                    f"array, got {type(x).__module__}.{type(x).__qualname__}")
+
+
+def _on_cuda(x: Any) -> bool:
+    kind = _kind(x)
+    if kind == "torch":
+        return x.device.type == "cuda"
+    if kind == "dlpack":
+        return int(x.__dlpack_device__()[0]) in (_KDL_CUDA, _KDL_CUDA_MANAGED)
+    return False
+
+
+class _DeviceScope:
+    """The CUDA device and stream a call runs on: for a torch tensor on
+    cuda:k, device k made current (relugrad launches on the current device)
+    and torch's current stream of that device; for other CUDA DLPack arrays
+    the current device and the default stream (0); for CPU arrays nothing."""
+
+    def __init__(self, x: Any) -> None:
+        self.stream = 0
+        self._ctx = None
+        if _kind(x) == "torch" and x.device.type == "cuda":
+            import torch
+            self._ctx = torch.cuda.device(x.device)
+            self.stream = int(torch.cuda.current_stream(x.device).cuda_stream)
+
+    def __enter__(self) -> "_DeviceScope":
+        if self._ctx is not None:
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+
+
+def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = None) -> Any:
+    """An uninitialised C-ordered result of dy's kind and device (dy's shape
+    and dtype unless given; dtype "uint8" asks for a mask)."""
+    kind = _kind(dy)
+    shape = tuple(dy.shape) if shape is None else shape
+    if kind == "torch":
+        import torch
+        return torch.empty(shape, dtype=dy.dtype if dtype is None else torch.uint8, device=dy.device)
+    if _on_cuda(dy):
+        # A generic CUDA DLPack producer has no allocator relugrad can call.
+        raise ValueError("out: relugrad cannot allocate memory on this CUDA array's device "
+                         f"({type(dy).__module__}.{type(dy).__qualname__}); pass out= (and mask_out=)")
+    # JAX arrays are immutable, and other DLPack producers have no common
+    # allocator: compute into NumPy memory (converted back for JAX below).
+    np_dtype = np.dtype(dy.dtype) if dtype is None else np.dtype(np.uint8)
+    nbytes = math.prod(shape) * np_dtype.itemsize
+    if nbytes < _CACHED_MIN_BYTES:
+        return np.empty(shape, dtype=np_dtype)
+    # Large results come from relugrad's buffer cache: memory whose pages
+    # are still mapped from an earlier result of this size, so a training
+    # loop's allocating calls do not page-fault on every 4 KiB
+    # (docs/performance.md: 5-9 GB/s into fresh memory at n >= 16M).
+    return _C.cached_bytes(nbytes).view(np_dtype).reshape(shape)
+
+
+def _writable_out(name: str, out: Any) -> Any:
+    if _kind(out) == "jax":
+        raise TypeError(f"{name}: JAX arrays are immutable; leave {name}=None")
+    if _kind(out) == "numpy" and not out.flags.writeable:
+        raise ValueError(f"{name}: array is read-only")
+    return out
+
+
+def _check_mask_dtype(name: str, mask: Any) -> None:
+    dtype = getattr(mask, "dtype", None)
+    if str(dtype) not in ("uint8", "torch.uint8"):
+        raise TypeError(f"{name}: a packed mask must have dtype uint8, got {dtype}")
+
+
+def _as_kind_of(x: Any, result: Any) -> Any:
+    """JAX in, JAX out (computed into NumPy memory); everything else as is."""
+    if _kind(x) == "jax":
+        import jax.numpy as jnp
+        return jnp.asarray(result)
+    return result
+
+
+def _torch_host_dtype(dtype: Any) -> Optional[int]:
+    """The relugrad dtype of a torch dtype, or None."""
+    if not _TORCH_HOST_DTYPES:
+        torch = sys.modules["torch"]
+        _TORCH_HOST_DTYPES.update({torch.float32: _C.F32, torch.float16: _C.F16, torch.bfloat16: _C.BF16,
+                                   torch.float64: _C.F64})
+    return _TORCH_HOST_DTYPES.get(dtype)
+
+
+def _torch_host_code(dy: Any, s: Any) -> Optional[int]:
+    """The relugrad dtype of dy when dy and s are contiguous CPU tensors of
+    one supported dtype and shape (the by-address path), else None."""
+    code = _torch_host_dtype(dy.dtype)
+    if (code is None or not dy.is_cpu or not s.is_cpu or s.dtype != dy.dtype or s.shape != dy.shape
+            or not dy.is_contiguous() or not s.is_contiguous()):
+        return None
+    return code

@@ -1,0 +1,107 @@
+"""Option arguments: the preset and setting tables, and the checked option
+tuple every binding call takes (each error names the argument at fault).
+"""
+from __future__ import annotations
+
+import numbers
+import sys
+from typing import Any, Dict, Optional, Tuple
+
+from . import _relugrad as _C
+
+PRESETS = ("torch", "tensorflow", "jax", "onednn", "mindspore",
+           "cann_relugrad", "cann_relugrad_v2", "cann_threshold_grad", "cann_relugrad_v2_hp")
+GATES = {"zero_if_le": 0, "pass_if_gt": 1}
+COMBINES = {"select": 0, "multiply": 1}
+DENORMALS = {"ieee": 0, "ftz_daz": 1}
+THRESHOLD_ROUNDINGS = {"compute": 0, "dtype": 1}
+STORES = {"auto": 0, "cached": 1, "streaming": 2}
+
+_PRESET_IDS = {name: _C.preset_from_name(name) for name in PRESETS}
+
+
+def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> int:
+    if value is None:
+        return -1
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"{name}: {value!r} is not one of {', '.join(table)}")
+    return table[value]
+
+
+def _real(name: str, value: Any) -> float:
+    # Exact types first: isinstance against the numbers ABCs costs about
+    # 0.2 us, and a small call's whole Python path was 4 us (docs/python.md).
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def _thread_count(threads: Any) -> int:
+    """The threads argument of every entry point, checked: None or 0 -> 0
+    (the host framework's threads: torch's intra-op threads for torch
+    tensors, relugrad's default, all cores, otherwise), N >= 1 -> N."""
+    if threads is None:
+        return 0
+    if type(threads) is int and threads >= 0:
+        return threads
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
+        raise TypeError(f"threads: expected an int or None, got {type(threads).__name__}")
+    if threads < 0:
+        raise ValueError(f"threads: must be >= 0 (None or 0 = the host framework's threads), got {threads}")
+    return int(threads)
+
+
+def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
+             threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+             threshold_rounding: Optional[str], stores: str = "auto") -> Tuple:
+    """The checked option arguments of the bindings, in their order:
+    (preset, gate, combine, denormals, threshold_rounding, threshold, alpha,
+    clip, clip_lo, clip_hi, threads, stores)."""
+    preset = _PRESET_IDS.get(semantics) if isinstance(semantics, str) else None
+    if preset is None:
+        raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(PRESETS)}")
+    t = _real("threshold", threshold)
+    a = _real("alpha", alpha)
+    if clip is None:
+        use_clip, lo, hi = False, 0.0, 0.0
+    else:
+        try:
+            lo_v, hi_v = clip
+        except (TypeError, ValueError):
+            raise TypeError("clip: expected None or a (lo, hi) pair") from None
+        use_clip, lo, hi = True, _real("clip[0]", lo_v), _real("clip[1]", hi_v)
+    n_threads = _thread_count(threads)
+    g = _enum("gate", gate, GATES)
+    c = _enum("combine", combine, COMBINES)
+    d = _enum("denormals", denormals, DENORMALS)
+    r = _enum("threshold_rounding", threshold_rounding, THRESHOLD_ROUNDINGS)
+    store_id = STORES.get(stores) if isinstance(stores, str) else None
+    if store_id is None:
+        raise ValueError(f"stores: {stores!r} is not one of {', '.join(STORES)}")
+    return (preset, g, c, d, r, t, a, use_clip, lo, hi, n_threads, store_id)
+
+
+def _framework_threads(threads: Optional[int], x: Any) -> Optional[int]:
+    """threads None or 0 means the host framework's threads: torch's intra-op
+    thread count (torch.get_num_threads()) for torch tensors, relugrad's
+    default (all cores) for NumPy, JAX and other arrays; N means N."""
+    if threads is None or (type(threads) is int and threads == 0):
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(x, torch.Tensor):
+            return torch.get_num_threads()
+    return threads
+
+
+def preset_settings(semantics: str) -> Dict[str, str]:
+    """The settings a preset stands for, by name, e.g.
+    {'gate': 'zero_if_le', 'combine': 'select', 'denormals': 'ieee', 'threshold_rounding': 'compute'}."""
+    if not isinstance(semantics, str) or semantics not in PRESETS:
+        raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(PRESETS)}")
+    raw = _C.preset_options(_C.preset_from_name(semantics))
+    tables = {"gate": GATES, "combine": COMBINES, "denormals": DENORMALS,
+              "threshold_rounding": THRESHOLD_ROUNDINGS}
+    return {key: next(k for k, v in tables[key].items() if v == raw[key]) for key in tables}

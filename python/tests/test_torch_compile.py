@@ -1,0 +1,67 @@
+"""torch.compile with inductor: in the torch preset a compiled model with relugrad is the graph
+compiled stock gives (relugrad::relu decomposed to aten.relu, the backward emitted as
+threshold_backward), bit for bit; the other presets and the mask path stay opaque custom ops that
+run relugrad's kernels."""
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import relugrad.torch as rt  # noqa: E402
+from relugrad import _relugrad  # noqa: E402
+from torch_helpers import bits  # noqa: E402
+
+KERNELS = ("relu_grad_host_ptr", "relu_grad_into", "relu_forward_into", "relu_grad_mask_into")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(16, 32), nn.Linear(32, 32), nn.Linear(32, 4)
+        self.relu, self.relu_ = nn.ReLU(), nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.c(self.relu_(self.b(self.relu(self.a(x)))))
+
+
+def run(model, x):
+    """(output, every parameter gradient) of one forward + backward."""
+    model.zero_grad(set_to_none=True)
+    y = model(x)
+    y.square().sum().backward()
+    return y.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def same_bits(want, got):
+    return want[0].shape == got[0].shape and torch.equal(bits(want[0]), bits(got[0])) and all(
+        torch.equal(bits(a), bits(b)) for a, b in zip(want[1], got[1]))
+
+
+def test_inductor_sees_through_the_torch_preset_and_keeps_the_others_opaque(monkeypatch):
+    calls = []
+    for name in KERNELS:
+        real = getattr(_relugrad, name)
+        monkeypatch.setattr(_relugrad, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    stock = Net()
+    x = torch.randn(8, 16)
+    x[0, :4] = -0.0
+    want = run(torch.compile(stock), x)
+    assert calls == []
+    for semantics, mask in (("torch", False), ("tensorflow", False), ("torch", True)):
+        ours = rt.replace_relu(copy.deepcopy(stock), semantics=semantics, mask=mask)
+        eager = run(ours, x)
+        del calls[:]
+        got = run(torch.compile(ours), x)
+        if semantics == "torch" and not mask:
+            # No relugrad kernel ran: inductor compiled torch's own relu and threshold_backward.
+            assert calls == [], f"the torch preset still called relugrad's kernels: {calls}"
+            assert same_bits(want, got), "compiled relugrad differs from compiled stock"
+        else:
+            # Opaque custom ops: relugrad's kernels ran, with the eager bits.
+            assert calls, f"{semantics}, mask={mask}: no relugrad kernel ran under compile"
+            assert same_bits(eager, got), f"{semantics}, mask={mask}: compiled differs from eager"
+        assert rt._inductor_sees_through
