@@ -138,7 +138,7 @@ class ReLUDropout(nn.Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p: dropout probability has to be between 0 and 1, but got {p}")
         _rt._check_semantics(semantics)
-        _rt._check_threads(threads)
+        threads = _rt._check_threads(threads)
         self.p, self.semantics, self.threads = float(p), semantics, threads
         self.relu_inplace, self.dropout_inplace = bool(relu_inplace), bool(dropout_inplace)
         # Not a submodule: restore_relu and replace_relu see this module as one unit.

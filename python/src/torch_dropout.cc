@@ -1,9 +1,9 @@
 // relugrad/_relugrad_torch.so, ReLUDropout's float32/float64 kernels:
 // torch.ops.relugrad_native.relu_dropout_forward and relu_dropout_backward.
 //
-// Backward: dx = gate ? dy * noise : +0, with noise = keep ? scale : +0, from the two bit planes that
-// relugrad/_dropout.py's forward packs (relugrad's relu_forward mask format: 1 bit per element,
-// LSB first, in dy's C order). This is stock's mul backward (grad * noise) followed by
+// Backward: dx = gate ? dy * noise : +0, with noise = keep ? scale : +0, from the two bit planes
+// that relugrad/_dropout.py's forward packs (relugrad's relu_forward mask format: 1 bit per
+// element, LSB first, in dy's C order). This is stock's mul backward (grad * noise) followed by
 // threshold_backward, in one pass that reads dy and two bits and writes dx, where the torch-op
 // composition makes four passes over n elements. Why here and not in the Highway kernels: the
 // product must be torch's own IEEE multiply (a dropped element gives dy * 0: -0 for negative dy,
@@ -128,10 +128,11 @@ at::Tensor ReluDropoutBackward(const at::Tensor& dy, const at::Tensor& gate, con
 // composition makes four (relu, div, mul and two packings).
 std::tuple<at::Tensor, at::Tensor> ReluDropoutForward(const at::Tensor& x, at::Tensor& noise,
                                                       double scale) {
-  TORCH_CHECK(x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
-                  noise.device().is_cpu() && noise.is_contiguous() && noise.sizes() == x.sizes() &&
-                  noise.scalar_type() == x.scalar_type(),
-              "relu_dropout_forward: x and noise must be contiguous CPU tensors of one shape and dtype");
+  TORCH_CHECK(
+      x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
+          noise.device().is_cpu() && noise.is_contiguous() && noise.sizes() == x.sizes() &&
+          noise.scalar_type() == x.scalar_type(),
+      "relu_dropout_forward: x and noise must be contiguous CPU tensors of one shape and dtype");
   TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble,
               "relu_dropout_forward: x must be float32 or float64, got ", x.scalar_type());
   const int64_t n = x.numel();
