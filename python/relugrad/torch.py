@@ -625,6 +625,8 @@ def _register_autograd(op_def, function) -> None:
 
     def autograd_kernel(keyset, *args, **kwargs):
         args, _ = _fill_defaults(schema, args, kwargs)
+        if not _dtensor_sharding_registered and "torch.distributed.tensor" in sys.modules:
+            _register_dtensor_sharding()  # before DTensor's dispatch (below Autograd) needs it
         if (_TC.is_grad_enabled() and _TC._any_requires_grad(*args)) or _fwAD._current_level >= 0:
             if _TC._are_functorch_transforms_active():
                 # Below functorch's dynamic layer, autograd.Function.apply cannot
@@ -640,6 +642,39 @@ def _register_autograd(op_def, function) -> None:
             return op.redispatch(keyset & _TC._after_autograd_keyset, *args)
 
     op_def._lib.impl(op_def._name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+# ---- DTensor: sharding strategies of the ops -------------------------------------------
+# relu and relu_grad are elementwise: any sharding of x (of dy and s alike) gives the same
+# sharding of the result, and each shard computes its own elements. The mask ops pack 8
+# elements per byte into a flat mask, so they run on replicated tensors. DTensor's module costs
+# two seconds to import: the strategies are registered the first time an op is called after
+# a program imported it (from the ops' autograd kernel, which runs before DTensor's dispatch).
+
+_dtensor_sharding_registered = False
+
+
+def _register_dtensor_sharding() -> None:
+    global _dtensor_sharding_registered
+    _dtensor_sharding_registered = True
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.experimental import register_sharding
+
+    def elementwise(n_tensors: int, n_others: int):
+        def strategies(x, *args):
+            same = [Replicate()] + [Shard(d) for d in range(x.ndim)]
+            return [([p], [p] * n_tensors + [None] * n_others) for p in same]
+        return strategies
+
+    def replicated(n_outputs: int, n_tensors: int, n_others: int):
+        def strategies(*args):
+            return [([Replicate()] * n_outputs, [Replicate()] * n_tensors + [None] * n_others)]
+        return strategies
+
+    register_sharding(torch.ops.relugrad.relu.default)(elementwise(1, 2))
+    register_sharding(torch.ops.relugrad.relu_grad.default)(elementwise(2, 4))
+    register_sharding(torch.ops.relugrad.relu_mask.default)(replicated(2, 1, 2))
+    register_sharding(torch.ops.relugrad.relu_grad_mask.default)(replicated(1, 2, 3))
 
 
 _register_autograd(relu_grad, _ReluGradOp)
