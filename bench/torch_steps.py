@@ -1,17 +1,34 @@
 """One training step of whole models, stock against relugrad, in one process.
 
     .venv/bin/python bench/torch_steps.py --models resnet18,mlp --layouts nchw,channels_last
+    .venv/bin/python bench/torch_steps.py --mask --peak --models transformer,mlp,mlp_dropout,resnet50 \
+        --layouts nchw --json docs/results/memory.json
 
 For each model and layout, a stock model and a copy with relugrad.torch.replace_relu (same
 weights) each run `loss = model(x).square().mean(); loss.backward(); zero_grad` in alternating
 rounds; a round times each candidate over --steps steps, and the reported ratio is the median
 of the per-round ratios relugrad / stock (the machine is shared: only ratios taken side by side
 mean anything). Saved-for-backward bytes are counted with saved_tensors_hooks (each storage
-once). Both candidates' first step is checked bit for bit (loss and every gradient) before timing.
+once). Both candidates' first step is checked bit for bit (loss and every gradient, the same
+generator seed for dropout) before timing; with --mask that first step is also replace_relu's
+probe step, which decides each ReLU's mask.
+
+--peak: the peak memory of one eager training step (also with --compile), measured in a child process per model and
+candidate (so neither sees the other's allocations): after two warm-up steps the kernel's
+resident-set high-water mark is reset (writing 5 to /proc/self/clear_refs), one step runs, and
+the figure is VmHWM minus the resident set before the step. The child runs with glibc's mmap
+threshold fixed at 128 KiB (MALLOC_MMAP_THRESHOLD_; a fixed value turns off its growth), so every
+tensor of a step above that is its own mapping, returned to the kernel when freed: the resident
+set follows the live tensors (torch's CPU allocator caches nothing). Linux and glibc only.
 """
 import argparse
 import copy
+import ctypes
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
@@ -24,8 +41,13 @@ def mlp() -> nn.Module:
     return nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512))])
 
 
+def mlp_dropout() -> nn.Module:
+    return nn.Sequential(*[m for _ in range(3)
+                           for m in (nn.Linear(512, 2048), nn.ReLU(), nn.Dropout(0.1), nn.Linear(2048, 512))])
+
+
 def transformer() -> nn.Module:
-    layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
+    layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.1, batch_first=True)
     return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
 
 
@@ -41,6 +63,7 @@ MODELS = {
     "resnet18-tiny": (lambda: torchvision_model("resnet18"), (2, 3, 32, 32), True),
     "resnet50": (lambda: torchvision_model("resnet50"), (4, 3, 112, 112), True),
     "mlp": (mlp, (1024, 512), False),
+    "mlp_dropout": (mlp_dropout, (1024, 512), False),
     "transformer": (transformer, (8, 128, 256), False),
 }
 
@@ -68,7 +91,10 @@ def step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 def same_first_step(stock: nn.Module, ours: nn.Module, x: torch.Tensor) -> bool:
-    a, b = step(stock, x), step(ours, x)
+    torch.manual_seed(1)
+    a = step(stock, x)
+    torch.manual_seed(1)
+    b = step(ours, x)
     same = torch.equal(a, b) and all(
         (p.grad is None and q.grad is None) or torch.equal(p.grad, q.grad)
         for p, q in zip(stock.parameters(), ours.parameters()))
@@ -85,6 +111,59 @@ def time_steps(model: nn.Module, x: torch.Tensor, steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
+def build(name: str, layout: str, mask: bool):
+    """(stock, relugrad, x) for model `name`: the same weights, replace_relu(mask=mask), with
+    functional=True only where a functional relu would be left (the transformer's activation):
+    the functional scope costs a Python call per torch function in the forward."""
+    make, shape, _ = MODELS[name]
+    torch.manual_seed(0)
+    stock = make()
+    ours, report = rt.replace_relu(copy.deepcopy(stock), mask=mask, return_report=True)
+    if report.left:
+        ours = rt.replace_relu(copy.deepcopy(stock), mask=mask, functional=True)
+    x = torch.randn(shape)
+    if layout == "channels_last":
+        stock, ours = stock.to(memory_format=torch.channels_last), ours.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    return stock, ours, x
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def child_peak(name: str, layout: str, mask: bool, which: str) -> None:
+    """Prints the peak memory (bytes) of one training step of one candidate: see --peak."""
+    stock, ours, x = build(name, layout, mask)
+    model = stock if which == "stock" else ours
+    del stock, ours  # model holds the one measured
+    for _ in range(2):  # warm-up; with --mask the first is the probe step
+        torch.manual_seed(1)
+        step(model, x)
+        model.zero_grad(set_to_none=True)
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # what small-block arenas hold free goes back first
+    before = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    torch.manual_seed(1)
+    step(model, x)
+    peak = _status_kib("VmHWM")
+    print(json.dumps({"peak_bytes": (peak - before) * 1024}))
+
+
+def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int) -> int:
+    cmd = [sys.executable, __file__, "--child", f"{name}:{layout}:{which}"] + (["--mask"] if mask else [])
+    if threads:
+        cmd += ["--torch-threads", str(threads)]
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])["peak_bytes"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="resnet18,resnet50,mlp,transformer")
@@ -93,27 +172,30 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
+    ap.add_argument("--peak", action="store_true", help="also the peak memory of a step (a child process each)")
+    ap.add_argument("--json", help="write the rows to this JSON file")
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
     ap.add_argument("--compile", default="", metavar="BACKEND",
                     help="torch.compile both models with this backend (inductor, aot_eager) before timing")
     args = ap.parse_args()
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
+    if args.child:
+        name, layout, which = args.child.split(":")
+        child_peak(name, layout, args.mask, which)
+        return
+    rows = []
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, relugrad native={rt.NATIVE}, "
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
           f"rounds of {args.steps} steps")
-    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock | saved MiB stock | saved MiB relugrad |")
-    print("|---|---|---|---|---|---|---|---|")
+    peak_head = " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
+    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock | saved MiB stock | "
+          "saved MiB relugrad | saved ratio |" + peak_head)
+    print("|---" * (9 + 3 * args.peak) + "|")
     for name in args.models.split(","):
-        make, shape, has_layout = MODELS[name]
+        _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
-            torch.manual_seed(0)
-            stock = make()
-            ours = copy.deepcopy(stock)
-            rt.replace_relu(ours, mask=args.mask)
-            x = torch.randn(shape)
-            if layout == "channels_last":
-                stock, ours = stock.to(memory_format=torch.channels_last), ours.to(memory_format=torch.channels_last)
-                x = x.contiguous(memory_format=torch.channels_last)
+            stock, ours, x = build(name, layout, args.mask)
             if args.compile:  # the first steps compile; bits are compared on compiled steps
                 torch._dynamo.reset()
                 stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
@@ -127,9 +209,25 @@ def main() -> None:
                 times["stock"].append(time_steps(stock, x, args.steps))
                 times["ours"].append(time_steps(ours, x, args.steps))
             ratio = statistics.median(o / s for o, s in zip(times["ours"], times["stock"]))
-            print(f"| {name} | {layout} | {'yes' if same else 'NO'} | {1e3 * min(times['stock']):.1f} | "
-                  f"{1e3 * min(times['ours']):.1f} | {ratio:.3f} | {bytes_stock / 2**20:.1f} | "
-                  f"{bytes_ours / 2**20:.1f} |", flush=True)
+            row = {"model": name, "layout": layout, "same_bits": same, "stock_ms": 1e3 * min(times["stock"]),
+                   "relugrad_ms": 1e3 * min(times["ours"]), "time_ratio": ratio,
+                   "saved_stock": bytes_stock, "saved_relugrad": bytes_ours}
+            line = (f"| {name} | {layout} | {'yes' if same else 'NO'} | {row['stock_ms']:.1f} | "
+                    f"{row['relugrad_ms']:.1f} | {ratio:.3f} | {bytes_stock / 2**20:.1f} | "
+                    f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
+            if args.peak:
+                del stock, ours
+                row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads)
+                row["peak_relugrad"] = peak_bytes(name, layout, args.mask, "relugrad", args.torch_threads)
+                line += (f" {row['peak_stock'] / 2**20:.1f} | {row['peak_relugrad'] / 2**20:.1f} | "
+                         f"{row['peak_relugrad'] / row['peak_stock']:.3f} |")
+            print(line, flush=True)
+            rows.append(row)
+    if args.json:
+        meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
+                "rounds": args.rounds, "steps": args.steps, "command": " ".join(sys.argv)}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

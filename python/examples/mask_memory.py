@@ -1,5 +1,5 @@
 """Activation memory kept for backward: torch nn.ReLU vs relugrad
-ReLU(mask=True), measured as the bytes of every tensor autograd saves during
+replace_relu(mask=True), measured as the bytes of every tensor autograd saves during
 one forward pass (torch.autograd.graph.saved_tensors_hooks; each storage
 counted once, so a tensor kept by two ops counts once). CPU only; no CUDA
 memory counters are needed.
@@ -9,7 +9,11 @@ memory counters are needed.
 Models:
   digits CNN   the demo's model (python/examples/train_digits.py), batch 64, 8x8 images
   FFN MLP      Linear(512,2048) -> ReLU -> Dropout -> Linear(2048,512), x4, batch 256
-               (a Transformer FFN: the ReLU output is held only for ReLU's backward)
+               (a Transformer FFN: the ReLU output is held only for ReLU's backward,
+               dropout's noise only for dropout's; replace_relu fuses each pair into a
+               ReLUDropout keeping two bit planes)
+The measured forward is also replace_relu's probe step (docs/python.md): ReLUs not fused keep y
+in it, as stock does.
 """
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ def main() -> None:
     torch.manual_seed(0)
     cases = [("digits CNN, batch 64", digits_cnn(), torch.randn(64, 1, 8, 8)),
              ("FFN MLP 4x(512->2048->512), batch 256", ffn_mlp(), torch.randn(256, 512))]
-    print(f"{'model':40} | {'nn.ReLU':>12} | {'ReLU(mask=True)':>16} | {'saved':>12} | ratio")
+    print(f"{'model':40} | {'nn.ReLU':>12} | {'replace(mask=True)':>16} | {'saved':>12} | ratio")
     for name, model, x in cases:
         x = x.requires_grad_(False)
         base, _ = saved_bytes(model, x)

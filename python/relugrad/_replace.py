@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
+from . import _dropout, _mask_decision
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -322,6 +323,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             new = _rt.ReLU(semantics, inplace=False, threads=threads, mask=mask)
             setattr(new, _FROM_FUNCTION, True)
             child.activation = new  # a submodule now; activation_relu_or_gelu keeps the fast path
+            made[id(new)] = new
             continue
         new = made.get(id(child))
         if new is None:
@@ -335,6 +337,12 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             model = new
         else:
             setattr(parent, attr, new)
+    if mask and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
+        # The memory option: ReLU + Dropout pairs become one ReLUDropout (2 bits per element),
+        # and every other new ReLU keeps the mask only where the probe step finds that nothing
+        # else keeps its output (_mask_decision).
+        fused = _dropout.fuse_pairs(model, {id(m) for m in made.values()}, report)
+        _mask_decision.install(model, [m for m in made.values() if id(m) not in fused])
     if functional and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
         _remove_scope(model)
         scope = _FunctionalScope(semantics, threads, mask)
@@ -380,6 +388,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             qual = f"{name}.{cname}" if name else cname
             if isinstance(child, _ht.Hardtanh):
                 setattr(m, cname, back_hardtanh(child, qual))
+            elif isinstance(child, (_dropout.ReLUDropout, _dropout.FusedAway)):
+                report.replaced.append(ReplaceEntry(qual, type(child).__name__, _dropout.unfuse(m, cname, child)))
             elif isinstance(child, _rt.ReLU):
                 if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
                     del m._modules[cname]
@@ -395,6 +405,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
     elif isinstance(model, _ht.Hardtanh):
         model = back_hardtanh(model, "")
     else:
+        if _mask_decision.remove(model):
+            report.replaced.append(ReplaceEntry("", "mask probe", "removed"))
         if _remove_scope(model):
             report.replaced.append(ReplaceEntry("", "functional scope", "removed"))
         visit(model, "", set())

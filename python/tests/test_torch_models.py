@@ -80,9 +80,9 @@ MODELS = {
 
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
-    ThresholdBackward; relugrad's C++ ReluFunction / ReluMaskFunction (eager ReLU) and the custom
-    ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured graphs, and eager ReLU
-    without the native library)."""
+    ThresholdBackward; relugrad's C++ ReluFunction / ReluMaskFunction (eager ReLU), ReluDropoutFunction
+    (ReLUDropout) and the custom ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured
+    graphs, and eager ReLU without the native library)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
         fn = stack.pop()
@@ -90,7 +90,9 @@ def relu_nodes(out):
             continue
         seen.add(fn)
         name = fn.name()
-        if "ReluMaskFunction" in name:
+        if "ReluDropoutFunction" in name:  # ReLUDropout (replace_relu(mask=True) of ReLU + Dropout)
+            found["relugrad_dropout"] += 1
+        elif "ReluMaskFunction" in name:
             found["relugrad_mask"] += 1
         elif "ReluFunction" in name:
             found["relugrad"] += 1

@@ -1,0 +1,246 @@
+"""ReLUDropout: nn.ReLU followed by nn.Dropout as one module that keeps two bits per element.
+
+Stock PyTorch on the CPU keeps, for relu -> dropout in training, the relu output y (ReLU's
+backward gates on it) and dropout's scaled noise tensor (mul's backward multiplies by it): two
+tensors of y's dtype. ReLUDropout keeps two packed bit planes instead, ceil(n/8) bytes each,
+LSB first, in y's storage order: the gate (relugrad's relu_mask bits of y) and keep (noise != 0).
+
+Bit-exactness with stock, given the same generator state. aten's CPU dropout (at::dropout ->
+_dropout_impl; the fused native_dropout serves CUDA/XPU only) draws
+`empty_like(input).bernoulli_(1 - p)`, divides it by (1 - p) and returns input * noise. The
+forward here makes that same draw on a tensor of the same shape, dtype and layout, so the RNG
+stream advances exactly as stock's, and computes the output with the same torch ops. Backward
+rebuilds the noise from the keep bits (keep ? scale : +0, scale being the kept noise value,
+computed by the same div) and computes dy * noise with torch's mul, then the ReLU gate by
+relugrad's relu_grad_mask: the same bits as stock, including a dropped element whose incoming
+gradient is negative (-0), infinite or NaN (NaN), where stock multiplies by a zero noise value.
+
+Where the bit planes are made and read: the packing and the gate select are relugrad's Highway kernels
+(relu_forward with a mask packs the bits of `v > 0` for y and for the 0/1 noise, in place, values
+unchanged; relu_grad_mask unpacks), and the products that must match stock are torch's own mul,
+so no element loop runs in Python and no separate kernel has to reproduce torch's rounding and
+NaN propagation for four dtypes. For float32/float64 in C order with the torch preset and torch's
+threads, forward and backward are one C++ pass each instead (torch.ops.relugrad_native.
+relu_dropout_forward / relu_dropout_backward, python/src/torch_dropout.cc: out = relu(x) *
+(keep ? scale : +0) after stock's draw, dx = gate ? dy * (keep ? scale : +0) : +0, plain IEEE
+multiplies, which are torch's for these two dtypes), where the composition makes four passes each.
+
+Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
+float32/float64/float16/bfloat16 outside torch.compile and torch.func. Everything else (eval,
+no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
+is stock's dropout. The fused forward computes out of place even where the replaced nn.ReLU was
+in place (the output is the same; the ReLU's input is not overwritten).
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from . import torch as _rt
+
+__all__ = ["ReLUDropout", "FusedAway"]
+
+
+def _scale(p: float, dtype: torch.dtype) -> Tensor:
+    """The value of a kept element of stock's noise: 1 divided by (1 - p) by the same div_ of
+    a tensor by a Python scalar (for float16/bfloat16 computed in float32, then rounded)."""
+    return torch.ones((), dtype=dtype).div_(1 - p)
+
+
+def _pack_in_place(t: Tensor, threads: int, semantics: str = "torch") -> Tensor:
+    """The packed gate bits of t (relu_forward's mask, in t's storage order); t is written with
+    relu(t) in place, which leaves a tensor of +0/1 values or of relu outputs >= +0 unchanged."""
+    _, bits, _ = _rt._relu_mask_eager(t, semantics, threads, inplace=True)
+    return bits
+
+
+class _ReluDropoutFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: Tensor, p: float, semantics: str, threads: int) -> Tensor:
+        native = _native_forward()
+        if (native is not None and x.dtype in (torch.float32, torch.float64) and x.is_contiguous()
+                and semantics == "torch" and threads == 0):
+            # One pass in C++ after stock's draw (python/src/torch_dropout.cc); x's layout is
+            # torch.relu(x)'s here, so the draw is on stock's shape, dtype and layout.
+            out = torch.empty_like(x).bernoulli_(1 - p)
+            gate, keep = native(x, out, _scale(p, x.dtype).item())
+            ctx.save_for_backward(gate, keep)
+            ctx.p, ctx.semantics, ctx.threads, ctx.strides = p, semantics, threads, out.stride()
+            return out
+        y = torch.relu(x)  # stock's y, -0 kept: the product below is stock's
+        noise = torch.empty_like(y).bernoulli_(1 - p)  # stock's draw: same shape, dtype, layout
+        keep = _pack_in_place(noise, threads)
+        noise.div_(1 - p)
+        # y * noise, as stock, written into noise: the product is commutative to the bit (noise
+        # is never NaN, so a NaN result is y's NaN either way).
+        out = noise.mul_(y)
+        gate = _pack_in_place(y, threads, semantics)  # y is not needed after this
+        ctx.save_for_backward(gate, keep)
+        ctx.p, ctx.semantics, ctx.threads, ctx.strides = p, semantics, threads, y.stride()
+        return out
+
+    @staticmethod
+    def backward(ctx, dy: Tensor):
+        gate, keep = ctx.saved_tensors
+        strides = ctx.strides
+        native = _native_backward()
+        if (native is not None and not torch.is_grad_enabled() and dy.dtype in (torch.float32, torch.float64)
+                and type(dy) is Tensor and dy.is_cpu and dy.is_contiguous() and _rt._c_order(dy.shape, strides)
+                and ctx.semantics == "torch" and ctx.threads == 0):
+            # One pass in C++ (python/src/torch_dropout.cc): the same bits as the composition below.
+            return native(dy, gate, keep, _scale(ctx.p, dy.dtype).item()), None, None, None
+        full = torch.empty_strided(dy.shape, strides, dtype=dy.dtype).fill_(_scale(ctx.p, dy.dtype))
+        noise = _rt._relu_grad_mask_eager(full, keep, "torch", ctx.threads, strides, strides)
+        if torch.is_grad_enabled():  # create_graph=True: differentiable in dy
+            g = dy * noise
+            dx = torch.ops.relugrad.relu_grad_mask(g, gate, ctx.semantics, ctx.threads, _rt._dim_order(strides))
+            return dx, None, None, None
+        # dy * noise, stock's mul backward; in place into noise when dy has its layout
+        # (commutative to the bit, as above), else a new tensor in mul's own layout.
+        g = noise.mul_(dy) if _rt._same_order(dy, strides) else dy * noise
+        return _rt._relu_grad_mask_eager(g, gate, ctx.semantics, ctx.threads, strides, strides), None, None, None
+
+
+def _native_forward():
+    """torch.ops.relugrad_native.relu_dropout_forward where the torch-native library loaded, else None."""
+    if not _rt.NATIVE:
+        return None
+    return torch.ops.relugrad_native.relu_dropout_forward.default
+
+
+def _native_backward():
+    """torch.ops.relugrad_native.relu_dropout_backward where the torch-native library loaded, else None."""
+    if not _rt.NATIVE:
+        return None
+    return torch.ops.relugrad_native.relu_dropout_backward.default
+
+
+def _fused_serves(x: Tensor, p: float, training: bool) -> bool:
+    return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
+            and _rt._plain_cpu(x) and _rt._dense(x))
+
+
+class ReLUDropout(nn.Module):
+    """nn.ReLU followed by nn.Dropout(p) in one module: the same outputs and gradients, bit for bit,
+    as the two stock modules given the same generator state, keeping 2 bits per element for
+    backward instead of y and dropout's noise (see the module docstring for what it serves).
+
+    Args: p, semantics, threads as relugrad.torch.ReLU's and nn.Dropout's; relu_inplace and
+    dropout_inplace are the replaced modules' flags, used where the fused path does not serve
+    (restore_relu gives them back)."""
+
+    def __init__(self, p: float = 0.5, semantics: str = "torch", threads: int = 0, *,
+                 relu_inplace: bool = False, dropout_inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p: dropout probability has to be between 0 and 1, but got {p}")
+        _rt._check_semantics(semantics)
+        threads = _rt._check_threads(threads)
+        self.p, self.semantics, self.threads = float(p), semantics, threads
+        self.relu_inplace, self.dropout_inplace = bool(relu_inplace), bool(dropout_inplace)
+        # Not a submodule: restore_relu and replace_relu see this module as one unit.
+        object.__setattr__(self, "_relu", _rt.ReLU(semantics, inplace=relu_inplace, threads=threads))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if isinstance(x, Tensor) and _fused_serves(x, self.p, self.training):
+            return _ReluDropoutFunction.apply(x, self.p, self.semantics, self.threads)
+        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
+
+    def extra_repr(self) -> str:
+        return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
+
+
+def stock_pair(m: ReLUDropout) -> Tuple[nn.ReLU, nn.Dropout]:
+    """The nn.ReLU and nn.Dropout a ReLUDropout stands for."""
+    return nn.ReLU(inplace=m.relu_inplace), nn.Dropout(m.p, inplace=m.dropout_inplace)
+
+
+# ---- replace_relu / restore_relu ----------------------------------------------------
+# Only pairs whose order is known from the model's structure are fused: consecutive children
+# of an nn.Sequential (an nn.ReLU, then an nn.Dropout of exact type), and the activation and
+# `dropout` of nn.TransformerEncoderLayer / TransformerDecoderLayer, whose _ff_block computes
+# linear2(dropout(activation(linear1(x)))) and uses `dropout` nowhere else. A pair is left as it
+# is when either module holds hooks (they would see other tensors) or appears more than once.
+
+_TRANSFORMER_LAYERS = (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+# Set on a ReLU that replaced a functional activation (as in _replace), so restore_relu puts F.relu back.
+_FROM_FUNCTION = "_relugrad_replaced_function"
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+class FusedAway(nn.Identity):
+    """Stands where an nn.Dropout was fused into the ReLUDropout before it (restore_relu gives it back)."""
+
+    def __init__(self, p: float, inplace: bool) -> None:
+        super().__init__()
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}: fused into the ReLUDropout before it"
+
+
+def _hooked(m: nn.Module) -> bool:
+    return any(m.__dict__.get(a) for a in _HOOKS)
+
+
+def _fusable(relu, drop, ours: set, counts: dict) -> bool:
+    return (isinstance(relu, _rt.ReLU) and id(relu) in ours and type(drop) is nn.Dropout
+            and counts.get(id(relu)) == 1 and counts.get(id(drop)) == 1 and not _hooked(relu) and not _hooked(drop))
+
+
+def _fused(relu, drop) -> ReLUDropout:
+    new = ReLUDropout(drop.p, relu.semantics, relu.threads, relu_inplace=relu.inplace, dropout_inplace=drop.inplace)
+    new.training = relu.training
+    if getattr(relu, _FROM_FUNCTION, False):
+        setattr(new, _FROM_FUNCTION, True)
+    return new
+
+
+def fuse_pairs(model: nn.Module, ours: set, report) -> set:
+    """Fuses the ReLU + Dropout pairs of model whose ReLU replace_relu just made (ids in ours);
+    returns the ids of the ReLUs fused away and updates their entries in the report."""
+    counts: dict = {}
+    for _, m in model.named_modules(remove_duplicate=False):
+        counts[id(m)] = counts.get(id(m), 0) + 1
+    fused = set()
+    names = {id(m): n for n, m in model.named_modules()}
+    for m in list(model.modules()):
+        pairs = []
+        if isinstance(m, nn.Sequential):
+            keys = list(m._modules)
+            pairs = [(a, b) for a, b in zip(keys, keys[1:])]
+        elif isinstance(m, _TRANSFORMER_LAYERS) and "activation" in m._modules and "dropout" in m._modules:
+            pairs = [("activation", "dropout")]
+        for a, b in pairs:
+            relu, drop = m._modules.get(a), m._modules.get(b)
+            if id(relu) in fused or not _fusable(relu, drop, ours, counts):
+                continue
+            fused.add(id(relu))
+            m._modules[a] = _fused(relu, drop)
+            away = FusedAway(drop.p, drop.inplace)
+            away.training = drop.training
+            m._modules[b] = away
+            rname, dname = names.get(id(relu), a), names.get(id(drop), b)
+            for i, e in enumerate(report.replaced):
+                if e.name == rname:
+                    report.replaced[i] = type(e)(e.name, e.kind, f"relugrad ReLUDropout with {dname} (p={drop.p}): "
+                                                 "2 bits per element kept for backward")
+    return fused
+
+
+def unfuse(parent: nn.Module, attr: str, m: nn.Module) -> str:
+    """Puts back what a ReLUDropout or FusedAway stands for at parent.attr; says what it became."""
+    if isinstance(m, FusedAway):
+        new = nn.Dropout(m.p, inplace=m.inplace)
+    elif getattr(m, _FROM_FUNCTION, False) and isinstance(parent, _TRANSFORMER_LAYERS):
+        del parent._modules[attr]
+        parent.activation = F.relu
+        return "F.relu activation"
+    else:
+        new = nn.ReLU(inplace=m.relu_inplace)
+    new.training = m.training
+    setattr(parent, attr, new)
+    return type(new).__name__

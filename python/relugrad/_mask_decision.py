@@ -1,0 +1,165 @@
+"""Per-ReLU mask decision: replace_relu(mask=True) keeps the 1-bit mask only where it saves memory.
+
+A ReLU's 1-bit mask replaces its saved output y only if nothing else keeps y: where the consumer
+saves its input for its own backward (Linear, conv, batch norm, max pooling, a square...), y
+stays alive anyway and the mask is ceil(n/8) bytes on top. Which consumers save their input is
+read from what the autograd graph actually saves, not from a list of module types: the first
+forward of the model that autograd records (grad enabled) is a probe. In it every undecided
+ReLU runs without the mask (so the probe step keeps what stock keeps), torch's
+saved_tensors_hooks record the storage of every tensor saved outside the ReLUs' own forwards,
+and a ReLU whose outputs (each call's, for a module called more than once) share none of those
+storages gets mask=True; the others keep mask=False. A ReLU the probe did not run stays at
+mask=False (stock's memory). The hooks are removed after the probe; later steps pay nothing.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+import torch
+import torch.utils._pytree
+from torch import Tensor, nn
+
+__all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
+
+# Set on each ReLU the probe decided: why it keeps y or only the mask.
+DECIDED_ATTR = "_relugrad_mask_decision"
+
+
+def _storage_ptr(t) -> int:
+    """The address of t's storage, or 0 where it has none to read (nested, fake, meta...)."""
+    try:
+        if not isinstance(t, Tensor) or t.is_nested or t.layout is not torch.strided or t.is_meta:
+            return 0
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+# The saved-tensor hooks active now ((pack, unpack) or None) and whether hooks may be entered:
+# torch's own accessors, private, so each has a fallback (without the first, hooks active during
+# the probe step do not see that step's saved tensors).
+_top_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+_hooks_enabled = getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled", lambda: True)
+
+
+class MaskProbe:
+    """Forward pre-hook and always-called forward hook on the model (one object, both roles)."""
+
+    def __init__(self, relus: List[nn.Module]) -> None:
+        self.relus = list(relus)
+        for r in self.relus:
+            r.mask = False  # until decided: what stock keeps
+        self.done = False
+        self._active = False
+        self._inside = 0
+        self._saved: set = set()
+        self._outputs: Dict[int, List[int]] = {}
+        self._handles: list = []
+        self._hooks = None
+
+    # ---- the model's hooks
+    def enter(self, module, args) -> None:
+        if self.done or self._active or not torch.is_grad_enabled() or not _hooks_enabled():
+            return
+        self._active = True
+        self._saved.clear()
+        self._outputs = {id(r): [] for r in self.relus}
+        for r in self.relus:
+            self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
+            self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
+        # Hooks already active (offloading, checkpointing, a user's counter) go on serving: the
+        # probe's pack records, then hands the tensor to them, and its unpack to theirs.
+        outer = _top_hooks(False) if _top_hooks is not None else None
+        outer_pack, outer_unpack = outer if outer else (None, None)
+
+        def pack(t):
+            self._record(t)
+            return outer_pack(t) if outer_pack is not None else t
+
+        def unpack(x):
+            return outer_unpack(x) if outer_unpack is not None else x
+
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+        self._hooks.__enter__()
+
+    def exit(self, module, args, output) -> None:
+        if not self._active:
+            return
+        self._hooks.__exit__(None, None, None)
+        self._hooks = None
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+        self._active = False
+        self.done = True
+        # What the model returns may be kept by the loss, which runs after the probe: a ReLU
+        # whose output is returned keeps y.
+        for t in torch.utils._pytree.tree_leaves(output):
+            p = _storage_ptr(t)
+            if p:
+                self._saved.add(p)
+        for r in self.relus:
+            outs = self._outputs.get(id(r), [])
+            if not outs:
+                setattr(r, DECIDED_ATTR, "not run in the probe step: keeps y")
+                continue
+            kept = any(p in self._saved for p in outs)
+            r.mask = not kept
+            setattr(r, DECIDED_ATTR, "y is saved by its consumer: keeps y" if kept
+                    else "y is saved by nothing else: keeps the 1-bit mask")
+        self._saved.clear()
+        self._outputs = {}
+
+    # ---- inside the probe
+    def _record(self, t) -> None:
+        if not self._inside:
+            p = _storage_ptr(t)
+            if p:
+                self._saved.add(p)
+
+    def _relu_enter(self, module, args) -> None:
+        self._inside += 1
+
+    def _relu_exit(self, module, args, output) -> None:
+        self._inside -= 1
+        p = _storage_ptr(output)
+        if p:
+            self._outputs.setdefault(id(module), []).append(p)
+
+    def __getstate__(self):  # pickling / deepcopy: the modules and whether decided
+        return {"relus": self.relus, "done": self.done}
+
+    def __setstate__(self, state) -> None:
+        masks = [r.mask for r in state["relus"]]
+        self.__init__(state["relus"])
+        self.done = state["done"]
+        if self.done:
+            for r, m in zip(self.relus, masks):
+                r.mask = m
+
+
+def install(model: nn.Module, relus: List[nn.Module]):
+    remove(model)
+    if not relus:
+        return None
+    probe = MaskProbe(relus)
+    model.register_forward_pre_hook(probe.enter)
+    model.register_forward_hook(probe.exit, always_call=True)
+    return probe
+
+
+def remove(model: nn.Module) -> bool:
+    found = False
+    for attr in ("_forward_pre_hooks", "_forward_hooks"):
+        d = model.__dict__.get(attr, {})
+        for key, hook in list(d.items()):
+            if isinstance(getattr(hook, "__self__", None), MaskProbe):
+                d.pop(key, None)
+                model.__dict__.get("_forward_hooks_always_called", {}).pop(key, None)
+                found = True
+    return found
+
+
+def decisions(model: nn.Module) -> Dict[str, str]:
+    """{qualified name: decision} for the ReLUs of model that a probe decided."""
+    return {name: getattr(m, DECIDED_ATTR) for name, m in model.named_modules() if hasattr(m, DECIDED_ATTR)}
