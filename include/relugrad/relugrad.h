@@ -178,9 +178,9 @@ typedef struct relugrad_options {
    * PyTorch's scalar and CUDA hardtanh_backward); pass_if_gt is open iff
    * t < s < h (a NaN gate closed, as PyTorch's vectorised CPU loop, which
    * runs all but the last n mod (2 * vector lanes) elements of a
-   * contiguous tensor; docs/semantics.md). CPU backend only;
-   * the CUDA and Ascend backends and the mask forward answer
-   * RELUGRAD_UNSUPPORTED for a bounded gate. */
+   * contiguous tensor; docs/semantics.md).
+   * the Ascend twin backend and the mask forward answer
+   * RELUGRAD_UNSUPPORTED for a bounded gate (CPU and CUDA apply it). */
   double gate_max;
 } relugrad_options;
 

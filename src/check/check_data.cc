@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "core/float_convert.h"
 
@@ -186,6 +187,12 @@ std::vector<Config> BoundedGateConfigs() {
     o.clip_hi = 0.1;
     c.push_back({"torch_relu6_clip", o});
   }
+  return c;
+}
+
+std::vector<Config> GradConfigs() {
+  std::vector<Config> c = AllConfigs();
+  for (Config& b : BoundedGateConfigs()) c.push_back(std::move(b));
   return c;
 }
 

@@ -34,9 +34,13 @@ std::vector<Config> AllConfigs();
 
 // Gates with an upper bound (gate_max: ReLU6, hardtanh) over the presets,
 // both roundings, DAZ, signed-zero and subnormal bounds, a bound beyond f32,
-// alpha and clip. Kept apart from AllConfigs: the CPU relu_grad serves them,
-// the mask forward and the CUDA/Ascend backends answer UNSUPPORTED.
+// alpha and clip. Kept apart from AllConfigs: the CPU and CUDA relu_grad
+// serve them, the mask forward and the Ascend twin answer UNSUPPORTED.
 std::vector<Config> BoundedGateConfigs();
+
+// Every configuration relu_grad takes on the CPU and CUDA backends:
+// AllConfigs, then BoundedGateConfigs.
+std::vector<Config> GradConfigs();
 
 // Seeded bits: a mix of special values and random finite values of both
 // signs (never all zeros), so gates open and close.

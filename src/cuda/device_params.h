@@ -24,6 +24,9 @@ struct DeviceParams {
   // lies in [key(-inf), key(+inf) + 1]; the kernel narrows it to Key and
   // tests key > this (the CPU kernel's form).
   int64_t gate_key_lo_minus_1;
+  // Upper bound (gate_max): when gate_upper, a non-NaN s is open only if
+  // also key(s) <= gate_key_hi (KernelParams' key, in the Key range).
+  int64_t gate_key_hi;
   int64_t clip_key_lo;
   int64_t clip_key_hi;
   uint64_t clip_lo_bits;
@@ -31,6 +34,7 @@ struct DeviceParams {
   double alpha;     // f64 data: alpha as given
   float alpha_f32;  // f16/bf16/f32 data: alpha rounded to float (the compute type)
   uint8_t gate_nan_open;
+  uint8_t gate_upper;
   uint8_t open_multiply;
   uint8_t flush_subnormals;
   uint8_t clip;
@@ -42,6 +46,8 @@ static_assert(sizeof(DeviceParams) <= 128, "kernel parameter space is small; kee
 inline DeviceParams ToDeviceParams(const KernelParams& p) {
   DeviceParams d{};
   d.gate_key_lo_minus_1 = p.gate_key_lo - 1;
+  d.gate_key_hi = p.gate_key_hi;
+  d.gate_upper = p.gate_upper ? 1 : 0;
   d.clip_key_lo = p.clip_key_lo;
   d.clip_key_hi = p.clip_key_hi;
   d.clip_lo_bits = p.clip_lo_bits;

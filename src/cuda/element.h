@@ -162,7 +162,13 @@ RG_INLINE bool GateOpen(const DeviceParams& p, typename DtypeTraits<D>::Bits s, 
   const bool above = key > lo_minus_1;
   // zero_if_le: negative NaNs (keys below -inf) open too; positive NaNs are
   // above every threshold. pass_if_gt: NaNs on either side stay closed.
-  return nan_open ? (above || key < key_ninf) : (above && key <= key_pinf);
+  const bool open = nan_open ? (above || key < key_ninf) : (above && key <= key_pinf);
+  // The upper bound (hardtanh) closes non-NaN gates above it; NaN gates keep
+  // the rule above. p is uniform across a launch: the branch does not diverge.
+  if (p.gate_upper && key >= key_ninf && key <= key_pinf) {
+    return open && key <= static_cast<Key>(p.gate_key_hi);
+  }
+  return open;
 }
 
 // dy*alpha (alpha != 0) in the compute type, rounded to the data type, as
