@@ -2,8 +2,8 @@
 // written out by hand, not against the reference: s == t and s == h closed,
 // NaN gates by the gate predicate, signed zeros at the bound, rounding-
 // boundary bounds for bf16/f16 under both threshold roundings, DAZ on a
-// subnormal bound; validation, the older struct_size, and what answers
-// UNSUPPORTED (the Ascend twin, the mask forward). Both relugrad_relu_grad and the reference are
+// subnormal bound; validation, the older struct_size, and the mask forward,
+// which answers UNSUPPORTED. Both relugrad_relu_grad and the reference are
 // held to the same expectations.
 #include <gtest/gtest.h>
 
@@ -166,17 +166,26 @@ TEST(GateMax, AnOlderStructWithoutTheFieldHasNoBound) {
   EXPECT_EQ(dx[0], 3.0f) << "a struct that ends before gate_max must not read it";
 }
 
-// CUDA applies the bound: its element rule is checked against the reference
-// on the CPU (tests/cuda: cuda_element_test, cuda_kernel_host_test) and on a
-// device where one exists (cuda_backend_test).
-TEST(GateMax, TheAscendTwinAndTheMaskForwardAnswerUnsupported) {
-  {
-    auto o = Options(RELUGRAD_PRESET_TORCH, 0.0, 6.0);
-    o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
-    EXPECT_EQ(RunTwo(o), RELUGRAD_UNSUPPORTED);
-    EXPECT_NE(std::string(relugrad_last_error()).find("gate_max"), std::string::npos)
-        << relugrad_last_error();
+TEST(GateMax, TheAscendTwinAppliesTheBound) {
+  if (!relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN)) {
+    GTEST_SKIP() << "the Ascend twin is not built";
   }
+  // Hardtanh(-1, 1), torch preset: the gate's bit-pattern set has four
+  // intervals ((-1, -0], [+0, 1), both NaN signs).
+  auto o = Options(RELUGRAD_PRESET_TORCH, -1.0, 1.0);
+  o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
+  const float s[8] = {-1.0f, -0.5f, -0.0f, 0.0f, 0.5f, 1.0f, NAN, -NAN};
+  const float dy[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  float dx[8];
+  ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, 8, dy, s, dx, &o), RELUGRAD_OK)
+      << relugrad_last_error();
+  const float want[8] = {0, 2, 3, 4, 5, 0, 7, 8};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(dx[i], want[i]) << "s = " << s[i];
+}
+
+// CUDA and the Ascend twin apply the bound: their rules are checked against
+// the reference over check::BoundedGateConfigs (tests/cuda, tests/ascend).
+TEST(GateMax, TheMaskForwardAnswersUnsupported) {
   const auto o = Options(RELUGRAD_PRESET_TORCH, 0.0, 6.0);
   const float x[3] = {-1.0f, 3.0f, 7.0f};
   float y[3];

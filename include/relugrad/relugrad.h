@@ -179,8 +179,8 @@ typedef struct relugrad_options {
    * t < s < h (a NaN gate closed, as PyTorch's vectorised CPU loop, which
    * runs all but the last n mod (2 * vector lanes) elements of a
    * contiguous tensor; docs/semantics.md).
-   * the Ascend twin backend and the mask forward answer
-   * RELUGRAD_UNSUPPORTED for a bounded gate (CPU and CUDA apply it). */
+   * the CPU, CUDA and Ascend twin backends apply it; the mask forward
+   * answers RELUGRAD_UNSUPPORTED for a bounded gate. */
   double gate_max;
 } relugrad_options;
 

@@ -59,11 +59,6 @@ relugrad_status relugrad_relu_grad(relugrad_dtype dtype, int64_t n, const void* 
   profile::CallScope profile_scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
                                    profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
                                                       sem.combine == RELUGRAD_COMBINE_MULTIPLY));
-  if (sem.HasGateMax() && sem.backend == RELUGRAD_BACKEND_ASCEND_TWIN) {
-    return Fail(RELUGRAD_UNSUPPORTED,
-                "gate_max (an upper gate bound, hardtanh) is implemented on the cpu and cuda "
-                "backends; the AscendC kernel compares against the threshold only");
-  }
   switch (sem.backend) {
     case RELUGRAD_BACKEND_CPU:
       return CpuReluGrad(d, n, dy, s, dx, params, sem.threads, sem.stores);

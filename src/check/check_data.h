@@ -34,8 +34,8 @@ std::vector<Config> AllConfigs();
 
 // Gates with an upper bound (gate_max: ReLU6, hardtanh) over the presets,
 // both roundings, DAZ, signed-zero and subnormal bounds, a bound beyond f32,
-// alpha and clip. Kept apart from AllConfigs: the CPU and CUDA relu_grad
-// serve them, the mask forward and the Ascend twin answer UNSUPPORTED.
+// alpha and clip. Kept apart from AllConfigs: relu_grad serves them on every
+// backend, the mask forward answers UNSUPPORTED.
 std::vector<Config> BoundedGateConfigs();
 
 // Every configuration relu_grad takes on the CPU and CUDA backends:

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <random>
 
+#include "check/check_data.h"
 #include "core/float_convert.h"
 #include "gtest/gtest.h"
 
@@ -77,6 +78,11 @@ std::vector<Config> Configs() {
   ninf.name = "torch+threshold-inf";
   ninf.options.threshold = -INFINITY;
   out.push_back(ninf);
+  // Upper gate bounds (ReLU6, hardtanh): a bounded range and open NaNs make
+  // the gate's largest bit-pattern set (four intervals).
+  for (const relugrad::check::Config& b : relugrad::check::BoundedGateConfigs()) {
+    out.push_back({"bounded:" + b.name, b.options});
+  }
   return out;
 }
 

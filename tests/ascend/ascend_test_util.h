@@ -12,7 +12,8 @@
 
 namespace rg_ascend_test {
 
-// A named option set: a preset plus overrides.
+// A named option set: a preset plus overrides (the last ones with an upper
+// gate bound, check::BoundedGateConfigs).
 struct Config {
   std::string name;
   relugrad_options options;

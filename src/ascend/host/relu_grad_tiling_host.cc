@@ -73,14 +73,16 @@ RgRawSet KeyIntervalsToRawSet(int bits, const int64_t* key_lo, const int64_t* ke
   }
   RgRawSet set;
   std::memset(&set, 0, sizeof(set));
-  // Gate and clip sets have at most two key intervals, hence at most three
-  // raw intervals; anything more is a bug in the caller.
-  set.count = static_cast<uint32_t>(std::min<size_t>(merged.size(), 3));
+  // Gate sets have at most three key intervals (a bounded range and the two
+  // NaN ranges), clip sets one; of those only the range can straddle zero,
+  // hence at most four raw intervals; anything more is a bug in the caller.
+  constexpr size_t kMax = sizeof(set.lo) / sizeof(set.lo[0]);
+  set.count = static_cast<uint32_t>(std::min(merged.size(), kMax));
   for (uint32_t i = 0; i < set.count; ++i) {
     set.lo[i] = static_cast<int32_t>(merged[i].first);
     set.hi[i] = static_cast<int32_t>(merged[i].second);
   }
-  if (merged.size() > 3) set.count = 0xffffffffu;  // caught by MakeTiling
+  if (merged.size() > kMax) set.count = 0xffffffffu;  // caught by MakeTiling
   return set;
 }
 
@@ -104,14 +106,19 @@ bool MakeTiling(const TilingRequest& req, const KernelParams& p, ReluGradTilingD
   td->alpha = p.alpha_f32;
 
   // Gate: open iff key >= gate_key_lo and (pass_if_gt) key <= key(+inf),
-  // or (zero_if_le) any key below key(-inf) (negative NaNs).
+  // or (zero_if_le) any key below key(-inf) (negative NaNs) or above
+  // key(+inf) (positive NaNs). An upper bound (gate_max) caps the non-NaN
+  // range at gate_key_hi; NaN gates keep the predicate's rule.
   {
-    int64_t lo[2], hi[2];
+    int64_t lo[3], hi[3];
     int count = 0;
     lo[count] = p.gate_key_lo;
-    hi[count] = p.gate_nan_open ? f.key_max : f.key_pinf;
+    hi[count] = p.gate_upper ? std::min(p.gate_key_hi, f.key_pinf) : f.key_pinf;
     ++count;
     if (p.gate_nan_open) {
+      lo[count] = f.key_pinf + 1;
+      hi[count] = f.key_max;
+      ++count;
       lo[count] = f.key_min;
       hi[count] = f.key_ninf - 1;
       ++count;
@@ -126,8 +133,8 @@ bool MakeTiling(const TilingRequest& req, const KernelParams& p, ReluGradTilingD
     td->clipLoBits = SignExtend(p.clip_lo_bits, f.bits);
     td->clipHiBits = SignExtend(p.clip_hi_bits, f.bits);
   }
-  if (td->gate.count > 3 || td->clipBelow.count > 3 || td->clipAbove.count > 3) {
-    *why = "internal: a bit-pattern set needs more than three intervals";
+  if (td->gate.count > 4 || td->clipBelow.count > 4 || td->clipAbove.count > 4) {
+    *why = "internal: a bit-pattern set needs more than four intervals";
     return false;
   }
 

@@ -10,13 +10,14 @@
 #include <stdint.h>
 
 // A set of raw bit patterns (the data's bits read as a signed integer of the
-// lane width, sign-extended to 32 bits) as up to three disjoint inclusive
-// intervals. An interval reaching the lane type's minimum or maximum has no
-// bound on that side.
+// lane width, sign-extended to 32 bits) as up to four disjoint inclusive
+// intervals (a bounded gate with open NaNs needs four: (lo, -0], [+0, hi),
+// the positive and the negative NaNs). An interval reaching the lane type's
+// minimum or maximum has no bound on that side.
 struct RgRawSet {
   uint32_t count;
-  int32_t lo[3];
-  int32_t hi[3];
+  int32_t lo[4];
+  int32_t hi[4];
 };
 
 enum RgClosedRule : uint32_t {
