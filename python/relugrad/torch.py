@@ -855,8 +855,8 @@ class ReLU(nn.Module):
         "jax", "onednn" or "mindspore".
       inplace: as nn.ReLU's: the forward overwrites x and returns it, and
         backward keeps x (or only the mask) instead of a second tensor. Under
-        torch.compile the ops run out of place and the result is copied
-        into x.
+        torch.compile the torch preset (no mask) is stock's relu_; the other
+        presets and the mask run the ops out of place and copy into x.
       threads: None or 0 (default) splits forward (mask) and backward over torch's
         own intra-op threads (torch.get_num_threads(), at::parallel_for) on
         the torch-native path, or over relugrad's pool with as many threads
@@ -908,6 +908,11 @@ class ReLU(nn.Module):
             if self.inplace:
                 function = _ReluMaskFunction if self.mask else _ReluFunction
                 return function.apply(x, self.semantics, self.threads, True)
+        if self.inplace and self.semantics == "torch" and not self.mask and _is_compiling():
+            # In place under compile, the torch preset is stock's graph (relu_, whose backward is
+            # threshold_backward on y): the ops cannot alias x, and copying their y into x leaves
+            # a zero gradient for the old x to be added into the compiled backward.
+            return torch.relu_(x)
         if exact and _TC._are_functorch_transforms_active():
             # The ops' autograd Functions applied from Python, where functorch
             # nests them (vmap of grad) as it does its own ops.

@@ -69,3 +69,34 @@ def test_inductor_sees_through_the_torch_preset_and_keeps_the_others_opaque(monk
             assert calls, f"{semantics}, mask={mask}: no relugrad kernel ran under compile"
             assert same_bits(eager, got), f"{semantics}, mask={mask}: compiled differs from eager"
         assert rt._inductor_sees_through
+
+
+class InPlaceNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu_ = nn.ReLU(inplace=True)
+
+    def forward(self, x, w):
+        return (self.relu_(x * 1.0) * w).sum()  # x * 1.0: a non-leaf, and dx = dy * 1 keeps -0
+
+
+def test_inplace_relu_under_inductor_keeps_negative_zero_gradients():
+    # w holds -0: open lanes receive a -0 gradient, which stock's threshold_backward passes on
+    # as -0. A copy of an out-of-place result into x would add the old x's zero gradient (+0).
+    torch._dynamo.reset()
+    torch.manual_seed(1)
+    stock = InPlaceNet()
+    x = torch.randn(4, 8, requires_grad=True)
+    w = torch.randn(4, 8)
+    w[:, ::2] = -0.0
+    ours = rt.replace_relu(copy.deepcopy(stock))
+
+    def grads(model):
+        x.grad = None
+        torch.compile(model)(x, w).backward()
+        return [x.grad.clone()]
+
+    want, got = grads(stock), grads(ours)
+    assert (bits(want[0]) == bits(torch.tensor(-0.0))).any(), "the case must reach a -0 gradient"
+    for a, b in zip(want, got):
+        assert torch.equal(bits(a), bits(b))
