@@ -23,9 +23,11 @@ DENORMALS = _names(_C.ENUM_DENORMALS)
 THRESHOLD_ROUNDINGS = _names(_C.ENUM_THRESHOLD_ROUNDING)
 STORES = _names(_C.ENUM_STORES)
 BACKENDS = _names(_C.ENUM_BACKEND)
-_KINDS = {id(GATES): _C.ENUM_GATE, id(COMBINES): _C.ENUM_COMBINE, id(DENORMALS): _C.ENUM_DENORMALS,
-          id(THRESHOLD_ROUNDINGS): _C.ENUM_THRESHOLD_ROUNDING, id(STORES): _C.ENUM_STORES,
-          id(BACKENDS): _C.ENUM_BACKEND}
+# The C ABI enum behind each keyword argument, for the spellings only the library knows
+# (deprecated aliases).
+_KINDS = {"gate": _C.ENUM_GATE, "combine": _C.ENUM_COMBINE, "denormals": _C.ENUM_DENORMALS,
+          "threshold_rounding": _C.ENUM_THRESHOLD_ROUNDING, "stores": _C.ENUM_STORES,
+          "backend": _C.ENUM_BACKEND}
 
 _PRESET_IDS = {name: _C.preset_from_name(name) for name in PRESETS}
 
@@ -37,7 +39,7 @@ def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> int:
         code = table.get(value)
         if code is not None:
             return code
-        kind = _KINDS.get(id(table))
+        kind = _KINDS.get(name)
         if kind is not None:  # a deprecated spelling the library still accepts
             try:
                 code, canonical = _C.enum_from_name(kind, value)
