@@ -74,7 +74,7 @@ TEST_P(KernelTest, SpecialValueCrossProduct) {
       }
     }
     const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
-    for (const Config& c : AllConfigs()) {
+    for (const Config& c : GradConfigs()) {
       SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d));
       RunPlaced(d, c.options, dy, s, 0, 0, 0, "cross product");
     }
@@ -161,26 +161,8 @@ TEST_P(KernelTest, LargeRandomArrays) {
 }
 
 // The upper-bound gate (gate_max) has its own loops (RunBlock's bounded
-// paths and the 16-bit alpha path): the same sweeps over BoundedGateConfigs.
-TEST_P(KernelTest, BoundedGateSpecialValueCrossProduct) {
-  for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy_bits, s_bits;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy_bits.push_back(v);
-        s_bits.push_back(g);
-      }
-    }
-    const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
-    for (const Config& c : BoundedGateConfigs()) {
-      SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d));
-      RunPlaced(d, c.options, dy, s, 0, 0, 0, "cross product");
-      if (HasFatalFailure()) return;
-    }
-  }
-}
-
+// paths and the 16-bit alpha path): SpecialValueCrossProduct runs
+// BoundedGateConfigs too (GradConfigs), and these lengths and placements.
 TEST_P(KernelTest, BoundedGateEveryLengthUpTo300AndInPlace) {
   const uint64_t seed = 4321;
   const auto configs = BoundedGateConfigs();

@@ -139,11 +139,11 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("mask", [False, True])
-def test_dtensor_on_a_gloo_world_of_one(mask):
+@pytest.fixture
+def gloo_mesh():
+    """A 1-D device mesh on a gloo process group of one (created here unless one exists)."""
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor import Shard, distribute_tensor
     if not dist.is_available():
         pytest.skip("torch.distributed is not available in this torch build")
     created = not dist.is_initialized()
@@ -151,57 +151,51 @@ def test_dtensor_on_a_gloo_world_of_one(mask):
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
         dist.init_process_group("gloo", rank=0, world_size=1)
     try:
-        mesh = init_device_mesh("cpu", (1,))
-        x, g = values((8, 4), seed=3), values((8, 4), seed=4)
-        for semantics in ("torch", "jax"):
-            want_y, want_dx = plain_reference(semantics, mask, x, g)
-            a = distribute_tensor(x.clone(), mesh, [Shard(0)]).requires_grad_(True)
-            y = rt.ReLU(semantics, mask=mask)(a)
-            (dx,) = torch.autograd.grad(y, a, distribute_tensor(g, mesh, [Shard(0)]))
-            assert type(y).__name__ == "DTensor" and type(dx).__name__ == "DTensor"
-            assert torch.equal(torch.nan_to_num(y.full_tensor(), 7.0), torch.nan_to_num(want_y, 7.0))
-            assert torch.equal(bits(dx.full_tensor()), bits(want_dx))
+        yield init_device_mesh("cpu", (1,))
     finally:
         if created:
             dist.destroy_process_group()
 
 
-def test_direct_op_calls_on_a_dtensor():
+@pytest.mark.parametrize("mask", [False, True])
+def test_dtensor_on_a_gloo_world_of_one(mask, gloo_mesh):
+    from torch.distributed.tensor import Shard, distribute_tensor
+    mesh = gloo_mesh
+    x, g = values((8, 4), seed=3), values((8, 4), seed=4)
+    for semantics in ("torch", "jax"):
+        want_y, want_dx = plain_reference(semantics, mask, x, g)
+        a = distribute_tensor(x.clone(), mesh, [Shard(0)]).requires_grad_(True)
+        y = rt.ReLU(semantics, mask=mask)(a)
+        (dx,) = torch.autograd.grad(y, a, distribute_tensor(g, mesh, [Shard(0)]))
+        assert type(y).__name__ == "DTensor" and type(dx).__name__ == "DTensor"
+        assert torch.equal(torch.nan_to_num(y.full_tensor(), 7.0), torch.nan_to_num(want_y, 7.0))
+        assert torch.equal(bits(dx.full_tensor()), bits(want_dx))
+
+
+def test_direct_op_calls_on_a_dtensor(gloo_mesh):
     # The ops have sharding strategies: relu and relu_grad keep any sharding (elementwise), the
     # mask ops run replicated; every result has the plain tensors' bits.
-    import torch.distributed as dist
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
-    if not dist.is_available():
-        pytest.skip("torch.distributed is not available in this torch build")
-    created = not dist.is_initialized()
-    if created:
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
-        dist.init_process_group("gloo", rank=0, world_size=1)
-    try:
-        mesh = init_device_mesh("cpu", (1,))
-        x, g = values((8, 4), seed=5), values((8, 4), seed=6)
-        for placements in ([Shard(0)], [Shard(1)], [Replicate()]):
-            for semantics in ("torch", "jax"):
-                want_y = torch.ops.relugrad.relu(x, semantics, 0)
-                want_dx = torch.ops.relugrad.relu_grad(g, want_y, semantics)
-                want_ym, want_mask = torch.ops.relugrad.relu_mask(x, semantics, 0)
-                want_dxm = torch.ops.relugrad.relu_grad_mask(g, want_mask, semantics, 0)
-                a = distribute_tensor(x.clone(), mesh, placements).requires_grad_(True)
-                gd = distribute_tensor(g, mesh, placements)
-                y = torch.ops.relugrad.relu(a, semantics, 0)
-                (dx,) = torch.autograd.grad(y, a, gd)
-                assert tuple(y.placements) == tuple(placements) == tuple(dx.placements)
-                assert torch.equal(bits(y.full_tensor()), bits(want_y))
-                assert torch.equal(bits(dx.full_tensor()), bits(want_dx))
-                ym, mask = torch.ops.relugrad.relu_mask(a.detach(), semantics, 0)
-                dxm = torch.ops.relugrad.relu_grad_mask(gd, mask, semantics, 0)
-                assert torch.equal(bits(ym.full_tensor()), bits(want_ym))
-                assert torch.equal(mask.full_tensor(), want_mask)
-                assert torch.equal(bits(dxm.full_tensor()), bits(want_dxm))
-    finally:
-        if created:
-            dist.destroy_process_group()
+    mesh = gloo_mesh
+    x, g = values((8, 4), seed=5), values((8, 4), seed=6)
+    for placements in ([Shard(0)], [Shard(1)], [Replicate()]):
+        for semantics in ("torch", "jax"):
+            want_y = torch.ops.relugrad.relu(x, semantics, 0)
+            want_dx = torch.ops.relugrad.relu_grad(g, want_y, semantics)
+            want_ym, want_mask = torch.ops.relugrad.relu_mask(x, semantics, 0)
+            want_dxm = torch.ops.relugrad.relu_grad_mask(g, want_mask, semantics, 0)
+            a = distribute_tensor(x.clone(), mesh, placements).requires_grad_(True)
+            gd = distribute_tensor(g, mesh, placements)
+            y = torch.ops.relugrad.relu(a, semantics, 0)
+            (dx,) = torch.autograd.grad(y, a, gd)
+            assert tuple(y.placements) == tuple(placements) == tuple(dx.placements)
+            assert torch.equal(bits(y.full_tensor()), bits(want_y))
+            assert torch.equal(bits(dx.full_tensor()), bits(want_dx))
+            ym, mask = torch.ops.relugrad.relu_mask(a.detach(), semantics, 0)
+            dxm = torch.ops.relugrad.relu_grad_mask(gd, mask, semantics, 0)
+            assert torch.equal(bits(ym.full_tensor()), bits(want_ym))
+            assert torch.equal(mask.full_tensor(), want_mask)
+            assert torch.equal(bits(dxm.full_tensor()), bits(want_dxm))
 
 
 @pytest.mark.parametrize("mask", [False, True])

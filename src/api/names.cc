@@ -108,6 +108,21 @@ std::string CanonicalList(const Table& t) {
   return list;
 }
 
+// The typed shorthands (relugrad_dtype_from_name, ...) over the generic table.
+template <typename Enum>
+relugrad_status TypedFromName(relugrad_enum kind, const char* name, Enum* out) {
+  int32_t v = 0;
+  if (out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
+  const relugrad_status st = relugrad_enum_from_name(kind, name, &v);
+  if (st == RELUGRAD_OK) *out = static_cast<Enum>(v);
+  return st;
+}
+
+const char* NameOrInvalid(relugrad_enum kind, int32_t value) {
+  const char* name = relugrad_enum_name(kind, value);
+  return name ? name : "invalid";
+}
+
 }  // namespace
 
 extern "C" {
@@ -162,29 +177,19 @@ const char* relugrad_enum_alias_deprecated(relugrad_enum kind, const char* name)
 }
 
 relugrad_status relugrad_dtype_from_name(const char* name, relugrad_dtype* out) {
-  int32_t v = 0;
-  if (out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
-  const relugrad_status st = relugrad_enum_from_name(RELUGRAD_ENUM_DTYPE, name, &v);
-  if (st == RELUGRAD_OK) *out = static_cast<relugrad_dtype>(v);
-  return st;
+  return TypedFromName(RELUGRAD_ENUM_DTYPE, name, out);
 }
 
 const char* relugrad_dtype_name(relugrad_dtype dtype) {
-  const char* name = relugrad_enum_name(RELUGRAD_ENUM_DTYPE, dtype);
-  return name ? name : "invalid";
+  return NameOrInvalid(RELUGRAD_ENUM_DTYPE, dtype);
 }
 
 relugrad_status relugrad_preset_from_name(const char* name, relugrad_preset* out) {
-  int32_t v = 0;
-  if (out == nullptr) return relugrad::Fail(RELUGRAD_INVALID_ARGUMENT, "NULL argument");
-  const relugrad_status st = relugrad_enum_from_name(RELUGRAD_ENUM_PRESET, name, &v);
-  if (st == RELUGRAD_OK) *out = static_cast<relugrad_preset>(v);
-  return st;
+  return TypedFromName(RELUGRAD_ENUM_PRESET, name, out);
 }
 
 const char* relugrad_preset_name(relugrad_preset preset) {
-  const char* name = relugrad_enum_name(RELUGRAD_ENUM_PRESET, preset);
-  return name ? name : "invalid";
+  return NameOrInvalid(RELUGRAD_ENUM_PRESET, preset);
 }
 
 }  // extern "C"
