@@ -3,7 +3,7 @@
 replace_relu(model, semantics="torch", threads=0, mask=False, *, functional=False, strict=False,
              return_report=False)
 restore_relu(model, *, return_report=False)
-fuse_custom_config(is_qat=False)      # for torch.ao.quantization.fuse_modules on a replaced model
+fuse_custom_config()                 # relugrad's fusers (fuse_modules finds them without it too)
 
 What is replaced (and only that):
   - nn.ReLU of exact type, and subclasses of nn.ReLU that neither override forward nor hold
@@ -414,12 +414,16 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
 
 
 # ---- Quantization fusion ---------------------------------------------------------
-# fuse_modules looks fusers up by the exact types of the modules (Conv2d, BatchNorm2d, ReLU),
-# and the fused modules (ConvReLU2d, ConvBnReLU2d) assert an nn.ReLU inside. The framework's
-# extension point is fuse_custom_config_dict["additional_fuser_method_mapping"]: these fusers
-# take relugrad's ReLU, hand torch's fuser an nn.ReLU (same inplace) and fuse as torch does.
-# Fused modules compute the relu with torch's own autograd, so outside the torch preset (QAT
-# would change the gradients) they refuse.
+# fuse_modules looks fusers up by the exact types of the modules (Conv2d, BatchNorm2d, ReLU) in
+# one table, torch.ao.quantization.fuser_method_mappings._DEFAULT_OP_LIST_TO_FUSER_METHOD, and the
+# fused modules (ConvReLU2d, ConvBnReLU2d) assert an nn.ReLU inside. A user fuses a replaced model
+# as a stock one (fuse_modules(model, [["conv1", "bn1", "relu"]])), so importing relugrad.torch
+# adds to that table, for every pattern that ends in nn.ReLU, the same pattern ending in
+# relugrad's ReLU: its fuser hands torch's fuser an nn.ReLU (same inplace, hooks and training
+# flag) and fuses as torch does. The fused module then computes the relu with torch's own
+# autograd: the same gradients in the torch preset; for QAT under another preset (which would
+# change the gradients) the fuser refuses. fuse_custom_config() gives the same fusers for an
+# explicit fuse_custom_config_dict.
 
 
 def _stock(relu: "_rt.ReLU", is_qat: bool) -> nn.ReLU:
@@ -431,13 +435,10 @@ def _stock(relu: "_rt.ReLU", is_qat: bool) -> nn.ReLU:
     return stock
 
 
-def fuse_custom_config() -> dict:
-    """fuse_custom_config_dict for torch.ao.quantization.fuse_modules on a replaced model:
-    fuse_modules(model, [["conv1", "bn1", "relu"]], fuse_custom_config_dict=fuse_custom_config())."""
-    from torch.ao.quantization import fuser_method_mappings as fmm
-
+def _relugrad_fusers(table: dict) -> dict:
+    """{pattern ending in relugrad's ReLU: fuser} for each pattern of table ending in nn.ReLU."""
     mapping = {}
-    for key, fuser in list(fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD.items()):
+    for key, fuser in list(table.items()):
         if not (isinstance(key, tuple) and key and key[-1] is nn.ReLU):
             continue
 
@@ -447,9 +448,24 @@ def fuse_custom_config() -> dict:
             return _fuser(is_qat_, *mods)
 
         mapping[key[:-1] + (_rt.ReLU,)] = ours
-    return {"additional_fuser_method_mapping": mapping}
+    return mapping
 
 
+def fuse_custom_config() -> dict:
+    """fuse_custom_config_dict with relugrad's fusers (fuse_modules finds them without it too):
+    fuse_modules(model, [["conv1", "bn1", "relu"]], fuse_custom_config_dict=fuse_custom_config())."""
+    from torch.ao.quantization import fuser_method_mappings as fmm
+    return {"additional_fuser_method_mapping": _relugrad_fusers(fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD)}
+
+
+def _register_fusers() -> None:
+    from torch.ao.quantization import fuser_method_mappings as fmm
+    table = fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD
+    for key, fuser in _relugrad_fusers(table).items():
+        table.setdefault(key, fuser)
+
+
+_register_fusers()
 
 
 class _ScriptableReLU(_rt.ReLU):

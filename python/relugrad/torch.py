@@ -417,9 +417,17 @@ def _relu_mask_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tu
 
 @relu_mask.register_vmap
 def _relu_mask_vmap(info, in_dims, x, semantics="torch", threads=0):
-    # One mask per sample (each ceil(n/8) bytes, its own padding bits): one call per sample.
+    # One mask per sample, ceil(n/8) bytes each with its own padding bits, in the sample's
+    # storage order. Where a sample fills whole bytes (n % 8 == 0) and the batch dim is
+    # outermost in memory, the batch's mask is the samples' masks one after the other: one call.
+    # Otherwise one call per sample, split by unbind, whose backward places each sample's
+    # gradient as it is (an indexed slice would add it to zeros: -0 would become +0).
     x = x.movedim(in_dims[0], 0)
-    ys, masks = zip(*(torch.ops.relugrad.relu_mask(x[i], semantics, threads) for i in range(x.shape[0])))
+    n = x[0].numel()
+    if n % 8 == 0 and _dense(x) and x.stride(0) == n and _dense(x[0]):
+        y, mask = torch.ops.relugrad.relu_mask(x, semantics, threads)
+        return (y, mask.view(x.shape[0], n // 8)), (0, 0)
+    ys, masks = zip(*(torch.ops.relugrad.relu_mask(r, semantics, threads) for r in x.unbind(0)))
     return (torch.stack(ys), torch.stack(masks)), (0, 0)
 
 
@@ -467,9 +475,16 @@ def _relu_grad_mask_fake(dy: Tensor, mask: Tensor, semantics: str = "torch", thr
 
 @relu_grad_mask.register_vmap
 def _relu_grad_mask_vmap(info, in_dims, dy, mask, semantics="torch", threads=0, dim_order=None):
+    # As relu_mask's rule: one call where each sample's mask fills whole bytes, else one call
+    # per sample split by unbind.
     dy = dy.movedim(in_dims[0], 0) if in_dims[0] is not None else dy.expand(info.batch_size, *dy.shape)
     mask = mask.movedim(in_dims[1], 0) if in_dims[1] is not None else mask.expand(info.batch_size, *mask.shape)
-    dxs = [torch.ops.relugrad.relu_grad_mask(dy[i], mask[i], semantics, threads, dim_order) for i in range(dy.shape[0])]
+    n = dy[0].numel()
+    if n % 8 == 0 and mask.dim() == 2:
+        order = [0] + [d + 1 for d in (range(dy.dim() - 1) if dim_order is None else dim_order)]
+        return torch.ops.relugrad.relu_grad_mask(dy, mask.reshape(-1), semantics, threads, order), 0
+    dxs = [torch.ops.relugrad.relu_grad_mask(d, m, semantics, threads, dim_order)
+           for d, m in zip(dy.unbind(0), mask.unbind(0))]
     return torch.stack(dxs), 0
 
 
@@ -487,23 +502,23 @@ def _below_autograd():
 
 
 def _grad_op(dy, s, semantics, threshold, alpha, threads):
-    """relugrad::relu_grad for backward formulas. Under torch.func its Function
-    is applied from here (Python, run by the autograd engine), where functorch
-    nests it; the op's own autograd kernel lies below functorch's layer and
-    serves one level only. (jvp formulas run inside the forward's call and
-    call the op.)"""
+    """relugrad::relu_grad for backward formulas (torch.func nests it: _one_level)."""
     if semantics == "torch" and threshold == 0.0 and alpha == 0.0 and _compile_tracing():
         return torch.ops.aten.threshold_backward.default(dy, s, 0.0)  # the same bits; inductor fuses it
-    if _TC._are_functorch_transforms_active():
-        return _ReluGradOp.apply(dy, s, semantics, threshold, alpha, threads)
     return torch.ops.relugrad.relu_grad(dy, s, semantics, threshold, alpha, threads)
 
 
 def _grad_mask_op(dy, mask, semantics, threads, dim_order):
-    """relugrad::relu_grad_mask for backward formulas (see _grad_op)."""
-    if _TC._are_functorch_transforms_active():
-        return _ReluGradMaskOp.apply(dy, mask, semantics, threads, dim_order)
+    """relugrad::relu_grad_mask for backward formulas."""
     return torch.ops.relugrad.relu_grad_mask(dy, mask, semantics, threads, dim_order)
+
+
+def _stock_tangent(t: Tensor, semantics: str, alpha: float) -> Tensor:
+    """The tangent of ReluGrad in dy. PyTorch's forward derivative of threshold_backward is
+    zeros + threshold_backward(tangent, self): a -0 tangent of an open element comes out +0.
+    The torch preset gives those bits (t + 0.0 changes nothing else: NaN stays NaN); the other
+    presets have no stock formula and give ReluGrad of the tangent itself."""
+    return t + 0.0 if semantics == "torch" and alpha == 0.0 else t
 
 
 class _ReluGradOp(torch.autograd.Function):
@@ -530,7 +545,8 @@ class _ReluGradOp(torch.autograd.Function):
         (s,) = ctx.saved_tensors
         if t_dy is None:  # s moves the gate only: zero almost everywhere
             return torch.zeros_like(s)
-        return torch.ops.relugrad.relu_grad(t_dy, s, *ctx.options)
+        semantics, _, alpha, _ = ctx.options
+        return _stock_tangent(torch.ops.relugrad.relu_grad(t_dy, s, *ctx.options), semantics, alpha)
 
 
 class _ReluOp(torch.autograd.Function):
@@ -613,15 +629,37 @@ class _ReluGradMaskOp(torch.autograd.Function):
     @staticmethod
     def jvp(ctx, t, *_):
         (mask,) = ctx.saved_tensors
-        return torch.ops.relugrad.relu_grad_mask(t, mask, *ctx.options)
+        return _stock_tangent(torch.ops.relugrad.relu_grad_mask(t, mask, *ctx.options), ctx.options[0], 0.0)
+
+
+def _one_level(function):
+    """function as a _SingleLevelFunction: what an op's autograd kernel applies under torch.func.
+
+    A direct op call under a transform reaches the op's autograd kernel through functorch's
+    dynamic layer, which has already set the dispatch keys for the innermost level: there
+    function.apply would hand the Function to functorch's custom_function_call, whose dispatch
+    cannot start again from that point (nested transforms fail), so the kernel does what an
+    ATen op's autograd kernel does instead: record one node at this level and run the op below
+    autograd, where the dispatcher sends it on to the next transform (vmap rule, the next grad
+    level). Grad and forward-grad modes stay on in forward, as in a C++ autograd kernel: an outer
+    grad or jvp level records the inner call too (grad of grad, jvp of grad)."""
+    def forward(*args):
+        with torch.enable_grad(), _fwAD._set_fwd_grad_enabled(True):
+            return function.forward(*args)
+
+    methods = {name: function.__dict__[name] for name in ("setup_context", "backward", "jvp")}
+    methods["forward"] = staticmethod(forward)
+    return type(function.__name__ + "OneLevel", (torch.autograd.function._SingleLevelFunction,), methods)
 
 
 def _register_autograd(op_def, function) -> None:
     """function becomes op_def's autograd kernel (in place of the one
-    torch.library.custom_op generates, which has no jvp and is not in
-    setup_context style)."""
+    torch.library.custom_op generates, which has no jvp, is not in
+    setup_context style and fails under torch.func)."""
     op = op_def._opoverload
     schema = op._schema
+    one_level = _one_level(function)
+    from torch._functorch.utils import enable_single_level_autograd_function
 
     def autograd_kernel(keyset, *args, **kwargs):
         args, _ = _fill_defaults(schema, args, kwargs)
@@ -629,14 +667,8 @@ def _register_autograd(op_def, function) -> None:
             _register_dtensor_sharding()  # before DTensor's dispatch (below Autograd) needs it
         if (_TC.is_grad_enabled() and _TC._any_requires_grad(*args)) or _fwAD._current_level >= 0:
             if _TC._are_functorch_transforms_active():
-                # Below functorch's dynamic layer, autograd.Function.apply cannot
-                # reach its functorch rules: hand the Function to the current
-                # transform (grad, jvp) as functorch's own dispatch would. One
-                # level deep only: nested transforms (vmap of grad) of a direct
-                # op call fail there; ReLU applies the Functions from Python.
-                from torch._functorch.autograd_function import custom_function_call
-                from torch._functorch.pyfunctorch import retrieve_current_functorch_interpreter
-                return retrieve_current_functorch_interpreter().process(custom_function_call, (function, *args), {})
+                with enable_single_level_autograd_function():
+                    return one_level.apply(*args)
             return function.apply(*args)
         with _below_autograd():
             return op.redispatch(keyset & _TC._after_autograd_keyset, *args)
@@ -913,12 +945,7 @@ class ReLU(nn.Module):
             # threshold_backward on y): the ops cannot alias x, and copying their y into x leaves
             # a zero gradient for the old x to be added into the compiled backward.
             return torch.relu_(x)
-        if exact and _TC._are_functorch_transforms_active():
-            # The ops' autograd Functions applied from Python, where functorch
-            # nests them (vmap of grad) as it does its own ops.
-            y = (_ReluMaskOp.apply(x, self.semantics, self.threads)[0] if self.mask
-                 else _ReluOp.apply(x, self.semantics, self.threads))
-        elif self.mask:
+        if self.mask:
             y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
         else:
             y = torch.ops.relugrad.relu(x, self.semantics, self.threads)

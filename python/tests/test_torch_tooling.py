@@ -388,14 +388,16 @@ def test_fuse_modules_and_quantization_prep():
     stock = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.ReLU()).eval()
     ours = rt.replace_relu(copy.deepcopy(stock)).eval()
     groups = [["0", "1", "2"], ["3", "4"]]
-    with pytest.raises(Exception):  # torch's fusers are keyed by the exact type nn.ReLU
-        tq.fuse_modules(ours, groups)
     fused_stock = tq.fuse_modules(stock, groups)
-    fused = tq.fuse_modules(ours, groups, fuse_custom_config_dict=rt.fuse_custom_config())
-    assert type(fused[0]) is nni.ConvReLU2d and type(fused[3]) is nni.ConvReLU2d
+    # As a user calls it on a stock model; and with the explicit config, the same fusers.
+    fused = tq.fuse_modules(copy.deepcopy(ours), groups)
+    explicit = tq.fuse_modules(ours, groups, fuse_custom_config_dict=rt.fuse_custom_config())
     x = torch.randn(2, 3, 12, 12)
-    with torch.no_grad():
-        assert_same_bits(fused_stock(x), fused(x), "fused")
+    for m in (fused, explicit):
+        assert type(m[0]) is nni.ConvReLU2d and type(m[3]) is nni.ConvReLU2d
+        assert type(m[0][1]) is nn.ReLU and type(m[1]) is nn.Identity
+        with torch.no_grad():
+            assert_same_bits(fused_stock(x), m(x), "fused")
     quantized = []
     for m in (fused_stock, fused):
         wrapped = nn.Sequential(tq.QuantStub(), m, tq.DeQuantStub()).eval()
@@ -408,10 +410,43 @@ def test_fuse_modules_and_quantization_prep():
     # Fusion for QAT would train with torch's relu gradients: refused outside the torch preset.
     tf = rt.replace_relu(copy.deepcopy(stock), semantics="tensorflow").train()
     with pytest.raises(ValueError, match="tensorflow"):
-        tq.fuse_modules_qat(tf, groups, fuse_custom_config_dict=rt.fuse_custom_config())
-    qat = tq.fuse_modules_qat(rt.replace_relu(copy.deepcopy(stock)).train(), groups,
-                              fuse_custom_config_dict=rt.fuse_custom_config())
+        tq.fuse_modules_qat(tf, groups)
+    qat = tq.fuse_modules_qat(rt.replace_relu(copy.deepcopy(stock)).train(), groups)
+    qat_stock = tq.fuse_modules_qat(copy.deepcopy(stock).train(), groups)
     assert type(qat[0]) is nni.ConvBnReLU2d
+    # QAT-fused modules train with stock's gradients, bit for bit.
+    xs = [x.clone().requires_grad_(True) for _ in range(2)]
+    for m, xi in zip((qat_stock, qat), xs):
+        m(xi).square().sum().backward()
+    assert_same_bits(xs[0].grad, xs[1].grad, "qat grad")
+    assert_same_bits(qat_stock[0][0].weight.grad, qat[0][0].weight.grad, "qat weight grad")
+
+
+def test_fuse_modules_on_a_replaced_resnet_block_as_a_user_calls_it():
+    # The common recipe: conv1/bn1/relu of a torchvision-style block, fused in eval, then
+    # inference: the same bits as the stock model fused the same way.
+    import torch.ao.quantization as tq
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.bn1, self.relu = nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.relu(self.bn1(self.conv1(x)))
+
+    torch.manual_seed(1)
+    stock = Block()
+    stock.bn1.running_mean.uniform_(-1, 1)
+    stock.bn1.running_var.uniform_(0.5, 2)
+    stock.eval()
+    ours = rt.replace_relu(copy.deepcopy(stock))
+    assert isinstance(ours.relu, rt.ReLU)
+    a, b = tq.fuse_modules(stock, [["conv1", "bn1", "relu"]]), tq.fuse_modules(ours, [["conv1", "bn1", "relu"]])
+    assert b.conv1[1].inplace is True
+    x = torch.randn(2, 3, 10, 10)
+    with torch.no_grad():
+        assert_same_bits(a(x), b(x), "fused block")
 
 
 def test_prepare_fx_on_a_replaced_model_and_after_restore():
