@@ -99,7 +99,10 @@ class Hardtanh(nn.Module):
         self.threads = _api._thread_count(threads)
 
     def forward(self, x: Tensor) -> Tensor:
-        if not (torch.is_grad_enabled() and x.requires_grad):
+        # torch.func and forward AD get torch's hardtanh (its backward is hardtanh_backward, the
+        # same bits but for a NaN gate): _HardtanhFunction is an eager-mode Function.
+        if (not (torch.is_grad_enabled() and x.requires_grad) or torch._C._are_functorch_transforms_active()
+                or torch.autograd.forward_ad._current_level >= 0):
             return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
         return _HardtanhFunction.apply(x, self.min_val, self.max_val, self.threads, self.inplace)
 

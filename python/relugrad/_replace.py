@@ -10,7 +10,8 @@ What is replaced (and only that):
     parameters, buffers or submodules (their forward is nn.ReLU's, so nothing is lost);
   - with functional=True, functional relu inside the model's forward: F.relu, F.relu_,
     torch.relu, torch.relu_, Tensor.relu, Tensor.relu_ on plain float tensors, served while the
-    model's forward runs; and the F.relu activation of nn.TransformerEncoderLayer /
+    model's forward runs, and under semantics="torch" F.relu6, F.hardtanh, F.hardtanh_ (eager
+    mode; relugrad's Hardtanh); and the F.relu activation of nn.TransformerEncoderLayer /
     TransformerDecoderLayer, which becomes a ReLU submodule named `activation`.
   - nn.ReLU6 and nn.Hardtanh, of exact type or subclasses that neither override forward nor hold
     state, by relugrad.torch.ReLU6 / Hardtanh (same bounds and inplace; the torch preset only,
@@ -18,7 +19,7 @@ What is replaced (and only that):
     restore_relu gives back nn.ReLU6 / nn.Hardtanh.
 What is left, with the reason in the report: subclasses that override forward (a clamp
 subclass, torch.ao.nn.quantized.ReLU6), ReLU6 / Hardtanh under another preset, functional
-relu6 / hardtanh, nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
+relu6 / hardtanh under another preset or under torch.compile / torch.func, nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
 and, without functional=True, the modules whose forward calls relu functionally.
 """
 from __future__ import annotations
@@ -192,7 +193,8 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
 # A TorchFunctionMode entered by a forward pre-hook on the model and left by an always-called
 # forward hook: while the model's forward runs with grad enabled, the six relu functions on
 # plain tensors of a dtype relugrad serves go to a relugrad ReLU with the model's options
-# (also inside modules replace_relu left, whose type is what they needed); everything else
+# (also inside modules replace_relu left, whose type is what they needed), and under the torch
+# preset F.relu6, F.hardtanh and F.hardtanh_ to a relugrad Hardtanh (eager mode); everything else
 # (other ops, tensor subclasses, quantized or integer tensors) goes on to torch unchanged.
 # The mode is off inside its own handler, so the ReLU's own torch calls are not caught again.
 # Cost: every torch function call in the forward passes through the handler (docs/python.md,
@@ -202,6 +204,24 @@ _NOT_RELU = object()
 _INPLACE_OF = {F.relu: None, torch.relu: False, Tensor.relu: False,  # None: F.relu's inplace argument
                F.relu_: True, torch.relu_: True, Tensor.relu_: True}
 _PLAIN = (Tensor, nn.Parameter)
+# The two-sided gate's functions: (parameter names after input, defaults, inplace or None for
+# an `inplace` argument). relu6 is hardtanh(0, 6).
+_HARDTANH_OF = {F.relu6: (("inplace",), (False,), None),
+                F.hardtanh: (("min_val", "max_val", "inplace"), (-1.0, 1.0, False), None),
+                F.hardtanh_: (("min_val", "max_val"), (-1.0, 1.0), True)}
+
+
+def _bind(names, defaults, args, kwargs) -> Optional[dict]:
+    """{name: value} of a call's arguments after input, or None when they do not fit."""
+    if len(args) > len(names) or any(k not in names for k in kwargs):
+        return None
+    bound = dict(zip(names, defaults))
+    bound.update(zip(names, args))
+    for k, v in kwargs.items():
+        if k in names[:len(args)]:
+            return None  # given twice: torch's own error
+        bound[k] = v
+    return bound
 
 
 class _ReluMode(TorchFunctionMode):
@@ -229,7 +249,32 @@ class _ReluMode(TorchFunctionMode):
                     return func(*args, **kw)
                 self.scope.served += 1
                 return self.scope.module(inplace).forward(x)  # a private module: no hooks to run
+        hardtanh = _HARDTANH_OF.get(func)
+        if hardtanh is not None and args and torch.is_grad_enabled() and self.scope.semantics == "torch":
+            served = self._hardtanh(func, hardtanh, args, kwargs or {})
+            if served is not None:
+                return served
         return func(*args, **(kwargs or {}))
+
+    def _hardtanh(self, func, signature, args, kwargs):
+        """relu6 / hardtanh / hardtanh_ by relugrad's Hardtanh (hardtanh_backward's gradient), or
+        None to leave the call to torch: other tensors, torch.compile and torch.func (where
+        Hardtanh's eager Function does not run), bounds Hardtanh refuses (torch's error)."""
+        x = args[0]
+        if not (type(x) in _PLAIN and x.dtype in _rt._NATIVE_DTYPES) or _rt._is_compiling():
+            return None
+        if torch._C._are_functorch_transforms_active() or torch.autograd.forward_ad._current_level >= 0:
+            return None
+        names, defaults, inplace = signature
+        bound = _bind(names, defaults, args[1:], kwargs)
+        if bound is None:
+            return None
+        lo, hi = (0.0, 6.0) if func is F.relu6 else (bound["min_val"], bound["max_val"])
+        if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in (lo, hi)) or not hi > lo:
+            return None
+        inplace = bool(bound["inplace"]) if inplace is None else inplace
+        self.scope.served += 1
+        return self.scope.hardtanh(float(lo), float(hi), inplace).forward(x)
 
 
 class _FunctionalScope:
@@ -239,7 +284,15 @@ class _FunctionalScope:
         self.semantics, self.threads, self.mask = semantics, threads, mask
         self.served = 0  # relu calls served so far (all threads): what the tests count
         self._modules: Dict[bool, nn.Module] = {}
+        self._hardtanhs: Dict[Tuple[float, float, bool], nn.Module] = {}
         self._tls = threading.local()
+
+    def hardtanh(self, lo: float, hi: float, inplace: bool) -> nn.Module:
+        key = (lo, hi, inplace)
+        m = self._hardtanhs.get(key)
+        if m is None:
+            m = self._hardtanhs[key] = _ht.Hardtanh(lo, hi, inplace=inplace, threads=self.threads)
+        return m
 
     def module(self, inplace: bool) -> nn.Module:
         m = self._modules.get(inplace)
