@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _dropout, _mask_decision
+from . import _dropout, _linear, _mask_decision
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -353,7 +353,8 @@ def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
 
 
 def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[int] = 0, mask: bool = False, *,
-                 functional: bool = False, strict: bool = False, return_report: bool = False):
+                 functional: bool = False, strict: bool = False, return_report: bool = False,
+                 fuse_linear: bool = False):
     """Replaces nn.ReLU modules of model by relugrad.torch.ReLU(semantics, inplace=<theirs>,
     threads=threads, mask=mask), and, under semantics="torch", nn.ReLU6 / nn.Hardtanh by
     relugrad.torch.ReLU6 / Hardtanh (same bounds, inplace, threads), in place, keeping each
@@ -362,6 +363,9 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
 
     functional=True also serves functional relu while model's forward runs (see the module
     docstring) and turns F.relu activations of transformer layers into ReLU submodules.
+    fuse_linear=True (torch preset, no mask) makes each nn.Linear directly followed by a
+    replaced nn.ReLU in an nn.Sequential one relugrad LinearReLU, whose backward sums the bias
+    gradient in the ReLU pass (same bits but for the bias gradient's rounding: _linear.py).
     strict=True raises ReplaceError, leaving the model unchanged, if anything relu-like would be
     left. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
     with return_report=True."""
@@ -390,6 +394,8 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             model = new
         else:
             setattr(parent, attr, new)
+    if fuse_linear and semantics == "torch" and not mask and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
+        _linear.fuse_pairs(model, {id(m) for m in made.values()}, report)
     if mask and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
         # The memory option: ReLU + Dropout pairs become one ReLUDropout (2 bits per element),
         # and every other new ReLU keeps the mask only where the probe step finds that nothing
@@ -441,6 +447,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             qual = f"{name}.{cname}" if name else cname
             if isinstance(child, _ht.Hardtanh):
                 setattr(m, cname, back_hardtanh(child, qual))
+            elif isinstance(child, (_linear.LinearReLU, _linear.FusedReLU)):
+                report.replaced.append(ReplaceEntry(qual, type(child).__name__, _linear.unfuse(m, cname, child)))
             elif isinstance(child, (_dropout.ReLUDropout, _dropout.FusedAway)):
                 report.replaced.append(ReplaceEntry(qual, type(child).__name__, _dropout.unfuse(m, cname, child)))
             elif isinstance(child, _rt.ReLU):

@@ -1056,3 +1056,8 @@ def _let_inductor_see_through() -> None:
 from ._hardtanh import Hardtanh, ReLU6, hardtanh_grad  # noqa: E402
 
 __all__ += ["Hardtanh", "ReLU6", "hardtanh_grad"]
+
+# Linear + ReLU with the bias gradient fused into the ReLU backward (replace_relu(fuse_linear=True)).
+from ._linear import LinearReLU  # noqa: E402
+
+__all__ += ["LinearReLU"]

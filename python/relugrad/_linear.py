@@ -1,0 +1,169 @@
+"""LinearReLU: nn.Linear followed by nn.ReLU, whose backward fuses the bias gradient into ReluGrad.
+
+Stock's backward of relu(linear(x)) makes dx = threshold_backward(dy, y, 0), then the bias
+gradient dx.sum(0) in a second pass over dx. LinearReLU's backward makes both in one pass
+(torch.ops.relugrad_native.relu_grad_bias, python/src/torch_bias.cc), then the weight and input
+gradients with the same matmuls as stock (dx.t() @ x and dx @ W, which give stock's bits).
+
+What is guaranteed, against stock nn.Linear + nn.ReLU with the same parameters and inputs:
+  - the output, the input gradient and the weight gradient: the same bits;
+  - the bias gradient: a fixed-order sum of dx's columns (blocks of 128 rows each summed row by
+    row, then the block sums in block order, in the dtype: float32 or float64), the same bits for
+    any thread count, NOT stock's bits (torch's sum(0) adds in its own cascade order); the
+    difference is rounding only (docs/python.md, "Bias-gradient fusion", has the measured size).
+Served by the fused pass: training with autograd recording, float32/float64 plain dense CPU
+tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD,
+create_graph). Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere.
+
+LinearReLU is an nn.Linear (same parameters, same state_dict keys); replace_relu(fuse_linear=True)
+makes one of each nn.Linear directly followed by an nn.ReLU in an nn.Sequential, and puts a
+FusedReLU (an identity) where the ReLU was; restore_relu gives back both modules.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from . import torch as _rt
+
+__all__ = ["LinearReLU", "FusedReLU"]
+
+
+def _native():
+    """torch.ops.relugrad_native.relu_grad_bias where the torch-native library loaded, else None."""
+    if not _rt.NATIVE:
+        return None
+    return torch.ops.relugrad_native.relu_grad_bias.default
+
+
+class _LinearReLUFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+        y = torch.relu(F.linear(x, weight, bias))  # stock's forward, op for op
+        ctx.save_for_backward(x, weight, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: Tensor):
+        x, weight, y = ctx.saved_tensors
+        native = _native()
+        if (native is not None and not torch.is_grad_enabled() and type(dy) is Tensor and dy.is_cpu
+                and dy.dtype == y.dtype):
+            dx, db = native(dy.contiguous(), y)
+        else:  # create_graph=True: differentiable ops, stock's bias gradient
+            dx = torch.ops.aten.threshold_backward(dy, y, 0.0)
+            db = dx.reshape(-1, dx.shape[-1]).sum(0)
+        dx2 = dx.reshape(-1, dx.shape[-1])
+        gx = gw = None
+        if ctx.needs_input_grad[0]:
+            gx = dx2.mm(weight).reshape(x.shape)
+        if ctx.needs_input_grad[1]:
+            gw = dx2.t().mm(x.reshape(-1, x.shape[-1]))
+        return gx, gw, (db if ctx.needs_input_grad[2] else None)
+
+
+def _fused_serves(m: "LinearReLU", x: Tensor) -> bool:
+    return (m.training and m.bias is not None and torch.is_grad_enabled() and _rt.NATIVE
+            and (x.requires_grad or m.weight.requires_grad or m.bias.requires_grad)
+            and x.dtype in (torch.float32, torch.float64) and m.weight.dtype == x.dtype
+            and _rt._plain_cpu(x) and x.is_contiguous() and x.dim() >= 1
+            and type(m.weight) is nn.Parameter and type(m.bias) is nn.Parameter)
+
+
+class LinearReLU(nn.Linear):
+    """nn.Linear(in_features, out_features, bias) followed by ReLU, the bias gradient fused into
+    the ReLU backward (see the module docstring for what is served and guaranteed).
+    relu_inplace: the replaced nn.ReLU's flag (restore_relu gives it back); threads as ReLU's."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
+                 relu_inplace: bool = False, threads: Optional[int] = 0) -> None:
+        super().__init__(in_features, out_features, bias, device, dtype)
+        self.relu_inplace = bool(relu_inplace)
+        # Not a submodule: state_dict and restore_relu see one Linear.
+        object.__setattr__(self, "_relu", _rt.ReLU("torch", inplace=self.relu_inplace, threads=threads))
+
+    @classmethod
+    def from_modules(cls, linear: nn.Linear, relu: nn.Module) -> "LinearReLU":
+        """A LinearReLU sharing linear's parameters (the same Parameter objects)."""
+        new = cls.__new__(cls)
+        nn.Module.__init__(new)
+        new.in_features, new.out_features = linear.in_features, linear.out_features
+        new.weight, new.bias = linear.weight, linear.bias
+        new.relu_inplace = bool(getattr(relu, "inplace", False))
+        object.__setattr__(new, "_relu", _rt.ReLU("torch", inplace=new.relu_inplace,
+                                                  threads=getattr(relu, "threads", 0)))
+        new.training = linear.training
+        return new
+
+    def forward(self, x: Tensor) -> Tensor:
+        if isinstance(x, Tensor) and _fused_serves(self, x):
+            return _LinearReLUFunction.apply(x, self.weight, self.bias)
+        return self._relu(F.linear(x, self.weight, self.bias))
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")
+
+
+class FusedReLU(nn.Identity):
+    """Stands where an nn.ReLU was fused into the LinearReLU before it (restore_relu gives it back)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "fused into the LinearReLU before it"
+
+
+def _hooked(m: nn.Module) -> bool:
+    return any(m.__dict__.get(a) for a in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                                           "_backward_pre_hooks"))
+
+
+def fuse_pairs(model: nn.Module, ours: set, report) -> set:
+    """Fuses each nn.Linear directly followed, in an nn.Sequential, by a ReLU replace_relu just
+    made (ids in ours), both used once and without hooks; returns the fused ReLUs' ids."""
+    counts: dict = {}
+    for _, m in model.named_modules(remove_duplicate=False):
+        counts[id(m)] = counts.get(id(m), 0) + 1
+    names = {id(m): n for n, m in model.named_modules()}
+    fused = set()
+    for m in list(model.modules()):
+        if not isinstance(m, nn.Sequential):
+            continue
+        keys = list(m._modules)
+        for a, b in zip(keys, keys[1:]):
+            lin, relu = m._modules.get(a), m._modules.get(b)
+            if not (type(lin) is nn.Linear and isinstance(relu, _rt.ReLU) and id(relu) in ours
+                    and relu.semantics == "torch" and not relu.mask and id(relu) not in fused
+                    and counts.get(id(lin)) == 1 and counts.get(id(relu)) == 1
+                    and not _hooked(lin) and not _hooked(relu)):
+                continue
+            fused.add(id(relu))
+            m._modules[a] = LinearReLU.from_modules(lin, relu)
+            away = FusedReLU(relu.inplace)
+            away.training = relu.training
+            m._modules[b] = away
+            rname = names.get(id(relu), b)
+            for i, e in enumerate(report.replaced):
+                if e.name == rname:
+                    report.replaced[i] = type(e)(e.name, e.kind, f"fused into relugrad LinearReLU at "
+                                                 f"{names.get(id(lin), a)} (bias gradient in the ReLU pass)")
+    return fused
+
+
+def unfuse(parent: nn.Module, attr: str, m: nn.Module) -> str:
+    """Puts back what a LinearReLU or FusedReLU stands for at parent.attr; says what it became."""
+    if isinstance(m, FusedReLU):
+        new = nn.ReLU(inplace=m.inplace)
+    else:
+        new = nn.Linear.__new__(nn.Linear)
+        nn.Module.__init__(new)
+        new.in_features, new.out_features = m.in_features, m.out_features
+        new.weight, new.bias = m.weight, m.bias
+    new.training = m.training
+    setattr(parent, attr, new)
+    return type(new).__name__

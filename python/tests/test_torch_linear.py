@@ -1,0 +1,151 @@
+"""LinearReLU and relugrad_native.relu_grad_bias: dx bit-identical to threshold_backward; the bias
+gradient in a documented fixed order (reproduced here in torch ops, bit for bit), the same bits for
+1 and 2 threads, within rounding of stock's sum(0); output, input and weight gradients bit-identical
+to stock nn.Linear + nn.ReLU; replace_relu(fuse_linear=True) and restore_relu."""
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
+from torch import nn  # noqa: E402
+
+import relugrad.torch as rt  # noqa: E402
+from relugrad import _linear  # noqa: E402
+from torch_helpers import bits, values  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
+
+BLOCK_ROWS = 128  # torch_bias.cc's kBlockRows: part of the documented order
+DTYPES = [torch.float32, torch.float64]
+
+
+def fused(dy, y):
+    return torch.ops.relugrad_native.relu_grad_bias(dy, y)
+
+
+def documented_order_sum(dx):
+    """The bias gradient's order, in torch ops: per block of BLOCK_ROWS rows each column summed
+    row by row in dx's dtype, then the block sums added in block order."""
+    dx2 = dx.reshape(-1, dx.shape[-1])
+    total = None
+    for r0 in range(0, dx2.shape[0], BLOCK_ROWS):
+        block = dx2[r0:r0 + BLOCK_ROWS]
+        acc = torch.zeros(dx2.shape[1], dtype=dx.dtype)
+        for row in block:
+            acc = acc + row
+        total = acc if total is None else total + acc
+    return total if total is not None else torch.zeros(dx2.shape[1], dtype=dx.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 5), (128, 33), (129, 1030), (300, 64), (4, 9, 20), (0, 3)])
+def test_dx_is_threshold_backward_and_db_the_documented_order(dtype, shape):
+    dy = values(shape, dtype, 1)
+    y = torch.relu(values(shape, dtype, 2))
+    y.view(-1)[3::11] = float("nan")  # a NaN y passes dy, as threshold_backward does
+    dx, db = fused(dy, y)
+    assert torch.equal(bits(dx), bits(torch.ops.aten.threshold_backward(dy, y, 0.0)))
+    assert db.shape == (shape[-1],) and db.dtype == dtype
+    assert torch.equal(bits(db), bits(documented_order_sum(dx)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_db_is_the_same_for_every_thread_count_and_close_to_stock(dtype):
+    g = torch.Generator().manual_seed(3)
+    dy = torch.randn(1000, 700, generator=g, dtype=dtype)
+    y = torch.relu(torch.randn(1000, 700, generator=g, dtype=dtype))
+    before = torch.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            results.append(fused(dy, y))
+    finally:
+        torch.set_num_threads(before)
+    for dx, db in results[1:]:
+        assert torch.equal(bits(dx), bits(results[0][0])) and torch.equal(bits(db), bits(results[0][1]))
+    dx, db = results[0]
+    exact = dx.double().sum(0)
+    # Rounding only: 1000 terms summed in the dtype, blocks of 128 rows.
+    eps = torch.finfo(dtype).eps
+    bound = 1000 * eps * dx.double().abs().sum(0) + torch.finfo(dtype).tiny
+    assert ((db.double() - exact).abs() <= bound).all()
+    assert ((dx.sum(0).double() - exact).abs() <= bound).all()  # stock's, for comparison
+
+
+def test_bad_input_is_refused_with_a_message():
+    a = torch.randn(4, 3)
+    with pytest.raises(RuntimeError, match="float32 or float64"):
+        fused(a.half(), a.half())
+    with pytest.raises(RuntimeError, match="shape"):
+        fused(a, a[:2])
+    with pytest.raises(RuntimeError, match="contiguous"):
+        fused(a.t(), a.t())
+    with pytest.raises(RuntimeError, match="y is Double, dy is Float"):
+        fused(a, a.double())
+
+
+def _train_step(model, x, dy):
+    x = x.clone().requires_grad_(True)
+    y = model(x)
+    y.backward(dy)
+    return y.detach(), x.grad, {k: p.grad for k, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("in_shape", [(64, 100), (5, 7, 100)], ids=["2d", "3d"])
+@pytest.mark.parametrize("relu_inplace", [False, True])
+def test_linear_relu_equals_stock_but_for_the_bias_gradient_rounding(dtype, in_shape, relu_inplace):
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(100, 300), nn.ReLU(inplace=relu_inplace), nn.Linear(300, 10)).to(dtype)
+    ours, report = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True, return_report=True)
+    assert type(ours[0]) is rt.LinearReLU and type(ours[1]) is _linear.FusedReLU
+    assert "LinearReLU" in str(report)
+    assert list(ours.state_dict()) == list(stock.state_dict())
+    x = torch.randn(in_shape, dtype=dtype)
+    dy = torch.randn(in_shape[:-1] + (10,), dtype=dtype)
+    (ys, gxs, gs), (yo, gxo, go) = _train_step(stock, x, dy), _train_step(ours, x, dy)
+    assert torch.equal(bits(ys), bits(yo)) and torch.equal(bits(gxs), bits(gxo))
+    for k in gs:
+        if k == "0.bias":
+            # The fused bias gradient: the documented order of the same dx.
+            h = torch.relu(stock[0](x))
+            dx = torch.ops.aten.threshold_backward(dy.reshape(-1, 10).mm(stock[2].weight).reshape(h.shape), h, 0.0)
+            assert torch.equal(bits(go[k]), bits(documented_order_sum(dx.detach())))
+            assert torch.allclose(go[k], gs[k], rtol=0, atol=1e-4 if dtype == torch.float32 else 1e-12)
+        else:
+            assert torch.equal(bits(gs[k]), bits(go[k])), k
+    # restore_relu gives back the stock modules, parameters shared.
+    back = rt.restore_relu(ours)
+    assert type(back[0]) is nn.Linear and type(back[1]) is nn.ReLU and back[1].inplace == relu_inplace
+    assert back[0].weight is ours[0].weight
+
+
+def test_unserved_cases_are_stock_bit_for_bit():
+    torch.manual_seed(1)
+    stock = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+    ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
+    assert type(ours[0]) is rt.LinearReLU
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        assert torch.equal(bits(stock(x)), bits(ours(x)))
+    stock.eval(), ours.eval()  # eval: the unfused path, whose bias gradient is stock's
+    a, b = _train_step(stock, x, torch.ones(4, 16)), _train_step(ours, x, torch.ones(4, 16))
+    assert all(torch.equal(bits(a[2][k]), bits(b[2][k])) for k in a[2])
+    # torch.func: the unfused path, stock's bits.
+    params = {k: v.detach() for k, v in ours.named_parameters()}
+    g1 = torch.func.grad(lambda p: torch.func.functional_call(ours, p, (x,)).sum())(params)
+    g2 = torch.func.grad(lambda p: torch.func.functional_call(stock, p, (x,)).sum())(params)
+    assert all(torch.equal(bits(g1[k]), bits(g2[k])) for k in g1)
+
+
+def test_fuse_linear_only_when_asked_and_only_where_it_fits():
+    stock = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4), nn.Dropout(), nn.ReLU())
+    assert not any(isinstance(m, rt.LinearReLU) for m in rt.replace_relu(copy.deepcopy(stock)).modules())
+    fused_model = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
+    assert [type(m).__name__ for m in fused_model] == ["LinearReLU", "FusedReLU", "Linear", "Dropout", "ReLU"]
+    tf = rt.replace_relu(copy.deepcopy(stock), semantics="tensorflow", fuse_linear=True)
+    assert not any(isinstance(m, rt.LinearReLU) for m in tf.modules())  # the torch preset's pass only
+    hooked = copy.deepcopy(stock)
+    hooked[1].register_forward_hook(lambda *a: None)
+    assert type(rt.replace_relu(hooked, fuse_linear=True)[0]) is nn.Linear
