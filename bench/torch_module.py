@@ -1,20 +1,29 @@
-"""Forward + backward of one ReLU module: nn.ReLU against relugrad.torch.ReLU
-on its torch-native path (C++ autograd Functions) and without it (the custom
-ops torch.ops.relugrad.*, as when _relugrad_torch.so is absent).
+"""Forward + backward of one ReLU module, nn.ReLU against relugrad.torch.ReLU, over sizes,
+dtypes, torch thread counts and layouts, interleaved in one process.
 
-    .venv/bin/python bench/torch_module.py --torch-threads 1 --sizes 16,4K,256K,1M
+    .venv/bin/python bench/torch_module.py --json docs/results/torch_module.json
+    .venv/bin/python bench/torch_module.py --sizes 16,64K --dtypes f32 --threads 1 --layouts nchw --ops
 
-Each step is `module(x).backward(g)` on a leaf x of n f32 elements, so the
-backward's output goes on into AccumulateGrad as in training. Candidates are
-interleaved round by round and the best of each is kept (the machine is
-shared; only ratios within one run mean anything). docs/performance-notes.md, "Torch-native ReLU".
+Each step is `module(x).backward(g)` on a leaf x of n elements in an (N, C, H, W) shape (C = 16
+when n allows), contiguous (nchw) or channels_last, so the backward's output goes on into
+AccumulateGrad as in training. relugrad runs its torch-native path (C++ autograd Functions);
+--ops adds the custom-op path (as when _relugrad_torch.so is absent). Candidates alternate
+round by round; a round times each (best of 3 repeats of a loop sized to ~10 ms) and the
+reported ratio is the median over rounds of the per-round ratio relugrad / nn.ReLU (the machine
+is shared: only ratios taken side by side mean anything). docs/python.md, "Never slower".
 """
 import argparse
+import json
+import platform
+import statistics
+import sys
 import timeit
 
 import torch
 
 import relugrad.torch as rt
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
 
 
 def parse_size(text: str) -> int:
@@ -22,43 +31,81 @@ def parse_size(text: str) -> int:
     return int(text[:-1] if scale > 1 else text) * scale
 
 
+def shape_of(n: int):
+    """An (N, C, H, W) shape of n elements: C = 16, H = W when n allows, else (1, 1, 1, n)."""
+    if n % 16:
+        return (1, 1, 1, n)
+    rest = n // 16
+    h = 1
+    while (h * 2) * (h * 2) <= rest and rest % ((h * 2) * (h * 2)) == 0:
+        h *= 2
+    return (rest // (h * h), 16, h, h)
+
+
+def per_call(fn, target=0.01) -> float:
+    number = max(1, int(target / max(timeit.timeit(fn, number=1), 1e-7)))
+    return min(timeit.repeat(fn, number=number, repeat=3)) / number
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="16,4K,64K,256K,1M,4M")
-    ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
-    ap.add_argument("--relugrad-threads", default="0", help="comma list of ReLU(threads=) values")
+    ap.add_argument("--sizes", default="16,64K,256K,1M,4M,16M,64M")
+    ap.add_argument("--dtypes", default="f32,bf16,f16")
+    ap.add_argument("--threads", default="1,2", help="torch.set_num_threads values")
+    ap.add_argument("--layouts", default="nchw,channels_last")
     ap.add_argument("--mask", action="store_true", help="ReLU(mask=True)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ops", action="store_true", help="also the custom-op path")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json")
     args = ap.parse_args()
-    if args.torch_threads:
-        torch.set_num_threads(args.torch_threads)
     if not rt.NATIVE:
         raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
     native = (rt._native_relu, rt._native_relu_)
-    threads = [int(t) for t in args.relugrad_threads.split(",")]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, mask={args.mask}; "
-          "us per forward+backward, best of rounds")
-    names = ["nn.ReLU"] + [f"{path} t={t}" for t in threads for path in ("native", "ops")]
-    print("| n | " + " | ".join(names) + " | native / nn.ReLU |")
-    print("|---" * (len(names) + 2) + "|")
-    for n in (parse_size(s) for s in args.sizes.split(",")):
-        x = torch.randn(n, requires_grad=True)
-        g = torch.randn(n)
-        modules = {"nn.ReLU": torch.nn.ReLU()}
-        for t in threads:
-            for path in ("native", "ops"):
-                modules[f"{path} t={t}"] = rt.ReLU(threads=t, mask=args.mask)
-        number = max(3, int(1e7 // max(n, 2000)))
-        best = {}
-        for _ in range(args.rounds):
-            for name, module in modules.items():
-                rt._native_relu, rt._native_relu_ = (None, None) if name.startswith("ops") else native
-                seconds = min(timeit.repeat(lambda: module(x).backward(g), number=number, repeat=3)) / number
-                best[name] = min(best.get(name, float("inf")), seconds)
-                x.grad = None
-        rt._native_relu, rt._native_relu_ = native
-        ratio = best[f"native t={threads[0]}"] / best["nn.ReLU"]
-        print(f"| {n} | " + " | ".join(f"{best[k] * 1e6:.1f}" for k in names) + f" | {ratio:.2f} |", flush=True)
+    print(f"torch {torch.__version__}, {platform.machine()}, mask={args.mask}; us per forward+backward "
+          f"(median of {args.rounds} rounds), ratio = median of per-round ratios relugrad / nn.ReLU")
+    head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else [])
+    print("| " + " | ".join(head) + " |")
+    print("|---" * len(head) + "|")
+    rows = []
+    for threads in (int(t) for t in args.threads.split(",")):
+        torch.set_num_threads(threads)
+        for dname in args.dtypes.split(","):
+            dtype = DTYPES[dname]
+            for layout in args.layouts.split(","):
+                for n in (parse_size(s) for s in args.sizes.split(",")):
+                    fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+                    x = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt).requires_grad_(True)
+                    g = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt)
+                    cands = {"nn.ReLU": torch.nn.ReLU(), "relugrad": rt.ReLU(mask=args.mask)}
+                    if args.ops:
+                        cands["ops"] = rt.ReLU(mask=args.mask)
+                    times = {k: [] for k in cands}
+                    for _ in range(args.rounds):
+                        for name, module in cands.items():
+                            rt._native_relu, rt._native_relu_ = (None, None) if name == "ops" else native
+
+                            def run(module=module):
+                                module(x).backward(g)
+                                x.grad = None
+                            times[name].append(per_call(run))
+                    rt._native_relu, rt._native_relu_ = native
+                    ratio = statistics.median(a / b for a, b in zip(times["relugrad"], times["nn.ReLU"]))
+                    row = {"threads": threads, "dtype": dname, "layout": layout, "n": n,
+                           "stock_us": 1e6 * statistics.median(times["nn.ReLU"]),
+                           "relugrad_us": 1e6 * statistics.median(times["relugrad"]), "ratio": ratio}
+                    line = [threads, dname, layout, n, f"{row['stock_us']:.1f}", f"{row['relugrad_us']:.1f}", f"{ratio:.3f}"]
+                    if args.ops:
+                        row["ops_us"] = 1e6 * statistics.median(times["ops"])
+                        row["ops_ratio"] = statistics.median(a / b for a, b in zip(times["ops"], times["nn.ReLU"]))
+                        line += [f"{row['ops_us']:.1f}", f"{row['ops_ratio']:.3f}"]
+                    rows.append(row)
+                    print("| " + " | ".join(str(v) for v in line) + " |", flush=True)
+                    del x, g
+    if args.json:
+        meta = {"torch": torch.__version__, "machine": platform.machine(), "mask": args.mask,
+                "rounds": args.rounds, "command": " ".join(sys.argv)}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
