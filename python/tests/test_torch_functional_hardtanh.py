@@ -97,3 +97,29 @@ def test_calls_the_scope_does_not_serve_behave_as_torch(call):
     model = rt.replace_relu(M(), functional=True)
     assert torch.equal(model(x), want)
     assert functional_scope(model).served == 0
+
+
+@pytest.mark.parametrize("cls", [nn.ReLU6, lambda: nn.Hardtanh(-0.5, 2.0)], ids=["ReLU6", "Hardtanh"])
+def test_replaced_hardtanh_modules_under_torch_func_are_stock(cls):
+    # torch.func and forward AD get torch's hardtanh through relugrad's module: stock's bits.
+    torch.manual_seed(2)
+    stock = nn.Sequential(nn.Linear(6, 8), cls(), nn.Linear(8, 3))
+    ours = rt.replace_relu(copy.deepcopy(stock))
+    assert type(ours[1]).__module__ == "relugrad._hardtanh"
+    params = {k: v.detach() for k, v in ours.named_parameters()}
+    x = _special(torch.randn(5, 6)) * 3
+
+    def loss(model):
+        return lambda p, xb: torch.func.functional_call(model, p, (xb,)).square().sum()
+
+    want, got = torch.func.grad(loss(stock))(params, x), torch.func.grad(loss(ours))(params, x)
+    assert all(torch.equal(bits(want[k]), bits(got[k])) for k in want)
+    want = torch.func.vmap(torch.func.grad(loss(stock)), in_dims=(None, 0))(params, x)
+    got = torch.func.vmap(torch.func.grad(loss(ours)), in_dims=(None, 0))(params, x)
+    assert all(torch.equal(bits(want[k]), bits(got[k])) for k in want)
+    import torch.autograd.forward_ad as fwAD
+    t = torch.randn(5, 6)
+    with fwAD.dual_level():
+        a = fwAD.unpack_dual(stock(fwAD.make_dual(x, t))).tangent
+        b = fwAD.unpack_dual(ours(fwAD.make_dual(x, t))).tangent
+    assert torch.equal(bits(a), bits(b))
