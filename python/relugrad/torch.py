@@ -19,9 +19,11 @@ Modules:
 
     relugrad.torch.ReLU(semantics="torch", mask=False)   # an nn.ReLU whose backward runs relugrad
     relugrad.torch.replace_relu(model, mask=False, *, functional=False, strict=False,
-                                return_report=False)     # nn.ReLU modules; functional relu
-                                                         # only inside the scope it opens
+                                return_report=False,     # nn.ReLU modules; functional relu
+                                fuse_linear=False)       # only inside the scope it opens
     relugrad.torch.restore_relu(model)                   # back to stock modules, hooks kept
+    relugrad.torch.LinearReLU(in_features, out_features) # Linear + ReLU, the bias gradient summed
+                                                         # in the ReluGrad pass (_linear.py)
 
 In eager mode ReLU runs C++ autograd Functions from _relugrad_torch.so
 (torch.ops.relugrad_native) when the package was built against this torch;
