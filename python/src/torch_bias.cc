@@ -29,8 +29,8 @@
 namespace relugrad_python {
 namespace {
 
-constexpr int64_t kBlockRows = 128;    // rows summed in one accumulator before the block sums
-constexpr int64_t kChunkCols = 1024;   // columns of one tile: a work unit, not a numeric choice
+constexpr int64_t kBlockRows = 128;   // rows summed in one accumulator before the block sums
+constexpr int64_t kChunkCols = 1024;  // columns of one tile: a work unit, not a numeric choice
 
 template <typename T>
 using BiasBits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
@@ -71,7 +71,8 @@ void ReluGradBiasKernel(const T* dy, const T* y, T* dx, T* db, int64_t rows, int
       const int64_t b = t / chunks, k = t % chunks;
       const int64_t r0 = b * kBlockRows, r1 = std::min(rows, r0 + kBlockRows);
       const int64_t c0 = k * kChunkCols, c1 = std::min(cols, c0 + kChunkCols);
-      Tile<T>(dy + r0 * cols, y + r0 * cols, dx + r0 * cols, sums + b * cols, r1 - r0, cols, c0, c1);
+      Tile<T>(dy + r0 * cols, y + r0 * cols, dx + r0 * cols, sums + b * cols, r1 - r0, cols, c0,
+              c1);
     }
   });
   if (blocks == 1) {
@@ -95,8 +96,8 @@ std::tuple<at::Tensor, at::Tensor> ReluGradBias(const at::Tensor& dy, const at::
   TORCH_CHECK(dy.device().is_cpu() && y.device().is_cpu() && dy.layout() == at::kStrided &&
                   y.layout() == at::kStrided && dy.is_contiguous() && y.is_contiguous(),
               "relu_grad_bias: dy and y must be contiguous CPU tensors");
-  TORCH_CHECK(dy.sizes() == y.sizes(), "relu_grad_bias: y has shape ", y.sizes(),
-              ", dy has ", dy.sizes());
+  TORCH_CHECK(dy.sizes() == y.sizes(), "relu_grad_bias: y has shape ", y.sizes(), ", dy has ",
+              dy.sizes());
   TORCH_CHECK(dy.scalar_type() == y.scalar_type(), "relu_grad_bias: y is ", y.scalar_type(),
               ", dy is ", dy.scalar_type());
   TORCH_CHECK(dy.scalar_type() == at::kFloat || dy.scalar_type() == at::kDouble,
