@@ -76,28 +76,25 @@ int AllReady(const LaunchPolicy&) {
   return 1 << 20;
 }
 
-LaunchRequest Request(LaunchOp op, int64_t n, int threads) {
-  LaunchRequest r;
-  r.op = op;
-  r.n = n;
-  r.elem_bytes = 4;
-  r.out_address = 4096;
-  r.threads = threads;
-  return r;
-}
-
 const LaunchPolicy kMeasured = LaunchPolicy::FromMachine(512 * kKiB, 32 * kMiB, 2);
+
+// Decide for n f32 elements under kMeasured.
+LaunchDecision F32(LaunchOp op, int64_t n, int threads, ReadyWorkersFn ready,
+                   relugrad_stores stores = RELUGRAD_STORES_AUTO, bool aliases = false,
+                   const LaunchPolicy& policy = kMeasured) {
+  return Decide(policy, op, n, 4, threads, stores, aliases, ready);
+}
+constexpr LaunchOp kGrad = LaunchOp::kReluGrad;
 
 TEST(Decide, CallsThatCannotSplitAreOneBlockWithoutAskingThePool) {
   g_asked = 0;
   for (int64_t n : {int64_t{1}, int64_t{16}, int64_t{1024}, 2 * kCpuGrainBytes / 4 - 1}) {
-    const LaunchDecision d = Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 2), &AllReady);
+    const LaunchDecision d = F32(kGrad, n, 2, &AllReady);
     EXPECT_TRUE(d.OneBlock()) << n;
     EXPECT_FALSE(d.splittable) << n;
     EXPECT_FALSE(d.stream) << n;
   }
-  const LaunchDecision big =
-      Decide(kMeasured, Request(LaunchOp::kReluGrad, 64 * kMiB, 1), &AllReady);
+  const LaunchDecision big = F32(kGrad, 64 * kMiB, 1, &AllReady);
   EXPECT_TRUE(big.OneBlock());
   EXPECT_TRUE(big.stream);
   EXPECT_EQ(g_asked, 0);
@@ -105,71 +102,69 @@ TEST(Decide, CallsThatCannotSplitAreOneBlockWithoutAskingThePool) {
 
 TEST(Decide, SleepingWorkersBelowTheWakeSizeMeanOneBlock) {
   g_asked = 0;
-  const int64_t n = 1 * kMiB / 4 * 4;  // 4 MiB of f32 dx
-  const LaunchDecision alone = Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 2), &NoneReady);
+  const int64_t n = kMiB;  // 4 MiB of f32 dx
+  const LaunchDecision alone = F32(kGrad, n, 2, &NoneReady);
   EXPECT_EQ(g_asked, 1);
   EXPECT_TRUE(alone.splittable);
   EXPECT_TRUE(alone.alone);
   EXPECT_TRUE(alone.OneBlock());
   EXPECT_TRUE(alone.stream) << "alone, the one-block threshold (1 MiB) applies";
-  const LaunchDecision split = Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 2), &OneReady);
+  const LaunchDecision split = F32(kGrad, n, 2, &OneReady);
   EXPECT_FALSE(split.alone);
-  EXPECT_EQ(split.plan.blocks, 2);
-  EXPECT_GT(split.plan.chunks, 1);
+  EXPECT_EQ(split.blocks, 2);
+  const WorkPlan plan = PlanBlocks(kMeasured, kGrad, n, 4, 4096, split.blocks);
+  EXPECT_EQ(plan.blocks, 2);
+  EXPECT_GT(plan.chunks, 1);
   EXPECT_FALSE(split.stream) << "split, the split threshold (8 MiB) applies";
-  const LaunchDecision none = Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 2), nullptr);
+  const LaunchDecision none = F32(kGrad, n, 2, nullptr);
   EXPECT_TRUE(none.alone);
 }
 
 TEST(Decide, AwakeWorkersBoundTheBlocksBelowTheWakeSize) {
   const int64_t n = 2 * kMiB;  // 8 MiB of f32
-  EXPECT_EQ(Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 8), &OneReady).plan.blocks, 2);
-  EXPECT_EQ(Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 8), &AllReady).plan.blocks, 8)
-      << "a loop of calls uses every thread asked for";
+  EXPECT_EQ(F32(kGrad, n, 8, &OneReady).blocks, 2);
+  EXPECT_EQ(F32(kGrad, n, 8, &AllReady).blocks, 8) << "a loop of calls uses every thread asked for";
 }
 
 TEST(Decide, FromTheWakeSizeOnEveryCallSplitsWithoutAsking) {
   g_asked = 0;
   const int64_t n = kMeasured.wake_bytes / 4;
-  const LaunchDecision d = Decide(kMeasured, Request(LaunchOp::kReluGrad, n, 2), &NoneReady);
+  const LaunchDecision d = F32(kGrad, n, 2, &NoneReady);
   EXPECT_EQ(g_asked, 0);
-  EXPECT_EQ(d.plan.blocks, 2);
+  EXPECT_EQ(d.blocks, 2);
   EXPECT_TRUE(d.stream);
-  const LaunchDecision below =
-      Decide(kMeasured, Request(LaunchOp::kReluGrad, n - 16, 2), &NoneReady);
+  const LaunchDecision below = F32(kGrad, n - 16, 2, &NoneReady);
   EXPECT_EQ(g_asked, 1);
   EXPECT_TRUE(below.alone);
 }
 
 TEST(Decide, StoresFollowTheHintAndNeverStreamAnAliasedOutput) {
-  LaunchRequest r = Request(LaunchOp::kReluGrad, 16, 1);
-  r.stores = RELUGRAD_STORES_STREAMING;
-  EXPECT_TRUE(Decide(kMeasured, r, nullptr).stream);
-  r.aliases_input = true;
-  EXPECT_FALSE(Decide(kMeasured, r, nullptr).stream);
-  r = Request(LaunchOp::kReluGrad, 64 * kMiB, 2);
-  r.stores = RELUGRAD_STORES_CACHED;
-  EXPECT_FALSE(Decide(kMeasured, r, &AllReady).stream);
+  EXPECT_TRUE(F32(kGrad, 16, 1, nullptr, RELUGRAD_STORES_STREAMING).stream);
+  EXPECT_FALSE(F32(kGrad, 16, 1, nullptr, RELUGRAD_STORES_STREAMING, /*aliases=*/true).stream);
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_AUTO, true).stream);
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_CACHED).stream);
   LaunchPolicy never = kMeasured;
   never.stream_bytes_split = 0;  // an A/B benchmark's "AUTO never streams"
-  EXPECT_FALSE(Decide(never, Request(LaunchOp::kReluGrad, 64 * kMiB, 2), &AllReady).stream);
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_AUTO, false, never).stream);
 }
 
 // The mask ops: one threshold (8 MiB here) alone or split, and blocks on
 // whole mask bytes at every output misalignment.
 TEST(Decide, MaskOpsStreamFromTheMaskThresholdOnWholeMaskBytes) {
   for (LaunchOp op : {LaunchOp::kForwardMask, LaunchOp::kGradMask}) {
-    EXPECT_FALSE(Decide(kMeasured, Request(op, 2 * kMiB - 16, 1), nullptr).stream);
-    EXPECT_TRUE(Decide(kMeasured, Request(op, 2 * kMiB, 1), nullptr).stream);
-    EXPECT_FALSE(Decide(kMeasured, Request(op, 1 * kMiB, 2), &NoneReady).stream);
+    EXPECT_FALSE(F32(op, 2 * kMiB - 16, 1, nullptr).stream);
+    EXPECT_TRUE(F32(op, 2 * kMiB, 1, nullptr).stream);
+    const LaunchDecision alone = F32(op, kMiB, 2, &NoneReady);
+    EXPECT_TRUE(alone.alone);
+    EXPECT_FALSE(alone.stream);
+    EXPECT_FALSE(F32(op, kMiB, 2, &AllReady).stream);
+    const int64_t n = 3 * kMiB + 5;
+    const LaunchDecision d = F32(op, n, 2, &AllReady);
+    ASSERT_EQ(d.blocks, 2);
     for (uintptr_t misalign = 0; misalign < 64; misalign += 4) {
-      LaunchRequest r = Request(op, 3 * kMiB + 5, 2);
-      r.out_address = 4096 + misalign;
-      const LaunchDecision d = Decide(kMeasured, r, &AllReady);
-      ASSERT_EQ(d.plan.blocks, 2);
-      for (int b = 1; b < d.plan.blocks; ++b) {
-        EXPECT_EQ(d.plan.Begin(b) % 8, 0) << misalign;
-      }
+      const WorkPlan plan = PlanBlocks(kMeasured, op, n, 4, 4096 + misalign, d.blocks);
+      ASSERT_EQ(plan.blocks, 2);
+      for (int b = 1; b < plan.blocks; ++b) EXPECT_EQ(plan.Begin(b) % 8, 0) << misalign;
     }
   }
 }

@@ -69,18 +69,16 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
   TriadJob job{a, b, c, q, streaming, {}};
   // relugrad_relu_grad's launch (three f32 arrays, `a` the output), with the
   // triad's own store choice.
-  LaunchRequest request;
-  request.n = n;
-  request.elem_bytes = 4;
-  request.out_address = reinterpret_cast<uintptr_t>(a);
-  request.threads = threads;
-  const LaunchDecision d = Decide(LaunchPolicy::ForThisMachine(), request, &ReadyWorkersNow);
+  const LaunchPolicy& policy = LaunchPolicy::ForThisMachine();
+  const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, 4, threads, RELUGRAD_STORES_AUTO,
+                                  false, &ReadyWorkersNow);
   if (d.OneBlock()) {
     HWY_DYNAMIC_DISPATCH(TriadBlock)(a, b, c, q, 0, n, streaming);
     if (d.splittable) NoteSplittableCallEnd();
     return;
   }
-  job.plan = d.plan;
+  job.plan =
+      PlanBlocks(policy, LaunchOp::kReluGrad, n, 4, reinterpret_cast<uintptr_t>(a), d.blocks);
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job);
   NoteSplittableCallEnd();
 }

@@ -59,36 +59,31 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
                             const LaunchPolicy& policy) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  LaunchRequest request;
-  request.op = LaunchOp::kReluGrad;
-  request.n = n;
-  request.elem_bytes = DtypeSize(dtype);
-  request.out_address = reinterpret_cast<uintptr_t>(dx);
-  request.threads = threads;
-  request.stores = stores;
-  request.aliases_input = dx == dy || dx == s;
-  Job job;
-  const LaunchDecision decision = Decide(policy, request, &ReadyWorkersNow);
-  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
-  job.kernel = alpha16 ? &RunBlockAlpha16
-                       : (decision.stream ? DispatchStreamingBlockKernel(dtype)
-                                          : DispatchBlockKernel(dtype));
-  job.params = &params;
-  job.dy = dy;
-  job.s = s;
-  job.dx = dx;
-  if (decision.OneBlock()) {
+  const int elem_bytes = DtypeSize(dtype);
+  const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, elem_bytes, threads, stores,
+                                  dx == dy || dx == s, &ReadyWorkersNow);
+  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && elem_bytes == 2;
+  const BlockKernel kernel =
+      alpha16 ? &RunBlockAlpha16
+              : (d.stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
+  if (d.OneBlock()) {
     // One direct kernel call: no plan's divisions, no pool.
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
-      job.kernel(params, dy, s, dx, 0, n);
+      kernel(params, dy, s, dx, 0, n);
     }
-    if (decision.splittable) NoteSplittableCallEnd();  // a loop of such calls wakes the workers
-    if (profile::Enabled()) profile::NoteBackend(1, decision.stream);
+    if (d.splittable) NoteSplittableCallEnd();  // a loop of such calls wakes the workers
+    if (profile::Enabled()) profile::NoteBackend(1, d.stream);
     return RELUGRAD_OK;
   }
-  job.plan = decision.plan;
-  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, decision.stream);
+  Job job{kernel,
+          &params,
+          dy,
+          s,
+          dx,
+          PlanBlocks(policy, LaunchOp::kReluGrad, n, elem_bytes, reinterpret_cast<uintptr_t>(dx),
+                     d.blocks)};
+  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, d.stream);
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job);
   NoteSplittableCallEnd();

@@ -130,30 +130,26 @@ WorkPlan PlanBlocks(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem
   return MakeWorkPlan(request);
 }
 
-LaunchDecision DecideSplittable(const LaunchPolicy& policy, const LaunchRequest& r,
+LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t out_bytes,
+                                int max_blocks, relugrad_stores stores, bool aliases_input,
                                 ReadyWorkersFn ready_workers) {
   LaunchDecision d;
-  d.plan.n = r.n;
-  d.plan.elem_bytes = r.elem_bytes;
-  const int64_t out_bytes = r.n * r.elem_bytes;
-  const int max_blocks = r.threads == 0 ? policy.default_threads : r.threads;
   d.splittable = max_blocks > 1 && out_bytes >= 2 * policy.grain_bytes;
-  int blocks = d.splittable ? max_blocks : 1;
+  d.blocks = d.splittable ? max_blocks : 1;
   if (d.splittable && out_bytes < policy.wake_bytes) {
     const int ready = ready_workers == nullptr ? 0 : ready_workers(policy);
     if (ready <= 0) {
       d.alone = true;  // planned as a one-thread call: its store choice, a direct call
-      blocks = 1;
+      d.blocks = 1;
     } else {
-      blocks = std::min(blocks, 1 + ready);
+      d.blocks = std::min(d.blocks, 1 + ready);
     }
   }
-  if (blocks > 1) d.plan = PlanBlocks(policy, r.op, r.n, r.elem_bytes, r.out_address, blocks);
   const bool split = d.splittable && !d.alone;
-  const int64_t threshold = r.op != LaunchOp::kReluGrad ? policy.mask_stream_bytes
-                                                        : (split ? policy.stream_bytes_split
-                                                                 : policy.stream_bytes_one_block);
-  d.stream = UseStreamingStores(r.stores, out_bytes, threshold, r.aliases_input);
+  const int64_t threshold = op != LaunchOp::kReluGrad ? policy.mask_stream_bytes
+                                                      : (split ? policy.stream_bytes_split
+                                                               : policy.stream_bytes_one_block);
+  d.stream = UseStreamingStores(stores, out_bytes, threshold, aliases_input);
   return d;
 }
 

@@ -78,23 +78,13 @@ struct LaunchPolicy {
   static LaunchPolicy Measure();
 };
 
-// One call as the backend sees it.
-struct LaunchRequest {
-  LaunchOp op = LaunchOp::kReluGrad;
-  int64_t n = 0;
-  int elem_bytes = 4;
-  uintptr_t out_address = 0;  // the output the blocks split (dx or y)
-  int threads = 0;            // 0 = policy.default_threads
-  relugrad_stores stores = RELUGRAD_STORES_AUTO;
-  bool aliases_input = false;  // the output is an input (never streamed)
-};
-
 // Workers that would take a block now without a wake-up: all of them in a
 // loop of calls, else those spinning after a recent job (from worker 0 on),
 // 0 when another caller holds the pool. Asked only for a call that may split
 // and is below wake_bytes.
 using ReadyWorkersFn = int (*)(const LaunchPolicy& policy);
 
+// Small enough to come back in registers: a call at n = 16 costs about 40 ns.
 struct LaunchDecision {
   // More than one thread allowed and at least two grains of output: the
   // call could use the workers (and counts for the loop-of-calls rule).
@@ -102,10 +92,10 @@ struct LaunchDecision {
   // Splittable, but runs on the caller alone: the workers sleep.
   bool alone = false;
   bool stream = false;
-  // The plan when plan.blocks > 1; else the call is one direct kernel call
-  // over [0, n) (no plan, no pool: a third of a small call's fixed cost).
-  WorkPlan plan;
-  bool OneBlock() const { return plan.blocks <= 1; }
+  // Blocks at most: 1 = one direct kernel call over [0, n) (no plan, no
+  // pool: a third of a small call's fixed cost); more = PlanBlocks(blocks).
+  int blocks = 1;
+  bool OneBlock() const { return blocks <= 1; }
 };
 
 // Whether an output of out_bytes is written with streaming stores, given the
@@ -119,27 +109,30 @@ inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_
   return auto_threshold > 0 && out_bytes >= auto_threshold;
 }
 
-// The decision for a call that may split (DecideLaunch's slow half).
-LaunchDecision DecideSplittable(const LaunchPolicy& policy, const LaunchRequest& request,
+// The decision for a call that may split (Decide's slow half).
+LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t out_bytes,
+                                int max_blocks, relugrad_stores stores, bool aliases_input,
                                 ReadyWorkersFn ready_workers);
 
-// The decision for `request` under `policy`. ready_workers is asked at most
-// once (nullptr: none ready). Inline: a call that cannot split (the small
-// calls whose fixed cost counts) costs a compare and the store rule.
-inline LaunchDecision Decide(const LaunchPolicy& policy, const LaunchRequest& request,
+// The one launch decision, for op over n elements of elem_bytes: threads is
+// the caller's option (0 = policy.default_threads), stores its hint,
+// aliases_input whether the output is an input. ready_workers is asked at
+// most once (nullptr: none ready). Inline: a call that cannot split (the
+// small calls whose fixed cost counts) costs two compares and the store rule.
+inline LaunchDecision Decide(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem_bytes,
+                             int threads, relugrad_stores stores, bool aliases_input,
                              ReadyWorkersFn ready_workers) {
-  const int64_t out_bytes = request.n * request.elem_bytes;
-  const int max_blocks = request.threads == 0 ? policy.default_threads : request.threads;
+  const int64_t out_bytes = n * elem_bytes;
+  const int max_blocks = threads == 0 ? policy.default_threads : threads;
   if (max_blocks > 1 && out_bytes >= 2 * policy.grain_bytes) {
-    return DecideSplittable(policy, request, ready_workers);
+    return DecideSplittable(policy, op, out_bytes, max_blocks, stores, aliases_input,
+                            ready_workers);
   }
   LaunchDecision d;
-  d.plan.n = request.n;
-  d.plan.elem_bytes = request.elem_bytes;
   d.stream = UseStreamingStores(
-      request.stores, out_bytes,
-      request.op == LaunchOp::kReluGrad ? policy.stream_bytes_one_block : policy.mask_stream_bytes,
-      request.aliases_input);
+      stores, out_bytes,
+      op == LaunchOp::kReluGrad ? policy.stream_bytes_one_block : policy.mask_stream_bytes,
+      aliases_input);
   return d;
 }
 

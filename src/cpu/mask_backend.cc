@@ -61,21 +61,6 @@ void RunGradChunk(void* context, int block, int chunk) {
   job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
 }
 
-// The launch decision for op over n elements writing `out`.
-LaunchDecision DecideMask(const LaunchPolicy& policy, LaunchOp op, Dtype dtype, int64_t n,
-                          const void* out, int threads, relugrad_stores stores,
-                          bool aliases_input) {
-  LaunchRequest request;
-  request.op = op;
-  request.n = n;
-  request.elem_bytes = DtypeSize(dtype);
-  request.out_address = reinterpret_cast<uintptr_t>(out);
-  request.threads = threads;
-  request.stores = stores;
-  request.aliases_input = aliases_input;
-  return Decide(policy, request, &ReadyWorkersNow);
-}
-
 }  // namespace
 
 relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
@@ -96,8 +81,9 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                                const LaunchPolicy& policy) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  const LaunchDecision d =
-      DecideMask(policy, LaunchOp::kForwardMask, dtype, n, y, threads, stores, y == x);
+  const int elem_bytes = DtypeSize(dtype);
+  const LaunchDecision d = Decide(policy, LaunchOp::kForwardMask, n, elem_bytes, threads, stores,
+                                  y == x, &ReadyWorkersNow);
   if (d.OneBlock()) {  // no plan, no pool (60 -> 48 ns at n = 16)
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
@@ -107,7 +93,14 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
     if (profile::Enabled()) profile::NoteBackend(1, d.stream);
     return RELUGRAD_OK;
   }
-  ForwardJob job{DispatchForwardKernel(dtype), &params, x, y, mask, d.plan, d.stream};
+  ForwardJob job{DispatchForwardKernel(dtype),
+                 &params,
+                 x,
+                 y,
+                 mask,
+                 PlanBlocks(policy, LaunchOp::kForwardMask, n, elem_bytes,
+                            reinterpret_cast<uintptr_t>(y), d.blocks),
+                 d.stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job);
@@ -120,8 +113,9 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
                                 relugrad_stores stores, const LaunchPolicy& policy) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  const LaunchDecision d =
-      DecideMask(policy, LaunchOp::kGradMask, dtype, n, dx, threads, stores, dx == dy);
+  const int elem_bytes = DtypeSize(dtype);
+  const LaunchDecision d = Decide(policy, LaunchOp::kGradMask, n, elem_bytes, threads, stores,
+                                  dx == dy, &ReadyWorkersNow);
   if (d.OneBlock()) {
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
@@ -131,7 +125,14 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
     if (profile::Enabled()) profile::NoteBackend(1, d.stream);
     return RELUGRAD_OK;
   }
-  GradJob job{DispatchGradMaskKernel(dtype), &params, dy, mask, dx, d.plan, d.stream};
+  GradJob job{DispatchGradMaskKernel(dtype),
+              &params,
+              dy,
+              mask,
+              dx,
+              PlanBlocks(policy, LaunchOp::kGradMask, n, elem_bytes,
+                         reinterpret_cast<uintptr_t>(dx), d.blocks),
+              d.stream};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job);
   NoteSplittableCallEnd();
