@@ -70,12 +70,12 @@ struct LaunchPolicy {
   // FromMachine with this machine's caches (sysfs, then sysconf) and
   // DefaultThreads(); derived on first use, then fixed for the process.
   static const LaunchPolicy& ForThisMachine() {
-    static const LaunchPolicy policy = Measure();  // inline: a guard load per call
+    static const LaunchPolicy policy = ReadThisMachine();  // inline: a guard load per call
     return policy;
   }
 
  private:
-  static LaunchPolicy Measure();
+  static LaunchPolicy ReadThisMachine();
 };
 
 // Workers that would take a block now without a wake-up: all of them in a
