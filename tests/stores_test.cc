@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend.h"
+#include "cpu/launch.h"
+#include "policy_calls.h"
 #include "profile/profile.h"
 #include "relugrad/relugrad.h"
 #include "test_support.h"
@@ -140,15 +141,22 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     bool inplace;
     int streamed;
   };
-  // AUTO: 1 MiB of dx on one thread, 8 MiB when split (cpu_backend.h).
+  // AUTO: stream_bytes_one_block of dx on one thread, stream_bytes_split when
+  // split (cpu/launch.h); the cases sit at those thresholds.
+  const LaunchPolicy policy =
+      AlwaysSplitPolicy();  // split calls split whether or not the workers slept
+  const size_t one = static_cast<size_t>(policy.stream_bytes_one_block / 4);
+  const size_t split = static_cast<size_t>(policy.stream_bytes_split / 4);
+  ASSERT_LT(one, split) << "the cases need a size that streams alone but not split";
   const Case cases[] = {{RELUGRAD_STORES_AUTO, 1000, 1, false, 0},
-                        {RELUGRAD_STORES_AUTO, 1 << 18, 1, false, 1},
-                        {RELUGRAD_STORES_AUTO, 1 << 18, 2, false, 0},
-                        {RELUGRAD_STORES_AUTO, 1 << 21, 2, false, 1},
+                        {RELUGRAD_STORES_AUTO, one, 1, false, 1},
+                        {RELUGRAD_STORES_AUTO, one - 16, 1, false, 0},
+                        {RELUGRAD_STORES_AUTO, one, 2, false, 0},
+                        {RELUGRAD_STORES_AUTO, split - 16, 2, false, 0},
+                        {RELUGRAD_STORES_AUTO, split, 2, false, 1},
                         {RELUGRAD_STORES_STREAMING, 1000, 2, false, 1},
                         {RELUGRAD_STORES_CACHED, 1 << 21, 1, false, 0},
                         {RELUGRAD_STORES_STREAMING, 1000, 1, true, 0}};
-  SetCpuWakeBytesForTest(1);  // split calls split whether or not the workers slept
   for (const Case& c : cases) {
     profile::ResetForTest();
     profile::SetModeForTest(profile::Mode::kSummary);
@@ -157,8 +165,8 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
     relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
     o.stores = c.stores;
     o.threads = c.threads;
-    ASSERT_EQ(relugrad_relu_grad(RELUGRAD_F32, static_cast<int64_t>(c.n), dy.data(), s.data(),
-                                 c.inplace ? dy.data() : dx.data(), &o),
+    ASSERT_EQ(ReluGradUnderPolicy(RELUGRAD_F32, static_cast<int64_t>(c.n), dy.data(), s.data(),
+                                  c.inplace ? dy.data() : dx.data(), o, policy),
               RELUGRAD_OK);
     const auto stats = profile::Snapshot();
     profile::SetModeForTest(profile::Mode::kOff);
@@ -168,7 +176,6 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
         << "stores=" << c.stores << " n=" << c.n << " threads=" << c.threads
         << " inplace=" << c.inplace;
   }
-  SetCpuWakeBytesForTest(0);
 }
 
 TEST(StoresHint, DecisionTable) {

@@ -72,5 +72,21 @@ TEST(ThreadPool, TheCallerTakesALateWorkersChunksFromTheBack) {
   GTEST_FAIL() << "the worker never started its block in 20 attempts";
 }
 
+// AwakeWorkers, the launch policy's view of the pool: a worker that ran a
+// block spins 50 us, then sleeps, and is then not counted as awake. (The
+// awake case is not checked here: on a loaded 2-core machine a poller may
+// not run during the worker's 50 us spin; tests/launch_test.cc covers what
+// the policy does with each answer.)
+TEST(ThreadPool, WorkersIdleForMillisecondsAreNotAwake) {
+  Record r(2, 1);
+  ASSERT_TRUE(ThreadPool::Global().Run(2, 1, &RecordChunk, &r));
+  int asleep = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    asleep += ThreadPool::Global().AwakeWorkers() == 0;
+  }
+  EXPECT_GE(asleep, 4) << "idle workers should be asleep after 20 ms";
+}
+
 }  // namespace
 }  // namespace relugrad

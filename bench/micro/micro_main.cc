@@ -54,13 +54,12 @@ void Library(benchmark::State& state, relugrad_dtype d, relugrad_preset preset, 
   relugrad_options o;
   relugrad_options_init(&o, preset);
   o.threads = 1;
-  if (stream) relugrad::SetCpuStreamBytesForBenchmark(1);
+  if (stream) o.stores = RELUGRAD_STORES_STREAMING;
   for (auto _ : state) {
     relugrad_relu_grad(d, static_cast<int64_t>(n), op.dy.data(), op.s.data(), op.dx.data(), &o);
     benchmark::DoNotOptimize(op.dx.data());
     benchmark::ClobberMemory();
   }
-  if (stream) relugrad::SetCpuStreamBytesForBenchmark(0);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 *
                           static_cast<int64_t>(op.dy.size()));
 }

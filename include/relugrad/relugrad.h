@@ -298,6 +298,26 @@ RELUGRAD_API int relugrad_backend_available(relugrad_backend backend);
 /* One line per build fact ("key: value\n"), for `relugrad info`. */
 RELUGRAD_API const char* relugrad_build_info(void);
 
+/* ---- A call split over the caller's own threads (CPU) ----
+ * For a framework that runs one relugrad call over its own intra-op threads
+ * (the torch-native ReLU splits with at::parallel_for): relugrad's launch
+ * policy says whether to split, and the threads option and store hint of
+ * each part's call. `threads` is the caller's relugrad option (0: the
+ * host's threads), host_threads the host's thread count, host_grain_elems
+ * the count at or below which the host would not split. The output is
+ * taken to be read right away by the next operation (autograd). The rule:
+ * docs/performance-notes.md, "One CPU launch policy". */
+typedef struct relugrad_host_split {
+  int32_t split;           /* 1: split over the host's threads, one call per part */
+  int32_t threads;         /* options.threads of each call */
+  relugrad_stores stores;  /* options.stores of each call */
+  int64_t part_unit_elems; /* parts start at multiples of this many elements */
+} relugrad_host_split;
+RELUGRAD_API relugrad_status relugrad_cpu_host_split(relugrad_dtype dtype, int64_t n,
+                                                     int32_t threads, int32_t host_threads,
+                                                     int64_t host_grain_elems,
+                                                     relugrad_host_split* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

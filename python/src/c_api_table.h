@@ -16,7 +16,7 @@
 namespace relugrad_python {
 
 // Bump when a field changes; the borrower refuses any other version.
-inline constexpr int32_t kCApiTableVersion = 1;
+inline constexpr int32_t kCApiTableVersion = 2;
 
 struct CApiTable {
   int32_t version;
@@ -27,6 +27,7 @@ struct CApiTable {
   decltype(&relugrad_relu_forward) relu_forward;
   decltype(&relugrad_relu_grad_mask) relu_grad_mask;
   decltype(&relugrad_last_error) last_error;
+  decltype(&relugrad_cpu_host_split) cpu_host_split;
 };
 
 }  // namespace relugrad_python

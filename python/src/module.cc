@@ -520,7 +520,8 @@ NB_MODULE(_relugrad, m) {
                                                          &relugrad_relu_grad,
                                                          &relugrad_relu_forward,
                                                          &relugrad_relu_grad_mask,
-                                                         &relugrad_last_error};
+                                                         &relugrad_last_error,
+                                                         &relugrad_cpu_host_split};
         return reinterpret_cast<uintptr_t>(&table);
       },
       "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native "

@@ -86,59 +86,45 @@ struct Settings {
 
 // ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy
 // ATen/TensorIterator.h): relugrad's calls split exactly when torch's own
-// threshold_backward would.
+// threshold_backward would. Torch's number, not relugrad's.
 constexpr int64_t kTorchGrain = 32768;
 
-// Outputs from this size on are streamed when a call is split over threads:
-// relugrad's own rule for split calls (kCpuStreamBytesMultiBlock in
-// src/cpu/cpu_backend.h, docs/performance-notes.md, "Streaming threshold for split calls"), which
-// the parts, each a one-thread call, would not apply by themselves.
-constexpr int64_t kStreamBytesWhenSplit = int64_t{8} << 20;
-
-// Outputs below this size are stored cached when the call runs on one
-// thread, where relugrad's AUTO streams from 1 MiB: in autograd the output
-// is read right away by the next node (AccumulateGrad or the layer below),
-// the case where cached stores win (docs/performance-notes.md, "Store hint"). Break-even measured
-// at 1.5-2 MiB of dx, one thread (docs/performance-notes.md, "Torch-native ReLU").
-constexpr int64_t kCachedBytesOnOneThread = int64_t{2} << 20;
-
-// With threads = 0 a call is split over torch's own intra-op threads (see
-// ForEachPart), not relugrad's pool: inside a torch program torch's OpenMP
-// threads spin on the cores after each parallel region, and a second pool
-// waking on the same cores made 2-thread steps up to 2x slower than
-// nn.ReLU's (docs/performance-notes.md, "Torch-native ReLU").
-bool SplitOverTorchThreads(int64_t n, int64_t threads) {
-  return threads == 0 && n > kTorchGrain && at::get_num_threads() > 1;
-}
-
-// How one call runs: relugrad's options, and whether it is split over
-// torch's threads (decided once, used by ForEachPart). Each part of a split
-// call runs on its thread alone, with the stores the whole call would get.
+// How one call runs: relugrad's options, whether it is split over torch's
+// threads, and on which multiple of elements its parts start (decided once,
+// used by ForEachPart).
+//
+// With threads = 0 a call is split over torch's own intra-op threads, not
+// relugrad's pool: inside a torch program torch's OpenMP threads spin on the
+// cores after each parallel region, and a second pool waking on the same
+// cores made 2-thread steps up to 2x slower than nn.ReLU's. Whether to
+// split and which stores each part gets are relugrad's launch policy's
+// (relugrad_cpu_host_split; the rule: docs/performance-notes.md, "One CPU
+// launch policy").
 struct CallPlan {
   relugrad_options options;
   bool split;
+  int64_t part_unit;
 };
 
-CallPlan Plan(const Settings& settings, int64_t n, int64_t out_bytes) {
+CallPlan Plan(const Settings& settings, int64_t n, relugrad_dtype dtype) {
   const CApiTable& api = Api();
   relugrad_preset preset;
   Check(api.preset_from_name(settings.semantics.c_str(), &preset));
   CallPlan plan;
   Check(api.options_init(&plan.options, preset));
-  plan.split = SplitOverTorchThreads(n, settings.threads);
-  plan.options.threads = settings.threads == 0 ? 1 : static_cast<int32_t>(settings.threads);
-  if (plan.split) {
-    plan.options.stores =
-        out_bytes >= kStreamBytesWhenSplit ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
-  } else if (plan.options.threads == 1 && out_bytes < kCachedBytesOnOneThread) {
-    plan.options.stores = RELUGRAD_STORES_CACHED;
-  }
+  relugrad_host_split how;
+  Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
+                           static_cast<int32_t>(at::get_num_threads()), kTorchGrain, &how));
+  plan.split = how.split != 0;
+  plan.part_unit = how.part_unit_elems;
+  plan.options.threads = how.threads;
+  plan.options.stores = how.stores;
   return plan;
 }
 
 // Calls run(begin, end) over [0, n): once, or over torch's threads (with
-// at::parallel_for) when the plan splits. Parts start at multiples of 512
-// elements: no two parts share a byte of the 1-bit mask, and in torch's
+// at::parallel_for) when the plan splits. Parts start at multiples of the
+// plan's unit: no two parts share a byte of the 1-bit mask, and in torch's
 // 64-byte-aligned allocations no two share a cache line of any array.
 template <typename Run>
 void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
@@ -146,10 +132,9 @@ void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
     run(0, n);
     return;
   }
-  constexpr int64_t kUnit = 512;
-  at::parallel_for(
-      0, (n + kUnit - 1) / kUnit, kTorchGrain / kUnit,
-      [&](int64_t begin, int64_t end) { run(begin * kUnit, std::min(end * kUnit, n)); });
+  const int64_t unit = plan.part_unit;
+  at::parallel_for(0, (n + unit - 1) / unit, std::max<int64_t>(1, kTorchGrain / unit),
+                   [&](int64_t begin, int64_t end) { run(begin * unit, std::min(end * unit, n)); });
 }
 
 void Save(AutogradContext* ctx, const Settings& settings) {
@@ -297,8 +282,8 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   at::Tensor dx = EmptyGradOutput(grad, y, &flat);
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
-  const CallPlan plan = Plan(settings, dx.numel(), dx.nbytes());
   const relugrad_dtype dtype = DtypeOf(dy);
+  const CallPlan plan = Plan(settings, dx.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* s_p = static_cast<const char*>(s.const_data_ptr());
@@ -349,8 +334,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   const bool direct = SameOrder(dx, layout.mask_strides);
   at::Tensor target =
       direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
-  const CallPlan plan = Plan(settings, dy.numel(), dy.nbytes());
   const relugrad_dtype dtype = DtypeOf(dy);
+  const CallPlan plan = Plan(settings, dy.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
@@ -405,9 +390,9 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
       y = src;
     }
     const int64_t n = src.numel();
-    const CallPlan plan = Plan(settings, n, src.nbytes());
-    at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const relugrad_dtype dtype = DtypeOf(src);
+    const CallPlan plan = Plan(settings, n, dtype);
+    at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());

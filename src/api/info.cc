@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/launch.h"
 #include "hwy/highway.h"
 #include "relugrad/relugrad.h"
 
@@ -86,6 +87,14 @@ const char* relugrad_build_info(void) {
     s += std::string("backend_ascend_twin: ") +
          (relugrad::AscendTwinBuilt() ? "built" : "not built") + "\n";
     s += "threads_grain_bytes: " + std::to_string(relugrad::kCpuGrainBytes) + "\n";
+    // The launch policy's thresholds and the caches they came from (cpu/launch.h).
+    const relugrad::LaunchPolicy& launch = relugrad::LaunchPolicy::ForThisMachine();
+    s += "cpu_launch: l2_bytes=" + std::to_string(launch.l2_bytes) +
+         " l3_bytes=" + std::to_string(launch.l3_bytes) +
+         " stream_one_block=" + std::to_string(launch.stream_bytes_one_block) +
+         " stream_split=" + std::to_string(launch.stream_bytes_split) +
+         " mask_stream=" + std::to_string(launch.mask_stream_bytes) +
+         " wake=" + std::to_string(launch.wake_bytes) + "\n";
     return s;
   }();
   return info.c_str();

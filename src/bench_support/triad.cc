@@ -38,6 +38,7 @@ HWY_AFTER_NAMESPACE();
 #include "core/work_plan.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/launch.h"
 #include "cpu/thread_pool.h"
 #include "bench_support/triad.h"
 
@@ -66,17 +67,20 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
            int threads) {
   ApplyIsaEnvironmentOnce();  // the same SIMD target as relugrad's kernels
   TriadJob job{a, b, c, q, streaming, {}};
-  WorkPlanRequest r;
-  r.n = n;
-  r.elem_bytes = 4;
-  r.dx_address = reinterpret_cast<uintptr_t>(a);
-  r.unit_bytes = kCpuUnitBytes;
-  r.max_blocks = threads == 0 ? DefaultThreads() : threads;
-  r.grain_bytes = kCpuGrainBytes;
-  r.chunk_bytes = kCpuChunkBytes;
-  job.plan = MakeWorkPlan(r);
-  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job,
-                           n * 4 >= CpuWakeBytes());
+  // relugrad_relu_grad's launch (three f32 arrays, `a` the output), with the
+  // triad's own store choice.
+  const LaunchPolicy& policy = LaunchPolicy::ForThisMachine();
+  const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, 4, threads, RELUGRAD_STORES_AUTO,
+                                  false, &ReadyWorkersNow);
+  if (d.OneBlock()) {
+    HWY_DYNAMIC_DISPATCH(TriadBlock)(a, b, c, q, 0, n, streaming);
+    if (d.splittable) NoteSplittableCallEnd();
+    return;
+  }
+  job.plan =
+      PlanBlocks(policy, LaunchOp::kReluGrad, n, 4, reinterpret_cast<uintptr_t>(a), d.blocks);
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunTriadChunk, &job);
+  NoteSplittableCallEnd();
 }
 
 }  // namespace relugrad

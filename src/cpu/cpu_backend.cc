@@ -1,12 +1,12 @@
 #include "cpu/cpu_backend.h"
 
-#include <atomic>
 #include <cstdint>
 #include <thread>
 
 #include "core/error.h"
 #include "core/work_plan.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/launch.h"
 #include "cpu/scalar_alpha16.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
@@ -38,25 +38,7 @@ void RunOneChunk(void* context, int block, int chunk) {
   job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
 }
 
-std::atomic<int64_t> g_stream_bytes_override{0};
-std::atomic<int64_t> g_wake_bytes_override{0};
-
 }  // namespace
-
-void SetCpuWakeBytesForTest(int64_t bytes) {
-  g_wake_bytes_override.store(bytes, std::memory_order_relaxed);
-}
-
-int64_t CpuWakeBytes() {
-  const int64_t o = g_wake_bytes_override.load(std::memory_order_relaxed);
-  return o != 0 ? o : kCpuWakeBytes;
-}
-
-void SetCpuStreamBytesForBenchmark(int64_t bytes) {
-  g_stream_bytes_override.store(bytes, std::memory_order_relaxed);
-}
-
-int64_t CpuStreamBytesOverride() { return g_stream_bytes_override.load(std::memory_order_relaxed); }
 
 int DefaultThreads() {
   // hardware_concurrency() is a system call in glibc: ask once per process.
@@ -69,55 +51,42 @@ int DefaultThreads() {
 
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores) {
+  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, LaunchPolicy::ForThisMachine());
+}
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            const LaunchPolicy& policy) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
-  Job job;
-  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
-  const int max_blocks = threads == 0 ? DefaultThreads() : threads;
-  const bool splittable = CpuCallSplittable(n * DtypeSize(dtype), threads);
-  // Small enough not to wake sleeping workers, and they sleep: plan for one
-  // thread (its store choice, a direct call) rather than run every block alone.
-  const bool solo =
-      splittable && n * DtypeSize(dtype) < CpuWakeBytes() && !ThreadPool::Global().WorkersReady();
-  const bool one_block = !splittable || solo;
-  const int64_t override_bytes = CpuStreamBytesOverride();
-  const int64_t auto_bytes = override_bytes != 0
-                                 ? override_bytes
-                                 : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
-  const bool stream =
-      UseStreamingStores(stores, n * DtypeSize(dtype), auto_bytes, dx == dy || dx == s);
-  job.kernel = alpha16
-                   ? &RunBlockAlpha16
-                   : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
-  job.params = &params;
-  job.dy = dy;
-  job.s = s;
-  job.dx = dx;
-  if (one_block) {
-    // One block whatever the plan: skip the plan's divisions and the pool
-    // (a third of the fixed cost of a call at n <= 1024, docs/performance-notes.md).
+  const int elem_bytes = DtypeSize(dtype);
+  const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, elem_bytes, threads, stores,
+                                  dx == dy || dx == s, &ReadyWorkersNow);
+  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && elem_bytes == 2;
+  const BlockKernel kernel =
+      alpha16 ? &RunBlockAlpha16
+              : (d.stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
+  if (d.OneBlock()) {
+    // One direct kernel call: no plan's divisions, no pool.
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
-      job.kernel(params, dy, s, dx, 0, n);
+      kernel(params, dy, s, dx, 0, n);
     }
-    if (solo) ThreadPool::Global().NoteSoloRun();  // a loop of such calls wakes the workers
-    if (profile::Enabled()) profile::NoteBackend(1, stream);
+    if (d.splittable) NoteSplittableCallEnd();  // a loop of such calls wakes the workers
+    if (profile::Enabled()) profile::NoteBackend(1, d.stream);
     return RELUGRAD_OK;
   }
-  WorkPlanRequest request;
-  request.n = n;
-  request.elem_bytes = DtypeSize(dtype);
-  request.dx_address = reinterpret_cast<uintptr_t>(dx);
-  request.unit_bytes = kCpuUnitBytes;
-  request.max_blocks = max_blocks;
-  request.grain_bytes = kCpuGrainBytes;
-  request.chunk_bytes = kCpuChunkBytes;
-  job.plan = MakeWorkPlan(request);
-  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, stream);
-  if (!ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job,
-                                n * DtypeSize(dtype) >= CpuWakeBytes())) {
-    // All blocks ran on the caller; the result is complete and correct.
-  }
+  Job job{kernel,
+          &params,
+          dy,
+          s,
+          dx,
+          PlanBlocks(policy, LaunchOp::kReluGrad, n, elem_bytes, reinterpret_cast<uintptr_t>(dx),
+                     d.blocks)};
+  if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, d.stream);
+  // false only when no worker could be created: every block then ran here.
+  ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job);
+  NoteSplittableCallEnd();
   return RELUGRAD_OK;
 }
 

@@ -20,16 +20,6 @@ namespace {
 constexpr std::chrono::microseconds kSpin{50};
 // Blocks beyond this run on the caller (relugrad serves at most 256 threads).
 constexpr int kMaxBlocks = 256;
-// A job posted within this long of the previous one's end is part of a
-// burst (a loop of calls): it wakes sleeping workers whatever its size, so
-// that the calls after it find them spinning.
-constexpr std::chrono::microseconds kBurstGap{200};
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 }  // namespace
 
 // A worker's slot holds (generation << 1) | claimed. The caller posts
@@ -150,7 +140,7 @@ bool ThreadPool::EnsureWorkers(int count) {
   return true;
 }
 
-bool ThreadPool::Run(int blocks, int chunks, ChunkFn fn, void* context, bool wake_sleeping) {
+bool ThreadPool::Run(int blocks, int chunks, ChunkFn fn, void* context) {
   auto run_block = [&](int b) {
     for (int c = 0; c < chunks; ++c) fn(context, b, c);
   };
@@ -165,11 +155,10 @@ bool ThreadPool::Run(int blocks, int chunks, ChunkFn fn, void* context, bool wak
     return !busy.owns_lock();  // busy pool is not a failure
   }
   ++generation_;
-  if (!wake_sleeping && InBurst()) wake_sleeping = true;
   std::bitset<kMaxBlocks> posted;
   for (int b = 1; b < blocks; ++b) {
     Worker& w = *workers_[b - 1];
-    if (b >= kMaxBlocks || (!wake_sleeping && w.sleeping.load(std::memory_order_relaxed))) continue;
+    if (b >= kMaxBlocks) continue;
     posted.set(b);
     {
       std::lock_guard<std::mutex> lock(w.mutex);
@@ -199,22 +188,18 @@ bool ThreadPool::Run(int blocks, int chunks, ChunkFn fn, void* context, bool wak
       }
     }
   }
-  last_run_end_ns_.store(NowNs(), std::memory_order_relaxed);
   return true;
 }
 
-bool ThreadPool::InBurst() const {
-  const int64_t last = last_run_end_ns_.load(std::memory_order_relaxed);
-  return last != 0 && NowNs() - last < std::chrono::nanoseconds(kBurstGap).count();
-}
-
-void ThreadPool::NoteSoloRun() { last_run_end_ns_.store(NowNs(), std::memory_order_relaxed); }
-
-bool ThreadPool::WorkersReady() {
-  if (InBurst()) return true;
+int ThreadPool::AwakeWorkers() {
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-  if (!busy.owns_lock()) return false;  // another caller has them: Run would run alone
-  return !workers_.empty() && !workers_[0]->sleeping.load(std::memory_order_relaxed);
+  if (!busy.owns_lock()) return 0;  // another caller has them: Run would run alone
+  int awake = 0;
+  while (awake < static_cast<int>(workers_.size()) &&
+         !workers_[awake]->sleeping.load(std::memory_order_relaxed)) {
+    ++awake;
+  }
+  return awake;
 }
 
 }  // namespace relugrad

@@ -44,23 +44,17 @@ class ThreadPool {
   // each thread runs its own block, as a static split would: its cache
   // lines stay in its core's caches from call to call. If another caller
   // holds the pool, every chunk runs on this caller (same results).
-  // wake_sleeping = false: a worker asleep (not spinning after a recent
-  // job) is left asleep and the caller runs its block, unless the previous
-  // job ended less than 200 us ago (a loop of calls: waking the workers
-  // now lets the next calls use them); for jobs too short to pay for a
-  // wake-up (docs/performance-notes.md, "Threads between calls").
+  // Every worker with a block is woken if it sleeps: whether a call is worth
+  // a wake-up is the launch policy's decision (cpu/launch.h), made before.
   // Returns false only if worker threads could not be created (then all
   // chunks have run on the caller).
-  bool Run(int blocks, int chunks, ChunkFn fn, void* context, bool wake_sleeping = true);
+  bool Run(int blocks, int chunks, ChunkFn fn, void* context);
 
-  // Whether Run(..., wake_sleeping = false) would now hand work to worker 0
-  // (awake, or a burst): callers that would otherwise run alone plan for one
-  // thread (its store choice, no chunks). A hint: the state may change.
-  bool WorkersReady();
-  // A job that could have used the workers ran alone (WorkersReady() was
-  // false): it counts as a job for the burst rule, so a loop of such calls
-  // wakes the workers from its second call on.
-  void NoteSoloRun();
+  // How many workers, from worker 0 on, are awake (spinning after a recent
+  // job) and would take a block without a wake-up; 0 when another caller
+  // holds the pool. A read-only hint for the launch policy: the state may
+  // change right after.
+  int AwakeWorkers();
 
   ~ThreadPool();
 
@@ -70,8 +64,6 @@ class ThreadPool {
 
   std::mutex busy_;
   uint64_t generation_ = 0;  // jobs posted; guarded by busy_
-  bool InBurst() const;
-  std::atomic<int64_t> last_run_end_ns_{0};  // steady clock; written under busy_
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

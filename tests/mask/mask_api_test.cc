@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/work_plan.h"
-#include "cpu/mask_backend.h"
+#include "cpu/launch.h"
 #include "mask_test_support.h"
 #include "relugrad/relugrad.h"
 #include "test_support.h"
@@ -87,7 +87,8 @@ TEST(MaskApi, WorkPlanBoundariesAreWholeMaskBytes) {
       for (int threads : {1, 2, 3, 8}) {
         const int64_t n = 3 * 1000 * 1000 + 5;
         const uintptr_t address = 4096 + misalign;
-        const WorkPlan plan = MakeMaskWorkPlan(n, es, address, threads);
+        const WorkPlan plan = PlanBlocks(LaunchPolicy::ForThisMachine(), LaunchOp::kGradMask, n, es,
+                                         address, threads);
         ASSERT_LE(plan.blocks, threads);
         ASSERT_EQ(plan.Begin(0), 0);
         ASSERT_EQ(plan.End(plan.blocks - 1), n);
@@ -114,7 +115,6 @@ TEST(MaskApi, WorkPlanBoundariesAreWholeMaskBytes) {
 // Non-temporal stores (large, non-aliasing outputs) give the same bits:
 // forced on for every size here, at aligned and misaligned outputs.
 TEST(MaskApi, StreamingStoresGiveTheReferenceBits) {
-  SetMaskStreamBytesForBenchmark(1);
   for (relugrad_dtype d : kAllDtypes) {
     const size_t es = relugrad_dtype_size(d);
     for (size_t n : {size_t{5}, size_t{1000}, size_t{100003}}) {
@@ -126,6 +126,7 @@ TEST(MaskApi, StreamingStoresGiveTheReferenceBits) {
         for (size_t off : {size_t{0}, es, size_t{32}}) {
           relugrad_options o = c.options;
           o.threads = 2;
+          o.stores = RELUGRAD_STORES_STREAMING;
           Guarded gy(x.size(), off, 0), gm(em.size(), 0, 0), gdx(dy.size(), off, 0);
           ASSERT_EQ(
               relugrad_relu_forward(d, static_cast<int64_t>(n), x.data(), gy.data(), gm.data(), &o),
@@ -143,7 +144,6 @@ TEST(MaskApi, StreamingStoresGiveTheReferenceBits) {
       }
     }
   }
-  SetMaskStreamBytesForBenchmark(0);
 }
 
 TEST(MaskApi, InvalidArguments) {

@@ -1,7 +1,7 @@
 // The paths only large or repeated calls take, forced on small inputs:
-// - streaming stores (normally n x element size >= kCpuStreamBytes and no
-//   aliasing): every target, every configuration, ragged heads and tails at
-//   every dx misalignment, sentinels around dx, one and two threads;
+// - streaming stores (normally from the launch policy's AUTO threshold, no
+//   aliasing; forced here with stores = STREAMING): every target, every configuration, ragged heads
+//   and tails at every dx misalignment, sentinels around dx, one and two threads;
 // - the per-thread KernelParams memo: more configurations in rotation than
 //   it holds, each result still equal to the reference.
 #include <gtest/gtest.h>
@@ -19,13 +19,6 @@ namespace testing {
 namespace {
 
 constexpr unsigned char kSentinel = 0x5A;
-
-// Forces the streaming kernels for the scope of a test.
-class ScopedStreamAlways {
- public:
-  ScopedStreamAlways() { SetCpuStreamBytesForBenchmark(1); }
-  ~ScopedStreamAlways() { SetCpuStreamBytesForBenchmark(0); }
-};
 
 class StreamingTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -55,13 +48,13 @@ void CheckPlaced(relugrad_dtype d, const relugrad_options& o, size_t n, size_t d
 }
 
 TEST_P(StreamingTest, EveryConfigRaggedEndsAndMisalignments) {
-  ScopedStreamAlways stream;
   for (relugrad_dtype d : kAllDtypes) {
     const size_t es = relugrad_dtype_size(d);
     const auto configs = AllConfigs();
     for (size_t ci = 0; ci < configs.size(); ++ci) {
       relugrad_options o = configs[ci].options;
       o.threads = 1;
+      o.stores = RELUGRAD_STORES_STREAMING;  // the streaming kernels at every size
       SCOPED_TRACE(configs[ci].name + " " + relugrad_dtype_name(d));
       for (size_t n :
            {size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65}, size_t{129}, size_t{1000}}) {
@@ -75,11 +68,11 @@ TEST_P(StreamingTest, EveryConfigRaggedEndsAndMisalignments) {
 }
 
 TEST_P(StreamingTest, TwoThreadsLargeArrays) {
-  ScopedStreamAlways stream;
   for (relugrad_dtype d : kAllDtypes) {
     for (const Config& c : {AllConfigs()[0], AllConfigs()[1], AllConfigs()[2]}) {
       relugrad_options o = c.options;
       o.threads = 2;
+      o.stores = RELUGRAD_STORES_STREAMING;
       for (size_t off : {size_t{0}, size_t{8}}) {
         CheckPlaced(d, o, (size_t{1} << 20) + 3, off, 5);
         if (HasFatalFailure()) return;

@@ -16,7 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/cpu_backend.h"
+#include "cpu/launch.h"
+#include "policy_calls.h"
 #include "profile/profile.h"
 #include "relugrad/relugrad.h"
 #include "test_support.h"
@@ -120,6 +121,8 @@ size_t Count(const std::string& text, const std::string& what) {
   return count;
 }
 
+// One relu_grad call under AlwaysSplitPolicy: every call that may split
+// does, so the splits below do not depend on whether the workers slept.
 void Call(relugrad_dtype d, size_t n, int threads, relugrad_preset preset = RELUGRAD_PRESET_TORCH) {
   const auto dy = Pack(d, RandomBits(d, n, 1));
   const auto s = Pack(d, RandomBits(d, n, 2));
@@ -127,20 +130,15 @@ void Call(relugrad_dtype d, size_t n, int threads, relugrad_preset preset = RELU
   relugrad_options o;
   relugrad_options_init(&o, preset);
   o.threads = threads;
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o),
+  ASSERT_EQ(ReluGradUnderPolicy(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), o,
+                                AlwaysSplitPolicy()),
             RELUGRAD_OK);
 }
 
 class ProfileTest : public ::testing::Test {
  protected:
-  // Every split call wakes the workers: the splits below do not depend on
-  // whether they slept (cpu_backend.h, kCpuWakeBytes).
-  void SetUp() override {
-    profile::ResetForTest();
-    SetCpuWakeBytesForTest(1);
-  }
+  void SetUp() override { profile::ResetForTest(); }
   void TearDown() override {
-    SetCpuWakeBytesForTest(0);
     profile::SetModeForTest(profile::Mode::kOff);
     profile::ResetForTest();
   }
@@ -198,12 +196,12 @@ TEST_F(ProfileTest, ThreadsUsedAreTheBlocksOfThePlan) {
   for (const auto& c : stats) EXPECT_EQ(c.threads, c.n_bucket >= (1 << 20) ? 2 : 1) << c.n_bucket;
 }
 
-// kCpuWakeBytes: a 4 MiB call on two threads finds the workers asleep after
-// an idle 20 ms and runs alone; a loop of calls (the burst rule) wakes them,
-// and from then on calls split.
+// The launch policy's wake_bytes, through the C entry point: a 4 MiB call on
+// two threads finds the workers asleep after an idle 20 ms and runs alone; a
+// loop of calls (the burst rule) wakes them, and from then on calls split.
 TEST_F(ProfileTest, MidSizeCallsLeaveSleepingWorkersAloneUntilABurst) {
-  SetCpuWakeBytesForTest(0);
-  const size_t n = 1 << 20;  // 4 MiB of f32 dx: below kCpuWakeBytes
+  const size_t n = 1 << 20;  // 4 MiB of f32 dx: below wake_bytes
+  ASSERT_LT(static_cast<int64_t>(n * 4), LaunchPolicy::ForThisMachine().wake_bytes);
   const auto dy = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, n, 1));
   std::vector<unsigned char> dx(dy.size());
   relugrad_options o;
@@ -265,7 +263,8 @@ TEST_F(ProfileTest, MaskCallsAreCountedAndTraced) {
   const auto xb = Pack(RELUGRAD_F32, RandomBits(RELUGRAD_F32, big, 3));
   std::vector<unsigned char> yb(xb.size()), mb(static_cast<size_t>(relugrad_mask_bytes(big)));
   o.threads = 2;
-  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, big, xb.data(), yb.data(), mb.data(), &o),
+  ASSERT_EQ(ReluForwardUnderPolicy(RELUGRAD_F32, big, xb.data(), yb.data(), mb.data(), o,
+                                   AlwaysSplitPolicy()),
             RELUGRAD_OK);
   ASSERT_TRUE(profile::WriteTrace(path));
   const std::string text = ReadFile(path);

@@ -1,0 +1,167 @@
+// The CPU launch policy: how one call runs on this machine (how many blocks,
+// how many chunks per block, streaming or cached stores, whether to wake
+// sleeping workers), decided in one place for relu_grad, forward_mask and
+// grad_mask, and for callers that split a call over their own threads
+// (relugrad_cpu_host_split, used by the torch-native library).
+//
+// The rule, its derivation from the machine's caches and the measurements
+// behind each number: docs/performance-notes.md, "One CPU launch policy".
+#ifndef RELUGRAD_CPU_LAUNCH_H_
+#define RELUGRAD_CPU_LAUNCH_H_
+
+#include <cstdint>
+
+#include "core/work_plan.h"
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+
+// Below this many bytes of output per block, fewer blocks are used: waking a
+// thread costs about as much as computing 16 KiB in L1, so two threads lose
+// at 4K f32 elements and win from 64K (docs/performance-notes.md, "Grain
+// size and thread split").
+constexpr int64_t kCpuGrainBytes = 64 * 1024;
+// Block boundaries fall on cache lines of the output: no two threads write
+// one line.
+constexpr int64_t kCpuUnitBytes = 64;
+// Least bytes of output per chunk, the pool's unit of taking over a late
+// worker's block: about the longest the caller waits for a running chunk.
+constexpr int64_t kCpuChunkBytes = 64 * 1024;
+
+enum class LaunchOp { kReluGrad, kForwardMask, kGradMask };
+
+// Every number the decision reads. ForThisMachine() derives the cache-bound
+// ones from the machine's caches once per process; tests and benchmarks
+// build their own values (a field changed: an A/B run or a forced path).
+struct LaunchPolicy {
+  int64_t grain_bytes = kCpuGrainBytes;
+  int64_t unit_bytes = kCpuUnitBytes;
+  int64_t chunk_bytes = kCpuChunkBytes;
+  int max_chunks = 64;  // per block: claiming them costs nothing measurable
+  // stores = AUTO streams outputs of at least this many bytes (<= 0: never).
+  // relu_grad on one block: the output cannot stay in the core's L2.
+  int64_t stream_bytes_one_block = 0;
+  // relu_grad split over blocks: the cores' L2s and the shared L3 keep a
+  // warm output this large no longer.
+  int64_t stream_bytes_split = 0;
+  // forward_mask and grad_mask, one block or split.
+  int64_t mask_stream_bytes = 0;
+  // A caller splitting over its own threads whose output the next operation
+  // reads right away (autograd): cached stores on one thread below this.
+  int64_t consumed_cached_bytes_one_thread = 0;
+  // Below this many bytes of output a call does not wake sleeping workers;
+  // it runs alone unless they are awake or a loop of calls is running.
+  int64_t wake_bytes = int64_t{16} << 20;
+  // A call that could split, starting within this long of the previous such
+  // call's end, is part of a loop of calls: it uses (and wakes) the workers.
+  int64_t burst_gap_ns = 200 * 1000;
+  // A host-split call's parts start at multiples of this many elements:
+  // whole mask bytes and whole cache lines of every dtype, and the host's
+  // grain (ATen's 32768) a whole number of units.
+  int64_t host_part_unit_elems = 512;
+  int default_threads = 1;  // threads == 0
+  // The machine facts the thresholds came from (0: unknown, fallback used).
+  int64_t l2_bytes = 0;
+  int64_t l3_bytes = 0;
+
+  // The policy for cache sizes l2/l3 (bytes; <= 0: unknown, then the
+  // documented fallback of 512 KiB / 32 MiB) and `cores` (threads == 0).
+  static LaunchPolicy FromMachine(int64_t l2_bytes, int64_t l3_bytes, int cores);
+  // FromMachine with this machine's caches (sysfs, then sysconf) and
+  // DefaultThreads(); derived on first use, then fixed for the process.
+  static const LaunchPolicy& ForThisMachine() {
+    static const LaunchPolicy policy = ReadThisMachine();  // inline: a guard load per call
+    return policy;
+  }
+
+ private:
+  static LaunchPolicy ReadThisMachine();
+};
+
+// Workers that would take a block now without a wake-up: all of them in a
+// loop of calls, else those spinning after a recent job (from worker 0 on),
+// 0 when another caller holds the pool. Asked only for a call that may split
+// and is below wake_bytes.
+using ReadyWorkersFn = int (*)(const LaunchPolicy& policy);
+
+// Small enough to come back in registers: a call at n = 16 costs about 40 ns.
+struct LaunchDecision {
+  // More than one thread allowed and at least two grains of output: the
+  // call could use the workers (and counts for the loop-of-calls rule).
+  bool splittable = false;
+  // Splittable, but runs on the caller alone: the workers sleep.
+  bool alone = false;
+  bool stream = false;
+  // Blocks at most: 1 = one direct kernel call over [0, n) (no plan, no
+  // pool: a third of a small call's fixed cost); more = PlanBlocks(blocks).
+  int blocks = 1;
+  bool OneBlock() const { return blocks <= 1; }
+};
+
+// Whether an output of out_bytes is written with streaming stores, given the
+// caller's hint and the AUTO threshold (<= 0: AUTO never streams). An output
+// that aliases an input never is (the kernels read and write it as one
+// restrict-free stream).
+inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
+                               bool aliases_input) {
+  if (aliases_input || stores == RELUGRAD_STORES_CACHED) return false;
+  if (stores == RELUGRAD_STORES_STREAMING) return true;
+  return auto_threshold > 0 && out_bytes >= auto_threshold;
+}
+
+// The decision for a call that may split (Decide's slow half).
+LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t out_bytes,
+                                int max_blocks, relugrad_stores stores, bool aliases_input,
+                                ReadyWorkersFn ready_workers);
+
+// The one launch decision, for op over n elements of elem_bytes: threads is
+// the caller's option (0 = policy.default_threads), stores its hint,
+// aliases_input whether the output is an input. ready_workers is asked at
+// most once (nullptr: none ready). Inline: a call that cannot split (the
+// small calls whose fixed cost counts) costs two compares and the store rule.
+inline LaunchDecision Decide(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem_bytes,
+                             int threads, relugrad_stores stores, bool aliases_input,
+                             ReadyWorkersFn ready_workers) {
+  const int64_t out_bytes = n * elem_bytes;
+  const int max_blocks = threads == 0 ? policy.default_threads : threads;
+  if (max_blocks > 1 && out_bytes >= 2 * policy.grain_bytes) {
+    return DecideSplittable(policy, op, out_bytes, max_blocks, stores, aliases_input,
+                            ready_workers);
+  }
+  LaunchDecision d;
+  d.stream = UseStreamingStores(
+      stores, out_bytes,
+      op == LaunchOp::kReluGrad ? policy.stream_bytes_one_block : policy.mask_stream_bytes,
+      aliases_input);
+  return d;
+}
+
+// Blocks and chunks for n elements whose output starts at out_address, at
+// most max_blocks blocks. Mask ops also put every block boundary on a
+// multiple of 8 elements (a block owns whole mask bytes; when the output's
+// misalignment makes that and line boundaries impossible together, the byte
+// rule wins and a line per boundary is shared: false sharing, never a race).
+WorkPlan PlanBlocks(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem_bytes,
+                    uintptr_t out_address, int max_blocks);
+
+// The production pool state: the loop-of-calls clock, then the global pool.
+int ReadyWorkersNow(const LaunchPolicy& policy);
+// After a splittable call (split or alone) ends: starts the loop-of-calls gap.
+void NoteSplittableCallEnd();
+
+// How a caller that owns threads (a framework's intra-op pool) runs one call
+// of n elements, asked with threads (the relugrad option: 0 = the host's
+// threads) and the host's thread count and grain (elements below which the
+// host does not split). The output is read right away by the next operation.
+struct HostSplit {
+  bool split = false;  // over the host's threads, one relugrad call per part
+  int threads = 1;     // relugrad's threads option for each call
+  relugrad_stores stores = RELUGRAD_STORES_AUTO;  // and its store hint
+  int64_t part_unit_elems = 1;                    // parts start at multiples of this
+};
+HostSplit DecideHostSplit(const LaunchPolicy& policy, int64_t n, int elem_bytes, int threads,
+                          int host_threads, int64_t host_grain_elems);
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CPU_LAUNCH_H_

@@ -1,0 +1,227 @@
+// The CPU launch policy (cpu/launch.h): its thresholds from the machine's
+// caches, and the one decision every CPU op and the host-split entry point
+// take, for given pool states.
+#include "cpu/launch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+namespace {
+
+constexpr int64_t kKiB = 1024, kMiB = 1024 * 1024;
+
+// The machine the thresholds were measured on (a 2-core Zen 4 VM: sysfs
+// reports 512 KiB of L2 and a 32 MiB L3) gets the measured decisions.
+TEST(LaunchPolicy, TheMeasuredMachineGetsTheMeasuredThresholds) {
+  const LaunchPolicy p = LaunchPolicy::FromMachine(512 * kKiB, 32 * kMiB, 2);
+  EXPECT_EQ(p.stream_bytes_one_block, 1 * kMiB);
+  EXPECT_EQ(p.stream_bytes_split, 8 * kMiB);
+  EXPECT_EQ(p.mask_stream_bytes, 8 * kMiB);
+  EXPECT_EQ(p.consumed_cached_bytes_one_thread, 2 * kMiB);
+  EXPECT_EQ(p.wake_bytes, 16 * kMiB);
+  EXPECT_EQ(p.grain_bytes, 64 * kKiB);
+  EXPECT_EQ(p.chunk_bytes, 64 * kKiB);
+  EXPECT_EQ(p.unit_bytes, 64);
+  EXPECT_EQ(p.default_threads, 2);
+}
+
+TEST(LaunchPolicy, UnknownCachesFallBackToTheMeasuredMachine) {
+  const LaunchPolicy p = LaunchPolicy::FromMachine(0, -1, 0);
+  EXPECT_EQ(p.l2_bytes, 512 * kKiB);
+  EXPECT_EQ(p.l3_bytes, 32 * kMiB);
+  EXPECT_EQ(p.stream_bytes_one_block, 1 * kMiB);
+  EXPECT_EQ(p.stream_bytes_split, 8 * kMiB);
+  EXPECT_EQ(p.default_threads, 1);
+}
+
+// A large L3 keeps larger warm outputs cached when split (a Xeon with 2 MiB
+// L2 and 480 MiB L3); a small one never streams split calls earlier than
+// one-block calls.
+TEST(LaunchPolicy, ThresholdsFollowTheCaches) {
+  const LaunchPolicy xeon = LaunchPolicy::FromMachine(2 * kMiB, 480 * kMiB, 96);
+  EXPECT_EQ(xeon.stream_bytes_one_block, 4 * kMiB);
+  EXPECT_EQ(xeon.stream_bytes_split, 120 * kMiB);
+  EXPECT_EQ(xeon.mask_stream_bytes, 120 * kMiB);
+  EXPECT_EQ(xeon.consumed_cached_bytes_one_thread, 8 * kMiB);
+  const LaunchPolicy small = LaunchPolicy::FromMachine(1 * kMiB, 2 * kMiB, 4);
+  EXPECT_EQ(small.stream_bytes_one_block, 2 * kMiB);
+  EXPECT_EQ(small.stream_bytes_split, 2 * kMiB);
+}
+
+TEST(LaunchPolicy, ThisMachineReportsItsCaches) {
+  const LaunchPolicy& p = LaunchPolicy::ForThisMachine();
+  EXPECT_GT(p.l2_bytes, 0);
+  EXPECT_GE(p.l3_bytes, p.l2_bytes) << "l2=" << p.l2_bytes << " l3=" << p.l3_bytes;
+  EXPECT_GE(p.stream_bytes_split, p.stream_bytes_one_block);
+  EXPECT_GE(p.default_threads, 1);
+  EXPECT_EQ(&p, &LaunchPolicy::ForThisMachine()) << "derived once per process";
+}
+
+int g_asked = 0;
+int NoneReady(const LaunchPolicy&) {
+  ++g_asked;
+  return 0;
+}
+int OneReady(const LaunchPolicy&) {
+  ++g_asked;
+  return 1;
+}
+int AllReady(const LaunchPolicy&) {
+  ++g_asked;
+  return 1 << 20;
+}
+
+const LaunchPolicy kMeasured = LaunchPolicy::FromMachine(512 * kKiB, 32 * kMiB, 2);
+
+// Decide for n f32 elements under kMeasured.
+LaunchDecision F32(LaunchOp op, int64_t n, int threads, ReadyWorkersFn ready,
+                   relugrad_stores stores = RELUGRAD_STORES_AUTO, bool aliases = false,
+                   const LaunchPolicy& policy = kMeasured) {
+  return Decide(policy, op, n, 4, threads, stores, aliases, ready);
+}
+constexpr LaunchOp kGrad = LaunchOp::kReluGrad;
+
+TEST(Decide, CallsThatCannotSplitAreOneBlockWithoutAskingThePool) {
+  g_asked = 0;
+  for (int64_t n : {int64_t{1}, int64_t{16}, int64_t{1024}, 2 * kCpuGrainBytes / 4 - 1}) {
+    const LaunchDecision d = F32(kGrad, n, 2, &AllReady);
+    EXPECT_TRUE(d.OneBlock()) << n;
+    EXPECT_FALSE(d.splittable) << n;
+    EXPECT_FALSE(d.stream) << n;
+  }
+  const LaunchDecision big = F32(kGrad, 64 * kMiB, 1, &AllReady);
+  EXPECT_TRUE(big.OneBlock());
+  EXPECT_TRUE(big.stream);
+  EXPECT_EQ(g_asked, 0);
+}
+
+TEST(Decide, SleepingWorkersBelowTheWakeSizeMeanOneBlock) {
+  g_asked = 0;
+  const int64_t n = kMiB;  // 4 MiB of f32 dx
+  const LaunchDecision alone = F32(kGrad, n, 2, &NoneReady);
+  EXPECT_EQ(g_asked, 1);
+  EXPECT_TRUE(alone.splittable);
+  EXPECT_TRUE(alone.alone);
+  EXPECT_TRUE(alone.OneBlock());
+  EXPECT_TRUE(alone.stream) << "alone, the one-block threshold (1 MiB) applies";
+  const LaunchDecision split = F32(kGrad, n, 2, &OneReady);
+  EXPECT_FALSE(split.alone);
+  EXPECT_EQ(split.blocks, 2);
+  const WorkPlan plan = PlanBlocks(kMeasured, kGrad, n, 4, 4096, split.blocks);
+  EXPECT_EQ(plan.blocks, 2);
+  EXPECT_GT(plan.chunks, 1);
+  EXPECT_FALSE(split.stream) << "split, the split threshold (8 MiB) applies";
+  const LaunchDecision none = F32(kGrad, n, 2, nullptr);
+  EXPECT_TRUE(none.alone);
+}
+
+TEST(Decide, AwakeWorkersBoundTheBlocksBelowTheWakeSize) {
+  const int64_t n = 2 * kMiB;  // 8 MiB of f32
+  EXPECT_EQ(F32(kGrad, n, 8, &OneReady).blocks, 2);
+  EXPECT_EQ(F32(kGrad, n, 8, &AllReady).blocks, 8) << "a loop of calls uses every thread asked for";
+}
+
+TEST(Decide, FromTheWakeSizeOnEveryCallSplitsWithoutAsking) {
+  g_asked = 0;
+  const int64_t n = kMeasured.wake_bytes / 4;
+  const LaunchDecision d = F32(kGrad, n, 2, &NoneReady);
+  EXPECT_EQ(g_asked, 0);
+  EXPECT_EQ(d.blocks, 2);
+  EXPECT_TRUE(d.stream);
+  const LaunchDecision below = F32(kGrad, n - 16, 2, &NoneReady);
+  EXPECT_EQ(g_asked, 1);
+  EXPECT_TRUE(below.alone);
+}
+
+TEST(Decide, StoresFollowTheHintAndNeverStreamAnAliasedOutput) {
+  EXPECT_TRUE(F32(kGrad, 16, 1, nullptr, RELUGRAD_STORES_STREAMING).stream);
+  EXPECT_FALSE(F32(kGrad, 16, 1, nullptr, RELUGRAD_STORES_STREAMING, /*aliases=*/true).stream);
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_AUTO, true).stream);
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_CACHED).stream);
+  LaunchPolicy never = kMeasured;
+  never.stream_bytes_split = 0;  // an A/B benchmark's "AUTO never streams"
+  EXPECT_FALSE(F32(kGrad, 64 * kMiB, 2, &AllReady, RELUGRAD_STORES_AUTO, false, never).stream);
+}
+
+// The mask ops: one threshold (8 MiB here) alone or split, and blocks on
+// whole mask bytes at every output misalignment.
+TEST(Decide, MaskOpsStreamFromTheMaskThresholdOnWholeMaskBytes) {
+  for (LaunchOp op : {LaunchOp::kForwardMask, LaunchOp::kGradMask}) {
+    EXPECT_FALSE(F32(op, 2 * kMiB - 16, 1, nullptr).stream);
+    EXPECT_TRUE(F32(op, 2 * kMiB, 1, nullptr).stream);
+    const LaunchDecision alone = F32(op, kMiB, 2, &NoneReady);
+    EXPECT_TRUE(alone.alone);
+    EXPECT_FALSE(alone.stream);
+    EXPECT_FALSE(F32(op, kMiB, 2, &AllReady).stream);
+    const int64_t n = 3 * kMiB + 5;
+    const LaunchDecision d = F32(op, n, 2, &AllReady);
+    ASSERT_EQ(d.blocks, 2);
+    for (uintptr_t misalign = 0; misalign < 64; misalign += 4) {
+      const WorkPlan plan = PlanBlocks(kMeasured, op, n, 4, 4096 + misalign, d.blocks);
+      ASSERT_EQ(plan.blocks, 2);
+      for (int b = 1; b < plan.blocks; ++b) EXPECT_EQ(plan.Begin(b) % 8, 0) << misalign;
+    }
+  }
+}
+
+// The torch-native library's rule, for ATen's grain of 32768 elements.
+TEST(HostSplit, SplitsOverTheHostsThreadsWithTheStoresOfTheWholeCall) {
+  const int64_t grain = 32768;
+  HostSplit h = DecideHostSplit(kMeasured, grain + 1, 4, 0, 2, grain);
+  EXPECT_TRUE(h.split);
+  EXPECT_EQ(h.threads, 1);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
+  EXPECT_EQ(h.part_unit_elems, 512);
+  h = DecideHostSplit(kMeasured, 2 * kMiB, 4, 0, 2, grain);  // 8 MiB: the split threshold
+  EXPECT_TRUE(h.split);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_STREAMING);
+  h = DecideHostSplit(kMeasured, 2 * kMiB - 16, 4, 0, 2, grain);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
+  // Not split: one relugrad call on one thread, cached below 2 MiB.
+  h = DecideHostSplit(kMeasured, grain, 4, 0, 2, grain);
+  EXPECT_FALSE(h.split);
+  EXPECT_EQ(h.threads, 1);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
+  h = DecideHostSplit(kMeasured, 4 * kMiB, 4, 0, 1, grain);  // one host thread, 16 MiB
+  EXPECT_FALSE(h.split);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
+  h = DecideHostSplit(kMeasured, kMiB / 2 - 16, 4, 1, 2, grain);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
+  h = DecideHostSplit(kMeasured, kMiB / 2, 4, 1, 2, grain);  // 2 MiB
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
+  // threads = 2: relugrad's own pool and its own store rule.
+  h = DecideHostSplit(kMeasured, 64 * kMiB, 4, 2, 2, grain);
+  EXPECT_FALSE(h.split);
+  EXPECT_EQ(h.threads, 2);
+  EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
+}
+
+TEST(HostSplit, TheCEntryPointAnswersAsThePolicyAndRefusesBadArguments) {
+  relugrad_host_split out;
+  ASSERT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 1 << 20, 0, 2, 32768, &out), RELUGRAD_OK);
+  const HostSplit h = DecideHostSplit(LaunchPolicy::ForThisMachine(), 1 << 20, 4, 0, 2, 32768);
+  EXPECT_EQ(out.split, h.split ? 1 : 0);
+  EXPECT_EQ(out.threads, h.threads);
+  EXPECT_EQ(out.stores, h.stores);
+  EXPECT_EQ(out.part_unit_elems, h.part_unit_elems);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, 32768, nullptr),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(relugrad_last_error()).find("out"), std::string::npos);
+  EXPECT_EQ(relugrad_cpu_host_split(static_cast<relugrad_dtype>(99), 16, 0, 2, 32768, &out),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, -1, 0, 2, 32768, &out),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, -1, 2, 32768, &out),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 0, 32768, &out),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, -1, &out), RELUGRAD_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace relugrad

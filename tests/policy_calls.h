@@ -1,0 +1,67 @@
+// The C entry points' path under a launch policy of the test's choosing: the
+// options resolved as the entry point resolves them, its profiler scope,
+// then the CPU backend with `policy` (the library itself always passes
+// LaunchPolicy::ForThisMachine()). For tests that check how a call splits
+// or stores, whatever the pool's state.
+#ifndef RELUGRAD_TESTS_POLICY_CALLS_H_
+#define RELUGRAD_TESTS_POLICY_CALLS_H_
+
+#include <cstdint>
+
+#include "core/dtype_traits.h"
+#include "core/semantics.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/launch.h"
+#include "cpu/mask_backend.h"
+#include "profile/profile.h"
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+namespace testing {
+
+// This machine's policy, except that every call that may split does, and
+// wakes the workers: the split no longer depends on whether they slept.
+inline LaunchPolicy AlwaysSplitPolicy() {
+  LaunchPolicy policy = LaunchPolicy::ForThisMachine();
+  policy.wake_bytes = 1;
+  return policy;
+}
+
+inline const char* RuleOf(const Semantics& sem) {
+  return profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
+                            sem.combine == RELUGRAD_COMBINE_MULTIPLY);
+}
+
+// relugrad_relu_grad on the CPU backend under `policy`; options already valid.
+inline relugrad_status ReluGradUnderPolicy(relugrad_dtype dtype, int64_t n, const void* dy,
+                                           const void* s, void* dx, const relugrad_options& o,
+                                           const LaunchPolicy& policy) {
+  const Dtype d = ToDtype(dtype);
+  const ResolvedCall* call = ResolveCall(&o, d);
+  if (call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
+  const Semantics sem = call->sem;
+  const KernelParams params = call->params;
+  profile::CallScope scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
+                           RuleOf(sem));
+  return CpuReluGrad(d, n, dy, s, dx, params, sem.threads, sem.stores, policy);
+}
+
+// relugrad_relu_forward likewise.
+inline relugrad_status ReluForwardUnderPolicy(relugrad_dtype dtype, int64_t n, const void* x,
+                                              void* y, uint8_t* mask, const relugrad_options& o,
+                                              const LaunchPolicy& policy) {
+  const Dtype d = ToDtype(dtype);
+  const ResolvedCall* call = ResolveCall(&o, d);
+  if (call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
+  const Semantics sem = call->sem;
+  const KernelParams params = call->params;
+  profile::CallScope scope(
+      "relu_forward", d, n,
+      2.0 * static_cast<double>(n) * DtypeSize(d) + static_cast<double>((n + 7) / 8), RuleOf(sem));
+  return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores, policy);
+}
+
+}  // namespace testing
+}  // namespace relugrad
+
+#endif  // RELUGRAD_TESTS_POLICY_CALLS_H_
