@@ -36,9 +36,8 @@
 #include <cstring>
 
 #include "core/dtype_traits.h"
-#include "core/float_convert.h"
+#include "core/element_rule.h"
 #include "core/semantics.h"
-#include "cpu/mul_alpha16.h"
 #include "cpu/rules-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -167,7 +166,7 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
     if constexpr (sizeof(U) == 2) {
       if (p.closed == ClosedRule::kMulAlpha) {
         for (int64_t j = 0; j < rest; ++j) {
-          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = element::MulAlpha<D>(p, in[j]);
         }
       }
     }
@@ -216,7 +215,7 @@ HWY_INLINE void GradGroups(const KernelParams& p, const void* dy_v, const uint8_
     if constexpr (sizeof(U) == 2) {
       if (p.closed == ClosedRule::kMulAlpha) {
         for (int64_t j = 0; j < rest; ++j) {
-          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = element::MulAlpha<D>(p, in[j]);
         }
       }
     }
