@@ -121,8 +121,10 @@ void CheckEvery16BitS(Dtype d, const Semantics& sem) {
     const uint64_t s = BitsOfKey(d, k);
     Semantics lower = sem;
     lower.gate_max = Semantics::kNoGateMax;
-    ASSERT_EQ(k >= lo, ReferenceGateOpen(d, s, lower)) << Name(d, sem, sem.threshold) << " key " << k;
-    ASSERT_EQ(k <= hi, ReferenceBelowGateMax(d, s, sem)) << Name(d, sem, sem.gate_max) << " key " << k;
+    ASSERT_EQ(k >= lo, ReferenceGateOpen(d, s, lower))
+        << Name(d, sem, sem.threshold) << " key " << k;
+    ASSERT_EQ(k <= hi, ReferenceBelowGateMax(d, s, sem))
+        << Name(d, sem, sem.gate_max) << " key " << k;
   }
 }
 
@@ -148,12 +150,38 @@ std::vector<double> Bounds16(Dtype d) {
 // their neighbours in float and double, and seeded random patterns.
 std::vector<double> BoundsWide(Dtype d) {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> seeds = {0.0,      -0.0,     inf,      -inf,      1.0,      -1.0,
-                               0.75,     -1.5,     0.1,      -0.1,      0x1p-126, -0x1p-126,
-                               0x1p-149, -0x1p-149, 0x1p-127, -0x1p-140, 0x1p-1022, -0x1p-1022,
-                               0x1p-1074, -0x1p-1074, 0x1p-1040, 3.4028234663852886e38,
-                               -3.4028234663852886e38, 1e39, -1e39, 1.7976931348623157e308,
-                               -1.7976931348623157e308, 1e-45, 1e-40, -1e-40, 1e-310, -1e-310};
+  std::vector<double> seeds = {0.0,
+                               -0.0,
+                               inf,
+                               -inf,
+                               1.0,
+                               -1.0,
+                               0.75,
+                               -1.5,
+                               0.1,
+                               -0.1,
+                               0x1p-126,
+                               -0x1p-126,
+                               0x1p-149,
+                               -0x1p-149,
+                               0x1p-127,
+                               -0x1p-140,
+                               0x1p-1022,
+                               -0x1p-1022,
+                               0x1p-1074,
+                               -0x1p-1074,
+                               0x1p-1040,
+                               3.4028234663852886e38,
+                               -3.4028234663852886e38,
+                               1e39,
+                               -1e39,
+                               1.7976931348623157e308,
+                               -1.7976931348623157e308,
+                               1e-45,
+                               1e-40,
+                               -1e-40,
+                               1e-310,
+                               -1e-310};
   std::vector<double> out;
   for (double v : seeds) {
     out.push_back(v);
@@ -221,10 +249,10 @@ TEST(GateKeys, UpperKeyIsTheReferenceBoundary) {
 // smallest normal, infinities, values between two 16-bit values.
 TEST(GateKeys, Every16BitPatternAgreesWithTheReference) {
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> bounds = {0.0,      -0.0,     inf,       -inf,     1.0,    -1.5,
-                                      0x1p-24,  -0x1p-24, 0x1p-133,  -0x1p-133, 0x1p-126,
-                                      -0x1p-126, 1e-40,   -1e-40,    0x1p-14,  65504.0,
-                                      65520.0,  0.1,      -0.1,      1.0 + 0x1p-9, 3e38};
+  const std::vector<double> bounds = {
+      0.0,      -0.0,     inf,       -inf,     1.0,       -1.5,         0x1p-24,
+      -0x1p-24, 0x1p-133, -0x1p-133, 0x1p-126, -0x1p-126, 1e-40,        -1e-40,
+      0x1p-14,  65504.0,  65520.0,   0.1,      -0.1,      1.0 + 0x1p-9, 3e38};
   for (Dtype d : {Dtype::kF16, Dtype::kBF16}) {
     for (Semantics sem : Modes()) {
       for (double b : bounds) {

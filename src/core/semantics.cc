@@ -171,10 +171,11 @@ struct ParamsKey {
 
 }  // namespace
 
-// Building the params runs a binary search of up to 64 reference gate
-// evaluations (about 300 ns, measured: docs/performance-notes.md), which dominated a
-// call at n <= 1024. Callers repeat the same few configurations (a training
-// step: one dtype, one preset), so each thread keeps the last few results.
+// Building the params (the key derivation of gate_keys.cc, the clip keys,
+// the rounded alpha) costs more than a memo hit (docs/performance-notes.md,
+// "Fixed cost of a call"). Callers repeat the same few configurations (a
+// training step: one dtype, one preset), so each thread keeps the last few
+// results.
 // Pure function of the key, hence a hit returns identical params.
 KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
   struct Entry {

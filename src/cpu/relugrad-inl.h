@@ -1,5 +1,6 @@
 // ReluGrad kernels on raw bits, written once with Highway and compiled for
 // every target by cpu_kernels.cc (foreach_target). Included once per target.
+// Each fast path is a row of variants.inc; RunVariant holds the rows' bodies.
 //
 // The rules are integer operations on bit patterns (KernelParams holds the
 // precomputed keys and bit patterns), identical on every ISA, with two
@@ -295,8 +296,8 @@ template <Dtype D, bool kStream = false>
 HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s, void* dx,
                            int64_t begin, int64_t end) {
   switch (SelectCpuVariant(D, p)) {
-#define RG_CPU_VARIANT(id, ...)                                   \
-  case CpuVariantId::id:                                          \
+#define RG_CPU_VARIANT(id, ...)                                         \
+  case CpuVariantId::id:                                                \
     RunVariant<D, kStream, CpuVariantId::id>(p, dy, s, dx, begin, end); \
     return;
 #include "cpu/variants.inc"

@@ -13,8 +13,8 @@ void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t
   const auto* s16 = static_cast<const uint16_t*>(s);
   auto* dx16 = static_cast<uint16_t*>(dx);
   for (int64_t i = begin; i < end; ++i) {
-    const bool open = element::GateOpen<D>(s16[i], p.gate_key_lo - 1, p.gate_nan_open,
-                                           p.gate_upper, p.gate_key_hi);
+    const bool open = element::GateOpen<D>(s16[i], p.gate_key_lo - 1, p.gate_nan_open, p.gate_upper,
+                                           p.gate_key_hi);
     dx16[i] = open ? element::OpenLane<D>(p, dy16[i]) : element::MulAlpha<D>(p, dy16[i]);
   }
 }

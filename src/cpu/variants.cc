@@ -6,11 +6,11 @@ namespace relugrad {
 namespace {
 
 constexpr CpuVariant kRows[] = {
-#define RG_CPU_VARIANT(id, name, requirement, ...)                                             \
-  {CpuVariantId::id, name, requirement, [](Dtype d, const KernelParams& p) -> bool {          \
-     (void)d;                                                                              \
-     (void)p;                                                                              \
-     return __VA_ARGS__;                                                                   \
+#define RG_CPU_VARIANT(id, name, requirement, ...)                                   \
+  {CpuVariantId::id, name, requirement, [](Dtype d, const KernelParams& p) -> bool { \
+     (void)d;                                                                        \
+     (void)p;                                                                        \
+     return __VA_ARGS__;                                                             \
    }},
 #include "cpu/variants.inc"
 #undef RG_CPU_VARIANT

@@ -34,7 +34,7 @@ inline constexpr int kCpuVariantCount = static_cast<int>(CpuVariantId::kCount);
 
 struct CpuVariant {
   CpuVariantId id;
-  const char* name;      // stable: tests, benchmarks and `relugrad info --variants` use it
+  const char* name;         // stable: tests, benchmarks and `relugrad info --variants` use it
   const char* requirement;  // the predicate in words
   bool (*holds)(Dtype dtype, const KernelParams& p);
 };

@@ -42,8 +42,7 @@ using element::OpenLane;
 template <Dtype D>
 RG_INLINE bool GateOpen(const DeviceParams& p, typename DtypeTraits<D>::Bits s, bool nan_open) {
   // p is uniform across a launch: the rule's branches do not diverge.
-  return element::GateOpen<D>(s, p.gate_key_lo_minus_1, nan_open, p.gate_upper != 0,
-                              p.gate_key_hi);
+  return element::GateOpen<D>(s, p.gate_key_lo_minus_1, nan_open, p.gate_upper != 0, p.gate_key_hi);
 }
 
 // dx = open ? dy : +0 : the torch and jax presets.

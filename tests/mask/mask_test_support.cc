@@ -11,7 +11,6 @@ namespace relugrad {
 namespace testing {
 namespace {
 
-
 Semantics Resolve(const relugrad_options& o) {
   Semantics sem;
   if (ResolveOptions(&o, &sem) != RELUGRAD_OK) throw std::runtime_error(relugrad_last_error());

@@ -29,7 +29,6 @@ std::string CompareMask(const Bytes& expected, const unsigned char* actual, size
 // A random mask of ceil(n/8) bytes with zero padding bits.
 Bytes RandomMask(size_t n, uint64_t seed);
 
-
 }  // namespace testing
 }  // namespace relugrad
 

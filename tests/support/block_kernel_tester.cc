@@ -40,9 +40,8 @@ std::string BlockKernelTester::RunPlaced(BlockKernel kernel, const KernelParams&
                       " offsets dy/s/dx=" + std::to_string(dy_off) + "/" + std::to_string(s_off) +
                       "/" + std::to_string(dx_off) + ")";
   const auto expected = Reference(dtype_, dy, s, options_);
-  const std::string diff =
-      CompareBits(dtype_, expected.data() + begin * es, c.data() + begin * es, n - begin,
-                  dy.data() + begin * es, s.data() + begin * es);
+  const std::string diff = CompareBits(dtype_, expected.data() + begin * es, c.data() + begin * es,
+                                       n - begin, dy.data() + begin * es, s.data() + begin * es);
   if (!diff.empty()) return diff + where;
   for (size_t i = 0; i < begin * es; ++i) {
     if (c.data()[i] != kSentinel) return "write before begin" + where;

@@ -31,8 +31,8 @@ int PrintVariants(const Args& args) {
                 "--dtype");
     dtypes = {static_cast<relugrad_dtype>(d)};
   }
-  std::printf("cpu_variants: %d, first that holds is selected (simd target %s)\n",
-              kCpuVariantCount, relugrad_isa_selected());
+  std::printf("cpu_variants: %d, first that holds is selected (simd target %s)\n", kCpuVariantCount,
+              relugrad_isa_selected());
   for (int i = 0; i < kCpuVariantCount; ++i) {
     const CpuVariant& row = CpuVariants()[i];
     std::printf("  %2d %-30s %s\n", i, row.name, row.requirement);
