@@ -7,9 +7,9 @@
 #include "core/error.h"
 #include "core/work_plan.h"
 #include "cpu/cpu_kernels.h"
-#include "cpu/scalar_alpha16.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
+#include "cpu/variants.h"
 #include "profile/profile.h"
 
 namespace relugrad {
@@ -72,7 +72,6 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   Job job;
-  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && DtypeSize(dtype) == 2;
   const int max_blocks = threads == 0 ? DefaultThreads() : threads;
   const bool splittable = CpuCallSplittable(n * DtypeSize(dtype), threads);
   // Small enough not to wake sleeping workers, and they sleep: plan for one
@@ -86,9 +85,8 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
                                  : (one_block ? kCpuStreamBytes : kCpuStreamBytesMultiBlock);
   const bool stream =
       UseStreamingStores(stores, n * DtypeSize(dtype), auto_bytes, dx == dy || dx == s);
-  job.kernel = alpha16
-                   ? &RunBlockAlpha16
-                   : (stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
+  // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
+  job.kernel = CpuVariantKernel(SelectCpuVariant(dtype, params), dtype, stream);
   job.params = &params;
   job.dy = dy;
   job.s = s;

@@ -290,15 +290,17 @@ HWY_INLINE const BlockKernel* VariantTable() {
   return kTable;
 }
 
-// Selects the row per call and runs its body (DispatchBlockKernel's
-// kernel: for callers that hold no selected row).
+// Selects the row per call and runs its block kernel (DispatchBlockKernel's
+// kernel, for callers that hold no selected row; CpuReluGrad takes the row's
+// kernel itself). A call into each row's own function: with every body
+// inlined here, bf16 tensorflow at n = 1024 took 1.5x the time.
 template <Dtype D, bool kStream = false>
 HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s, void* dx,
                            int64_t begin, int64_t end) {
   switch (SelectCpuVariant(D, p)) {
-#define RG_CPU_VARIANT(id, ...)                                         \
-  case CpuVariantId::id:                                                \
-    RunVariant<D, kStream, CpuVariantId::id>(p, dy, s, dx, begin, end); \
+#define RG_CPU_VARIANT(id, ...)                                           \
+  case CpuVariantId::id:                                                  \
+    VariantBlock<D, kStream, CpuVariantId::id>(p, dy, s, dx, begin, end); \
     return;
 #include "cpu/variants.inc"
 #undef RG_CPU_VARIANT
