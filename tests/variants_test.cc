@@ -142,6 +142,33 @@ TEST(VariantTable, RowsAreInIdOrderWithUniqueNamesFoundByName) {
   EXPECT_TRUE(CpuVariants()[kCpuVariantCount - 1].holds(Dtype::kF32, KernelParams()));
 }
 
+// The mask kernel's rows: every one reached, selection the first that holds
+// (mask_kernel_test runs each configuration through them on every target).
+TEST(MaskGradVariantTable, EveryRowIsReachedAndSelectionIsTheFirstThatHolds) {
+  std::vector<int> reached(kMaskGradVariantCount, 0);
+  for (relugrad_dtype d : kAllDtypes) {
+    for (const Config& c : GradConfigs()) {
+      const KernelParams p = ParamsFor(d, c.options);
+      int first = -1;
+      for (int i = 0; i < kMaskGradVariantCount && first < 0; ++i) {
+        if (MaskGradVariants()[i].holds(ToDtype(d), p)) first = i;
+      }
+      const int selected = static_cast<int>(SelectMaskGradVariant(ToDtype(d), p));
+      EXPECT_EQ(selected, first) << c.name << " " << relugrad_dtype_name(d);
+      ++reached[selected];
+    }
+  }
+  std::set<std::string> names;
+  for (int i = 0; i < kMaskGradVariantCount; ++i) {
+    const MaskGradVariant& row = MaskGradVariants()[i];
+    EXPECT_EQ(static_cast<int>(row.id), i);
+    EXPECT_TRUE(names.insert(row.name).second) << "duplicate name " << row.name;
+    const bool x86_row = std::string(row.name).find("_x86") != std::string::npos;
+    if (RELUGRAD_X86_MXCSR || !x86_row)
+      EXPECT_GT(reached[i], 0) << row.name << " is selected by no configuration";
+  }
+}
+
 // The presets' hot paths are the rows their names promise.
 TEST(VariantTable, PresetsSelectTheirNamedRows) {
   auto selected = [](relugrad_preset preset, relugrad_dtype d) {

@@ -17,9 +17,23 @@ constexpr CpuVariant kRows[] = {
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == kCpuVariantCount, "one row per id");
 
+constexpr MaskGradVariant kMaskRows[] = {
+#define RG_MASK_VARIANT(id, name, requirement, ...)                                       \
+  {MaskGradVariantId::id, name, requirement, [](Dtype d, const KernelParams& p) -> bool { \
+     (void)d;                                                                             \
+     (void)p;                                                                             \
+     return __VA_ARGS__;                                                                  \
+   }},
+#include "cpu/mask_variants.inc"
+#undef RG_MASK_VARIANT
+};
+static_assert(sizeof(kMaskRows) / sizeof(kMaskRows[0]) == kMaskGradVariantCount, "one row per id");
+
 }  // namespace
 
 const CpuVariant* CpuVariants() { return kRows; }
+
+const MaskGradVariant* MaskGradVariants() { return kMaskRows; }
 
 const CpuVariant* FindCpuVariant(const char* name) {
   if (name == nullptr) return nullptr;

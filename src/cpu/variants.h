@@ -62,6 +62,33 @@ inline CpuVariantId SelectCpuVariant(Dtype d, const KernelParams& p) {
 // for rows after the first, every earlier row's failure) admits.
 BlockKernel CpuVariantKernel(CpuVariantId id, Dtype dtype, bool stream);
 
+// The rows of the backward-from-mask kernel (mask_variants.inc), as above.
+enum class MaskGradVariantId : uint8_t {
+#define RG_MASK_VARIANT(id, name, requirement, ...) id,
+#include "cpu/mask_variants.inc"
+#undef RG_MASK_VARIANT
+  kCount
+};
+inline constexpr int kMaskGradVariantCount = static_cast<int>(MaskGradVariantId::kCount);
+
+struct MaskGradVariant {
+  MaskGradVariantId id;
+  const char* name;
+  const char* requirement;
+  bool (*holds)(Dtype dtype, const KernelParams& p);
+};
+
+const MaskGradVariant* MaskGradVariants();
+
+inline MaskGradVariantId SelectMaskGradVariant(Dtype d, const KernelParams& p) {
+  (void)d;
+#define RG_MASK_VARIANT(id, name, requirement, ...) \
+  if (__VA_ARGS__) return MaskGradVariantId::id;
+#include "cpu/mask_variants.inc"
+#undef RG_MASK_VARIANT
+  return MaskGradVariantId::kGeneral;
+}
+
 }  // namespace relugrad
 
 #endif  // RELUGRAD_CPU_VARIANTS_H_

@@ -37,10 +37,16 @@ int PrintVariants(const Args& args) {
     const CpuVariant& row = CpuVariants()[i];
     std::printf("  %2d %-30s %s\n", i, row.name, row.requirement);
   }
+  std::printf("mask_grad_variants: %d, first that holds is selected\n", kMaskGradVariantCount);
+  for (int i = 0; i < kMaskGradVariantCount; ++i) {
+    const MaskGradVariant& row = MaskGradVariants()[i];
+    std::printf("  %2d %-30s %s\n", i, row.name, row.requirement);
+  }
   for (relugrad_dtype d : dtypes) {
     const KernelParams p = MakeKernelParams(ToDtype(d), sem);
-    std::printf("selected %s: %s\n", relugrad_dtype_name(d),
-                CpuVariants()[static_cast<int>(SelectCpuVariant(ToDtype(d), p))].name);
+    std::printf("selected %s: %s, mask: %s\n", relugrad_dtype_name(d),
+                CpuVariants()[static_cast<int>(SelectCpuVariant(ToDtype(d), p))].name,
+                MaskGradVariants()[static_cast<int>(SelectMaskGradVariant(ToDtype(d), p))].name);
   }
   return 0;
 }
