@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-constexpr unsigned char kSentinel = 0xA5;
-constexpr size_t kGuard = 64;
 
 class KernelTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -35,32 +33,15 @@ class KernelTest : public ::testing::TestWithParam<std::string> {
 void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
                const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off,
                const std::string& what) {
-  const size_t bytes = dy.size();
-  const size_t n = bytes / relugrad_dtype_size(d);
-  std::vector<unsigned char> a, b, c;
-  a.assign(bytes + 2 * kGuard + 64, 0);
-  b.assign(bytes + 2 * kGuard + 64, 0);
-  c.assign(bytes + 2 * kGuard + 64, kSentinel);
-  auto aligned = [](std::vector<unsigned char>& v) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-    return v.data() + ((64 - p % 64) % 64);
-  };
-  unsigned char* pa = aligned(a) + kGuard + dy_off;
-  unsigned char* pb = aligned(b) + kGuard + s_off;
-  unsigned char* pc = aligned(c) + kGuard + dx_off;
-  if (bytes > 0) {  // reliability: memcpy from an empty vector's NULL data() is UB (UBSan)
-    std::memcpy(pa, dy.data(), bytes);
-    std::memcpy(pb, s.data(), bytes);
-  }
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), pa, pb, pc, &o), RELUGRAD_OK)
+  const size_t n = dy.size() / relugrad_dtype_size(d);
+  Guarded a(dy, dy_off), b(s, s_off), c(dy.size(), dx_off, kSentinel);
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), a.data(), b.data(), c.data(), &o),
+            RELUGRAD_OK)
       << relugrad_last_error();
   const auto expected = Reference(d, dy, s, o);
-  const std::string diff = CompareBits(d, expected.data(), pc, n, dy.data(), s.data());
+  const std::string diff = CompareBits(d, expected.data(), c.data(), n, dy.data(), s.data());
   ASSERT_EQ(diff, "") << what;
-  for (unsigned char* p = aligned(c); p < pc; ++p)
-    ASSERT_EQ(*p, kSentinel) << what << ": write before dx";
-  for (unsigned char* p = pc + bytes; p < c.data() + c.size(); ++p)
-    ASSERT_EQ(*p, kSentinel) << what << ": write after dx";
+  ASSERT_EQ(c.CheckGuards(), "") << what;
 }
 
 TEST_P(KernelTest, SpecialValueCrossProduct) {

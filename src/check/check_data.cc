@@ -146,6 +146,9 @@ std::vector<Config> AllConfigs() {
     auto h = Preset(RELUGRAD_PRESET_ONEDNN);
     h.alpha = 1e39;  // finite in double, +inf in f32: 0 * alpha is the default NaN
     c.push_back({"onednn_alpha_beyond_f32", h});
+    auto f = Preset(RELUGRAD_PRESET_ONEDNN);
+    f.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;  // zero_if_le + multiply + DAZ: its own kernel
+    c.push_back({"onednn_ftz", f});
   }
   return c;
 }

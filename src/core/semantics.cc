@@ -6,87 +6,10 @@
 
 #include "core/error.h"
 #include "core/float_convert.h"
-#include "core/reference.h"
+#include "core/gate_keys.h"
 
 namespace relugrad {
 namespace {
-
-// Smallest key k in [key(-inf), key(+inf) + 1] whose value passes the
-// threshold (key(+inf) + 1 when none does). The gate is monotone in the order key
-// over non-NaN values, so a binary search with the reference predicate
-// decides the kernels' integer threshold exactly, DAZ and rounding included.
-template <Dtype D>
-int64_t GateKeyLo(const Semantics& bounded) {
-  using T = DtypeTraits<D>;
-  // The lower half of the gate alone: with the upper bound the gate is not
-  // monotone in the key (GateKeyHi finds the other end).
-  Semantics sem = bounded;
-  sem.gate_max = Semantics::kNoGateMax;
-  int64_t lo = OrderKey<D>(T::kSign | T::kInf);  // key(-inf)
-  int64_t hi = OrderKey<D>(T::kInf) + 1;         // sentinel "always open"
-  auto open = [&](int64_t key) {
-    if (key == static_cast<int64_t>(OrderKey<D>(T::kInf)) + 1) return true;
-    const auto bits = BitsFromKey<D>(static_cast<typename T::Key>(key));
-    return ReferenceGateOpen(D, bits, sem);
-  };
-  if (open(lo)) return lo;
-  // The f64 key span exceeds int64: measure distances in uint64.
-  auto span = [&] { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
-  while (span() > 1) {  // invariant: !open(lo), open(hi)
-    const int64_t mid = static_cast<int64_t>(static_cast<uint64_t>(lo) + span() / 2);
-    if (open(mid))
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return hi;
-}
-
-// Largest key k in [key(-inf) - 1, key(+inf)] whose value passes the upper
-// bound (key(-inf) - 1 when none does): the bound's test is monotone
-// decreasing in the key over non-NaN values, so the same search as
-// GateKeyLo decides it exactly.
-template <Dtype D>
-int64_t GateKeyHi(const Semantics& sem) {
-  using T = DtypeTraits<D>;
-  int64_t lo = static_cast<int64_t>(OrderKey<D>(T::kSign | T::kInf)) - 1;  // "none below"
-  int64_t hi = OrderKey<D>(T::kInf);
-  auto below = [&](int64_t key) {
-    const auto bits = BitsFromKey<D>(static_cast<typename T::Key>(key));
-    return ReferenceBelowGateMax(D, bits, sem);
-  };
-  if (below(hi)) return hi;
-  auto span = [&] { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
-  while (span() > 1) {  // invariant: lo passes (or is the sentinel), hi does not
-    const int64_t mid = static_cast<int64_t>(static_cast<uint64_t>(lo) + span() / 2);
-    if (below(mid))
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-template <Dtype D>
-int64_t KeyOf(uint64_t bits) {
-  return OrderKey<D>(static_cast<typename DtypeTraits<D>::Bits>(bits));
-}
-
-template <Dtype D>
-void FillKeys(KernelParams* p, const Semantics& sem) {
-  using T = DtypeTraits<D>;
-  p->gate_key_lo = GateKeyLo<D>(sem);
-  if (p->gate_upper) p->gate_key_hi = GateKeyHi<D>(sem);
-  if (p->clip) {
-    p->clip_lo_bits = ScalarToDtypeBits(D, sem.clip_lo);
-    p->clip_hi_bits = ScalarToDtypeBits(D, sem.clip_hi);
-    // Float compares treat -0 == +0; in key order -0 is one below +0.
-    const bool lo_zero = (p->clip_lo_bits & T::kMagnitude) == 0;
-    const bool hi_zero = (p->clip_hi_bits & T::kMagnitude) == 0;
-    p->clip_key_lo = lo_zero ? KeyOf<D>(T::kSign) : KeyOf<D>(p->clip_lo_bits);
-    p->clip_key_hi = hi_zero ? 0 : KeyOf<D>(p->clip_hi_bits);
-  }
-}
 
 bool ValidEnum(int value, int count) { return value >= 0 && value < count; }
 
@@ -248,10 +171,11 @@ struct ParamsKey {
 
 }  // namespace
 
-// Building the params runs a binary search of up to 64 reference gate
-// evaluations (about 300 ns, measured: docs/performance-notes.md), which dominated a
-// call at n <= 1024. Callers repeat the same few configurations (a training
-// step: one dtype, one preset), so each thread keeps the last few results.
+// Building the params (the key derivation of gate_keys.cc, the clip keys,
+// the rounded alpha) costs more than a memo hit (docs/performance-notes.md,
+// "Fixed cost of a call"). Callers repeat the same few configurations (a
+// training step: one dtype, one preset), so each thread keeps the last few
+// results.
 // Pure function of the key, hence a hit returns identical params.
 KernelParams MakeKernelParams(Dtype dtype, const Semantics& sem) {
   struct Entry {
@@ -340,20 +264,7 @@ KernelParams BuildKernelParams(Dtype dtype, const Semantics& sem) {
   } else {
     p.closed = p.open_multiply ? ClosedRule::kMulZero : ClosedRule::kZero;
   }
-  switch (dtype) {
-    case Dtype::kF16:
-      FillKeys<Dtype::kF16>(&p, sem);
-      break;
-    case Dtype::kBF16:
-      FillKeys<Dtype::kBF16>(&p, sem);
-      break;
-    case Dtype::kF32:
-      FillKeys<Dtype::kF32>(&p, sem);
-      break;
-    case Dtype::kF64:
-      FillKeys<Dtype::kF64>(&p, sem);
-      break;
-  }
+  FillKeys(&p, sem);
   return p;
 }
 

@@ -7,9 +7,9 @@
 #include "core/work_plan.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
-#include "cpu/scalar_alpha16.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
+#include "cpu/variants.h"
 #include "profile/profile.h"
 
 namespace relugrad {
@@ -62,10 +62,8 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, elem_bytes, threads, stores,
                                   dx == dy || dx == s, &ReadyWorkersNow);
-  const bool alpha16 = params.closed == ClosedRule::kMulAlpha && elem_bytes == 2;
-  const BlockKernel kernel =
-      alpha16 ? &RunBlockAlpha16
-              : (d.stream ? DispatchStreamingBlockKernel(dtype) : DispatchBlockKernel(dtype));
+  // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
+  const BlockKernel kernel = CpuVariantKernel(SelectCpuVariant(dtype, params), dtype, d.stream);
   if (d.OneBlock()) {
     // One direct kernel call: no plan's divisions, no pool.
     {

@@ -9,6 +9,7 @@
 
 #if HWY_ONCE
 #include "cpu/cpu_kernels.h"
+#include "cpu/variants.h"
 
 namespace relugrad {
 
@@ -20,6 +21,10 @@ HWY_EXPORT(RunBlockStreamF16);
 HWY_EXPORT(RunBlockStreamBF16);
 HWY_EXPORT(RunBlockStreamF32);
 HWY_EXPORT(RunBlockStreamF64);
+HWY_EXPORT(VariantKernelsF16);
+HWY_EXPORT(VariantKernelsBF16);
+HWY_EXPORT(VariantKernelsF32);
+HWY_EXPORT(VariantKernelsF64);
 
 BlockKernel DispatchBlockKernel(Dtype dtype) {
   switch (dtype) {
@@ -45,6 +50,22 @@ BlockKernel DispatchStreamingBlockKernel(Dtype dtype) {
       return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF32);
     case Dtype::kF64:
       return &HWY_DYNAMIC_DISPATCH(RunBlockStreamF64);
+  }
+  return nullptr;
+}
+
+BlockKernel CpuVariantKernel(CpuVariantId id, Dtype dtype, bool stream) {
+  const int row = static_cast<int>(id);
+  if (row < 0 || row >= kCpuVariantCount) return nullptr;
+  switch (dtype) {
+    case Dtype::kF16:
+      return HWY_DYNAMIC_DISPATCH(VariantKernelsF16)(stream)[row];
+    case Dtype::kBF16:
+      return HWY_DYNAMIC_DISPATCH(VariantKernelsBF16)(stream)[row];
+    case Dtype::kF32:
+      return HWY_DYNAMIC_DISPATCH(VariantKernelsF32)(stream)[row];
+    case Dtype::kF64:
+      return HWY_DYNAMIC_DISPATCH(VariantKernelsF64)(stream)[row];
   }
   return nullptr;
 }

@@ -15,7 +15,9 @@ namespace relugrad {
 using BlockKernel = void (*)(const KernelParams& p, const void* dy, const void* s, void* dx,
                              int64_t begin, int64_t end);
 
-// The kernel of the currently chosen target (respects the ISA cap).
+// The kernel of the currently chosen target (respects the ISA cap): it
+// selects the variant row per call (SelectCpuVariant) and runs its body. A
+// caller that holds a selected row takes CpuVariantKernel (variants.h).
 BlockKernel DispatchBlockKernel(Dtype dtype);
 // Same results, non-temporal stores for dx's whole aligned cache lines: for
 // outputs larger than the caches that alias no input .

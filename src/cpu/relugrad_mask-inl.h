@@ -36,10 +36,10 @@
 #include <cstring>
 
 #include "core/dtype_traits.h"
-#include "core/float_convert.h"
+#include "core/element_rule.h"
 #include "core/semantics.h"
-#include "cpu/mul_alpha16.h"
 #include "cpu/rules-inl.h"
+#include "cpu/variants.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -167,7 +167,7 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
     if constexpr (sizeof(U) == 2) {
       if (p.closed == ClosedRule::kMulAlpha) {
         for (int64_t j = 0; j < rest; ++j) {
-          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = element::MulAlpha<D>(p, in[j]);
         }
       }
     }
@@ -216,7 +216,7 @@ HWY_INLINE void GradGroups(const KernelParams& p, const void* dy_v, const uint8_
     if constexpr (sizeof(U) == 2) {
       if (p.closed == ClosedRule::kMulAlpha) {
         for (int64_t j = 0; j < rest; ++j) {
-          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = MulAlpha16<D>(p, in[j]);
+          if (!((bits[j / 8] >> (j % 8)) & 1)) out[j] = element::MulAlpha<D>(p, in[j]);
         }
       }
     }
@@ -254,46 +254,58 @@ HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, ui
       });
 }
 
-// dx for [begin, end) from the mask; begin is a multiple of 8.
+// One row of mask_variants.inc: dx for [begin, end) from the mask.
+template <Dtype D, MaskGradVariantId V>
+HWY_INLINE void RunMaskGradVariant(const KernelParams& p, const void* dy, const uint8_t* mask,
+                                   void* dx, int64_t begin, int64_t end, bool stream) {
+  using U = typename DtypeTraits<D>::Bits;
+  using DU = hn::ScalableTag<U>;
+  using Id = MaskGradVariantId;
+  const DU du;
+  const BitConstants<D, DU> c(du, p);
+  if constexpr (V == Id::kPlainSelect) {
+    GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
+                  [&](hn::Mask<DU> open, hn::Vec<DU> v) { return hn::IfThenElseZero(open, v); });
+  } else if constexpr (V == Id::kMulZeroX86Flush || V == Id::kMulZeroX86 ||
+                       V == Id::kMulZeroFlush || V == Id::kMulZero) {
+    // tensorflow / onednn: the multiply rule with every option a constant,
+    // as in the gate-from-s kernel (relugrad-inl.h).
+    constexpr bool kFlush = V == Id::kMulZeroX86Flush || V == Id::kMulZeroFlush;
+    constexpr bool kNative = RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE &&
+                             (D == Dtype::kF32 || D == Dtype::kF64) &&
+                             (V == Id::kMulZeroX86Flush || V == Id::kMulZeroX86);
+    GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
+                  [&](hn::Mask<DU> open, hn::Vec<DU> v) {
+                    if constexpr (kNative) {
+                      return FloatMultiplyZeroVec<D, kFlush>(du, open, v);
+                    } else {
+                      return MultiplyZeroVec<D, kFlush>(du, c, open, v);
+                    }
+                  });
+  } else {
+    static_assert(V == Id::kGeneral, "every row has a body");
+    const bool via_buffers = sizeof(U) == 2 && p.closed == ClosedRule::kMulAlpha;
+    GradGroups<D>(
+        p, dy, mask, dx, begin, end, via_buffers, stream,
+        [&](hn::Mask<DU> open, hn::Vec<DU> v) { return CombineVec<D>(du, c, p, open, v); });
+  }
+}
+
+// dx for [begin, end) from the mask; begin is a multiple of 8. Runs the
+// first row of mask_variants.inc that holds.
 template <Dtype D>
 HWY_NOINLINE void GradMaskBlock(const KernelParams& p, const void* dy, const uint8_t* mask,
                                 void* dx, int64_t begin, int64_t end, bool stream) {
-  using U = typename DtypeTraits<D>::Bits;
-  using DU = hn::ScalableTag<U>;
-  const DU du;
-  const BitConstants<D, DU> c(du, p);
-  if (p.IsPlainSelect()) {
-    GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
-                  [&](hn::Mask<DU> open, hn::Vec<DU> v) { return hn::IfThenElseZero(open, v); });
+  switch (SelectMaskGradVariant(D, p)) {
+#define RG_MASK_VARIANT(id, ...)                                                       \
+  case MaskGradVariantId::id:                                                          \
+    RunMaskGradVariant<D, MaskGradVariantId::id>(p, dy, mask, dx, begin, end, stream); \
     return;
+#include "cpu/mask_variants.inc"
+#undef RG_MASK_VARIANT
+    case MaskGradVariantId::kCount:
+      break;
   }
-  if (p.open_multiply && !p.clip && p.closed == ClosedRule::kMulZero) {
-    // tensorflow / onednn: the multiply rule with every option a constant,
-    // as in the gate-from-s kernel (relugrad-inl.h).
-    auto run = [&](auto flush) {
-      constexpr bool kFlush = decltype(flush)::value;
-#if RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE
-      if constexpr (D == Dtype::kF32 || D == Dtype::kF64) {
-        if (UsesFloatMultiplyRule(p)) {
-          GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
-                        [&](hn::Mask<DU> open, hn::Vec<DU> v) {
-                          return FloatMultiplyZeroVec<D, kFlush>(du, open, v);
-                        });
-          return;
-        }
-      }
-#endif
-      GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
-                    [&](hn::Mask<DU> open, hn::Vec<DU> v) {
-                      return MultiplyZeroVec<D, kFlush>(du, c, open, v);
-                    });
-    };
-    p.flush_subnormals ? run(std::true_type()) : run(std::false_type());
-    return;
-  }
-  const bool via_buffers = sizeof(U) == 2 && p.closed == ClosedRule::kMulAlpha;
-  GradGroups<D>(p, dy, mask, dx, begin, end, via_buffers, stream,
-                [&](hn::Mask<DU> open, hn::Vec<DU> v) { return CombineVec<D>(du, c, p, open, v); });
 }
 
 // Entry points exported per target (one per element width).

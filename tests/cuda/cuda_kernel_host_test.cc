@@ -16,6 +16,7 @@
 #include "cuda/element.h"
 #include "cuda/kernel_body.h"
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
@@ -23,9 +24,6 @@ namespace testing {
 namespace {
 
 using cuda::Mode;
-
-constexpr unsigned char kSentinel = 0xA5;
-constexpr size_t kGuard = 64;
 
 template <Dtype D, Mode M>
 void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, const void* s_v,
@@ -96,37 +94,18 @@ void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const voi
 
 enum class InPlace { kNo, kOnDy, kOnS };
 
-unsigned char* Aligned64(std::vector<unsigned char>& v) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-  return v.data() + ((64 - p % 64) % 64);
-}
-
 void RunPlacedUnroll(relugrad_dtype d, const relugrad_options& o,
                      const std::vector<unsigned char>& dy, const std::vector<unsigned char>& s,
                      size_t dy_off, size_t s_off, size_t dx_off, InPlace in_place, int max_blocks,
                      int unroll, const std::string& what) {
-  const size_t bytes = dy.size();
-  const size_t n = bytes / relugrad_dtype_size(d);
-  const size_t total = bytes + 2 * kGuard + 128;
-  std::vector<unsigned char> a(total, kSentinel), b(total, kSentinel), c(total, kSentinel);
-  unsigned char* pa = Aligned64(a) + kGuard + dy_off;
-  unsigned char* pb = Aligned64(b) + kGuard + s_off;
-  unsigned char* pc = Aligned64(c) + kGuard + dx_off;
-  if (bytes != 0) {
-    std::memcpy(pa, dy.data(), bytes);
-    std::memcpy(pb, s.data(), bytes);
-  }
-  unsigned char* out = in_place == InPlace::kOnDy ? pa : in_place == InPlace::kOnS ? pb : pc;
-  std::vector<unsigned char>& out_buf = in_place == InPlace::kOnDy  ? a
-                                        : in_place == InPlace::kOnS ? b
-                                                                    : c;
-  ASSERT_NO_FATAL_FAILURE(Simulate(d, o, static_cast<int64_t>(n), pa, pb, out, max_blocks, unroll));
+  const size_t n = dy.size() / relugrad_dtype_size(d);
+  Guarded a(dy, dy_off), b(s, s_off), c(dy.size(), dx_off, kSentinel);
+  Guarded& out = in_place == InPlace::kOnDy ? a : in_place == InPlace::kOnS ? b : c;
+  ASSERT_NO_FATAL_FAILURE(
+      Simulate(d, o, static_cast<int64_t>(n), a.data(), b.data(), out.data(), max_blocks, unroll));
   const auto expected = Reference(d, dy, s, o);
-  ASSERT_EQ(CompareBits(d, expected.data(), out, n, dy.data(), s.data()), "") << what;
-  for (unsigned char* q = out_buf.data(); q < out; ++q)
-    ASSERT_EQ(*q, kSentinel) << what << ": write before dx";
-  for (unsigned char* q = out + bytes; q < out_buf.data() + total; ++q)
-    ASSERT_EQ(*q, kSentinel) << what << ": write after dx";
+  ASSERT_EQ(CompareBits(d, expected.data(), out.data(), n, dy.data(), s.data()), "") << what;
+  ASSERT_EQ(out.CheckGuards(), "") << what << ": write outside dx";
 }
 
 // Both vector-kernel unrolls (1 and 2 vectors per thread per turn).

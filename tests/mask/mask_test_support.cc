@@ -11,8 +11,6 @@ namespace relugrad {
 namespace testing {
 namespace {
 
-constexpr size_t kGuard = 64;
-
 Semantics Resolve(const relugrad_options& o) {
   Semantics sem;
   if (ResolveOptions(&o, &sem) != RELUGRAD_OK) throw std::runtime_error(relugrad_last_error());
@@ -58,25 +56,6 @@ Bytes RandomMask(size_t n, uint64_t seed) {
   for (auto& b : m) b = static_cast<unsigned char>(rng());
   if (n % 8 != 0) m.back() = static_cast<unsigned char>(m.back() & ((1u << (n % 8)) - 1u));
   return m;
-}
-
-Guarded::Guarded(size_t bytes, size_t offset, unsigned char fill) : bytes_(bytes) {
-  storage_.assign(bytes + 2 * kGuard + 128, kSentinel);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(storage_.data());
-  base_ = storage_.data() + ((64 - a % 64) % 64);
-  p_ = base_ + kGuard + offset;
-  std::memset(p_, fill, bytes);
-}
-
-std::string Guarded::CheckGuards() const {
-  for (const unsigned char* q = storage_.data(); q < p_; ++q) {
-    if (*q != kSentinel) return "write " + std::to_string(p_ - q) + " bytes before the array";
-  }
-  for (const unsigned char* q = p_ + bytes_; q < storage_.data() + storage_.size(); ++q) {
-    if (*q != kSentinel)
-      return "write " + std::to_string(q - (p_ + bytes_)) + " bytes after the array";
-  }
-  return "";
 }
 
 }  // namespace testing

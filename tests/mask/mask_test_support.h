@@ -1,5 +1,5 @@
-// Shared helpers of the mask suites: guarded placement of arrays at chosen
-// byte offsets, the mask reference into fresh buffers, and checks that name
+// Shared helpers of the mask suites (guarded placement: support/guarded.h):
+// the mask reference into fresh buffers, and checks that name
 // the first differing element or mask bit.
 #ifndef RELUGRAD_TESTS_MASK_MASK_TEST_SUPPORT_H_
 #define RELUGRAD_TESTS_MASK_MASK_TEST_SUPPORT_H_
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
@@ -27,24 +28,6 @@ std::string CompareMask(const Bytes& expected, const unsigned char* actual, size
 
 // A random mask of ceil(n/8) bytes with zero padding bits.
 Bytes RandomMask(size_t n, uint64_t seed);
-
-// A buffer with `guard` sentinel bytes on both sides of a region placed at
-// `offset` bytes past a 64-byte boundary.
-class Guarded {
- public:
-  Guarded(size_t bytes, size_t offset, unsigned char fill);
-  unsigned char* data() { return p_; }
-  // "" when both guards are intact.
-  std::string CheckGuards() const;
-
- private:
-  std::vector<unsigned char> storage_;
-  unsigned char* base_;
-  unsigned char* p_;
-  size_t bytes_;
-};
-
-constexpr unsigned char kSentinel = 0xA5;
 
 }  // namespace testing
 }  // namespace relugrad
