@@ -39,12 +39,12 @@ TEST(CppPlan, TypedRunsMovesAndErrors) {
   std::vector<float> short_s(3);
   EXPECT_THROW(plan.relu_grad<float>(dy, short_s, dx), relugrad::InvalidArgument);
   // Create-time errors are the one-shot call's exceptions.
-  EXPECT_THROW(relugrad::Plan(relugrad::Op::kReluGrad, RELUGRAD_F32,
-                              relugrad::Options().clip(1, 0)),
-               relugrad::InvalidArgument);
-  EXPECT_THROW(relugrad::Plan(relugrad::Op::kReluForwardMask, RELUGRAD_F32,
-                              relugrad::Options().gate_max(6)),
-               relugrad::Unsupported);
+  EXPECT_THROW(
+      relugrad::Plan(relugrad::Op::kReluGrad, RELUGRAD_F32, relugrad::Options().clip(1, 0)),
+      relugrad::InvalidArgument);
+  EXPECT_THROW(
+      relugrad::Plan(relugrad::Op::kReluForwardMask, RELUGRAD_F32, relugrad::Options().gate_max(6)),
+      relugrad::Unsupported);
   // The mask pair.
   auto forward = relugrad::Plan::of<float>(relugrad::Op::kReluForwardMask);
   auto backward = relugrad::Plan::of<float>(relugrad::Op::kReluGradMask);

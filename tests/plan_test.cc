@@ -140,8 +140,7 @@ TEST(Plan, MaskRunsGiveTheOneShotAndReferenceBits) {
                 RELUGRAD_OK)
           << relugrad_last_error();
       std::vector<unsigned char> dx(bytes, 0xAB), dx1(bytes, 0xCD);
-      ASSERT_EQ(relugrad_plan_run(backward.p, n, in.dy.data(), mask.data(), dx.data()),
-                RELUGRAD_OK)
+      ASSERT_EQ(relugrad_plan_run(backward.p, n, in.dy.data(), mask.data(), dx.data()), RELUGRAD_OK)
           << relugrad_last_error();
       ASSERT_EQ(relugrad_relu_grad_mask(d, n, in.dy.data(), reinterpret_cast<uint8_t*>(mask.data()),
                                         dx1.data(), &c.options),
@@ -170,8 +169,9 @@ std::vector<std::pair<std::string, relugrad_options>> RefusedOptions() {
   add("gate 7", [](relugrad_options& o) { o.gate = static_cast<relugrad_gate>(7); });
   add("combine -1", [](relugrad_options& o) { o.combine = static_cast<relugrad_combine>(-1); });
   add("denormals 2", [](relugrad_options& o) { o.denormals = static_cast<relugrad_denormals>(2); });
-  add("rounding 9",
-      [](relugrad_options& o) { o.threshold_rounding = static_cast<relugrad_threshold_rounding>(9); });
+  add("rounding 9", [](relugrad_options& o) {
+    o.threshold_rounding = static_cast<relugrad_threshold_rounding>(9);
+  });
   add("stores 3", [](relugrad_options& o) { o.stores = static_cast<relugrad_stores>(3); });
   add("backend 3", [](relugrad_options& o) { o.backend = static_cast<relugrad_backend>(3); });
   add("alpha inf", [](relugrad_options& o) { o.alpha = std::numeric_limits<double>::infinity(); });
@@ -192,9 +192,8 @@ std::vector<std::pair<std::string, relugrad_options>> RefusedOptions() {
   add("threads -1", [](relugrad_options& o) { o.threads = -1; });
   add("struct_size 3", [](relugrad_options& o) { o.struct_size = 3; });
   add("struct_size too large", [](relugrad_options& o) { o.struct_size = sizeof(o) + 8; });
-  add("ascend f64 is unsupported below", [](relugrad_options& o) {
-    o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
-  });
+  add("ascend f64 is unsupported below",
+      [](relugrad_options& o) { o.backend = RELUGRAD_BACKEND_ASCEND_TWIN; });
   add("ascend alpha beyond f32", [](relugrad_options& o) {
     o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
     o.combine = RELUGRAD_COMBINE_MULTIPLY;
@@ -270,9 +269,9 @@ TEST(Plan, CreateChecksOpDtypeAndOut) {
   EXPECT_EQ(Describe(Last(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD,
                                                static_cast<relugrad_dtype>(9), nullptr, &plan))),
             Describe(one_shot));
-  EXPECT_EQ(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, static_cast<relugrad_dtype>(0), nullptr,
-                                 &plan),
-            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, static_cast<relugrad_dtype>(0), nullptr, &plan),
+      RELUGRAD_INVALID_ARGUMENT);
   EXPECT_EQ(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, RELUGRAD_F32, nullptr, nullptr),
             RELUGRAD_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(relugrad_last_error()), "out is NULL");
@@ -302,10 +301,14 @@ TEST(Plan, RunsCheckTheirArraysAsTheOneShotCalls) {
     void* out;
   };
   const Case grad_cases[] = {
-      {"n < 0", -1, a, b, c},           {"NULL dy", 4, nullptr, b, c},
-      {"NULL s", 4, a, nullptr, c},     {"NULL dx", 4, a, b, nullptr},
-      {"misaligned dy", 4, odd, b, c},  {"dx overlaps dy", 8, a, b, a + 1},
-      {"dx overlaps s", 8, a, b, b + 2}, {"n == 0 with NULL", 0, nullptr, nullptr, nullptr},
+      {"n < 0", -1, a, b, c},
+      {"NULL dy", 4, nullptr, b, c},
+      {"NULL s", 4, a, nullptr, c},
+      {"NULL dx", 4, a, b, nullptr},
+      {"misaligned dy", 4, odd, b, c},
+      {"dx overlaps dy", 8, a, b, a + 1},
+      {"dx overlaps s", 8, a, b, b + 2},
+      {"n == 0 with NULL", 0, nullptr, nullptr, nullptr},
       {"in place", 8, a, b, a},
   };
   for (const Case& k : grad_cases) {
@@ -314,9 +317,12 @@ TEST(Plan, RunsCheckTheirArraysAsTheOneShotCalls) {
     EXPECT_EQ(Describe(Last(relugrad_plan_run(grad.p, k.n, k.a, k.b, k.out))), Describe(one_shot));
   }
   const Case forward_cases[] = {
-      {"n < 0", -1, a, c, m},          {"NULL x", 4, nullptr, c, m},
-      {"NULL y", 4, a, nullptr, m},    {"NULL mask", 4, a, c, nullptr},
-      {"y overlaps x", 8, a, a + 1, m}, {"mask overlaps x", 8, a, c, reinterpret_cast<uint8_t*>(a)},
+      {"n < 0", -1, a, c, m},
+      {"NULL x", 4, nullptr, c, m},
+      {"NULL y", 4, a, nullptr, m},
+      {"NULL mask", 4, a, c, nullptr},
+      {"y overlaps x", 8, a, a + 1, m},
+      {"mask overlaps x", 8, a, c, reinterpret_cast<uint8_t*>(a)},
       {"mask overlaps y", 8, a, c, reinterpret_cast<uint8_t*>(c + 1)},
       {"in place", 8, a, a, m},
   };
@@ -329,10 +335,14 @@ TEST(Plan, RunsCheckTheirArraysAsTheOneShotCalls) {
               Describe(one_shot));
   }
   const Case mask_cases[] = {
-      {"n < 0", -1, a, m, c},           {"NULL dy", 4, nullptr, m, c},
-      {"NULL mask", 4, a, nullptr, c},  {"NULL dx", 4, a, m, nullptr},
-      {"dx overlaps dy", 8, a, m, a + 1}, {"mask overlaps dy", 8, a, a, c},
-      {"mask overlaps dx", 8, a, c, c},  {"in place", 8, a, m, a},
+      {"n < 0", -1, a, m, c},
+      {"NULL dy", 4, nullptr, m, c},
+      {"NULL mask", 4, a, nullptr, c},
+      {"NULL dx", 4, a, m, nullptr},
+      {"dx overlaps dy", 8, a, m, a + 1},
+      {"mask overlaps dy", 8, a, a, c},
+      {"mask overlaps dx", 8, a, c, c},
+      {"in place", 8, a, m, a},
   };
   for (const Case& k : mask_cases) {
     SCOPED_TRACE(std::string("grad_mask ") + k.what);
@@ -455,11 +465,11 @@ TEST(Plan, OnePlanRunsOnManyThreadsAtOnce) {
             from_mask ? relugrad_plan_run(mask_plan.p, n, dys[k].data(), masks[k].data(), dx.data())
                       : relugrad_plan_run(plan.p, n, dys[k].data(), ss[k].data(), dx.data());
         if (st != RELUGRAD_OK) {
-          failures[t] = std::string("status ") + relugrad_status_name(st) + ": " +
-                        relugrad_last_error();
+          failures[t] =
+              std::string("status ") + relugrad_status_name(st) + ": " + relugrad_last_error();
         } else if (dx != wants[k]) {
-          failures[t] = (from_mask ? "mask run, n = " : "run, n = ") + std::to_string(n) +
-                        ": " + CompareBits(d, wants[k].data(), dx.data(), sizes[k]);
+          failures[t] = (from_mask ? "mask run, n = " : "run, n = ") + std::to_string(n) + ": " +
+                        CompareBits(d, wants[k].data(), dx.data(), sizes[k]);
         }
       }
     });

@@ -22,8 +22,8 @@
  * - The compute entry points (relugrad_relu_grad, relugrad_relu_grad_reference,
  *   relugrad_relu_forward, relugrad_relu_grad_mask, relugrad_plan_run,
  *   relugrad_plan_run_forward) may be called from any number of threads at
- *   once, with different options; one plan may be run by many threads at once. Concurrent callers share one worker pool:
- *   a caller that finds the pool busy runs its work on its own thread (same
+ *   once, with different options; one plan may be run by many threads at once. Concurrent callers
+ * share one worker pool: a caller that finds the pool busy runs its work on its own thread (same
  *   bits, less parallelism).
  * - relugrad_set_max_isa() changes process-wide dispatch: call it before
  *   concurrent work starts (the CLI and tests do).

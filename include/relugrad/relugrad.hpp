@@ -412,14 +412,16 @@ class Plan {
   void expect(Op op, const char* what) const {
     if (plan_ == nullptr) return;  // the run reports it
     if (op != this->op()) {
-      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
-                            std::string(what) + ": the plan is for " +
-                                relugrad_enum_name(RELUGRAD_ENUM_PLAN_OP, relugrad_plan_get_op(plan_)));
+      throw InvalidArgument(
+          RELUGRAD_INVALID_ARGUMENT,
+          std::string(what) + ": the plan is for " +
+              relugrad_enum_name(RELUGRAD_ENUM_PLAN_OP, relugrad_plan_get_op(plan_)));
     }
     if (dtype_of<T>::value != dtype()) {
-      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT,
-                            std::string(what) + ": the plan is for " + relugrad_dtype_name(dtype()) +
-                                ", the arrays hold " + relugrad_dtype_name(dtype_of<T>::value));
+      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, std::string(what) + ": the plan is for " +
+                                                           relugrad_dtype_name(dtype()) +
+                                                           ", the arrays hold " +
+                                                           relugrad_dtype_name(dtype_of<T>::value));
     }
   }
 

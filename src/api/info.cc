@@ -74,8 +74,8 @@ const char* relugrad_build_info(void) {
     }
     s += "simd_compiled: " + compiled + "\n";
     s += "simd_default_cap: " + relugrad::DefaultIsaCapDescription() + "\n";
-    s += std::string("backend_cuda: ") + (relugrad::CudaBackendOps().built ? "built" : "not built") +
-         "\n";
+    s += std::string("backend_cuda: ") +
+         (relugrad::CudaBackendOps().built ? "built" : "not built") + "\n";
     s += std::string("backend_ascend_twin: ") +
          (relugrad::AscendTwinBackendOps().built ? "built" : "not built") + "\n";
     s += "threads_grain_bytes: " + std::to_string(relugrad::kCpuGrainBytes) + "\n";

@@ -64,7 +64,8 @@ relugrad_plan_op relugrad_plan_get_op(const relugrad_plan* plan) {
 }
 
 relugrad_dtype relugrad_plan_get_dtype(const relugrad_plan* plan) {
-  return plan == nullptr ? static_cast<relugrad_dtype>(0) : static_cast<relugrad_dtype>(plan->dtype);
+  return plan == nullptr ? static_cast<relugrad_dtype>(0)
+                         : static_cast<relugrad_dtype>(plan->dtype);
 }
 
 relugrad_status relugrad_plan_get_options(const relugrad_plan* plan, relugrad_options* out) {

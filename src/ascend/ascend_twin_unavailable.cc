@@ -10,8 +10,8 @@ relugrad_status Supports(relugrad_plan_op, const Rules&, const KernelParams&) {
   return Fail(RELUGRAD_UNSUPPORTED, "the Ascend twin backend is not built in this relugrad");
 }
 
-constexpr BackendOps kAscendTwinUnavailable = {"ascend_twin", false, Supports, nullptr, nullptr,
-                                               nullptr};
+constexpr BackendOps kAscendTwinUnavailable = {"ascend_twin", false,   Supports,
+                                               nullptr,       nullptr, nullptr};
 
 }  // namespace
 

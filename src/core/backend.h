@@ -24,8 +24,8 @@ using ReluForwardMaskEntry = relugrad_status (*)(const KernelParams& params,
                                                  const Execution& execution, int64_t n,
                                                  const void* x, void* y, uint8_t* mask);
 using ReluGradMaskEntry = relugrad_status (*)(const KernelParams& params,
-                                              const Execution& execution, int64_t n,
-                                              const void* dy, const uint8_t* mask, void* dx);
+                                              const Execution& execution, int64_t n, const void* dy,
+                                              const uint8_t* mask, void* dx);
 // RELUGRAD_OK when the backend implements op for dtype under these rules,
 // else RELUGRAD_UNSUPPORTED with the thread's last error saying why. Called
 // at plan create, so a run never meets an op its backend refuses.
