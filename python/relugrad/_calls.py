@@ -9,6 +9,7 @@ torch tensors and on the default stream otherwise.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 from typing import Any, Optional, Tuple
@@ -16,9 +17,9 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _relugrad as _C
-from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _new_like,
-                      _on_cuda, _torch_host_code, _writable_out)
-from ._options import _framework_threads, _options, _real
+from ._arrays import (_NUMPY_CODES, ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope,
+                      _new_like, _on_cuda, _torch_host_code, _writable_out)
+from ._options import _framework_threads, _options, _plan, _real, _resolved
 
 
 def _gate_max(gate_max: Optional[float]) -> dict:
@@ -47,6 +48,11 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dic
     return result
 
 
+def _numpy_code(x: Any, declared: int) -> int:
+    """The relugrad dtype of a NumPy array's binding view (0: let the binding say why not)."""
+    return declared or _NUMPY_CODES.get(x.dtype, 0)
+
+
 def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
          clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
          gate: Optional[str], combine: Optional[str], denormals: Optional[str],
@@ -65,6 +71,14 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
         raise ValueError("relu_grad_reference: the scalar reference reads CPU memory only; pass CPU arrays")
     result = _new_like(dy) if out is None else _writable_out("out", out)
     out_v, out_decl = _binding_view("out", result)
+    if type(dy) is np.ndarray and not reference:
+        # Host memory: the options' plan for dy's dtype, created once and run
+        # with the arrays alone (the library checks them).
+        code = _numpy_code(dy_v, dy_decl)
+        if code and type(s) is np.ndarray and type(result) is np.ndarray:
+            entry = _resolved(opts, bound.get("gate_max", math.inf))
+            _plan(entry, _C.OP_RELU_GRAD, code)(dy_v, s_v, out_v)
+            return result
     # The bindings resolve each array's dtype and device and reject
     # mismatches by name.
     if type(dy) is np.ndarray:  # host memory: no device scope, NumPy out
