@@ -569,14 +569,15 @@ void BindOptionsAndPlan(nb::module_& m) {
                 static_cast<relugrad_backend>(EnumArg(RELUGRAD_ENUM_BACKEND, backend, "backend"));
             new (self) PyOptions{Validated(o)};
           },
-          nb::arg("semantics") = RELUGRAD_PRESET_TORCH, nb::kw_only(),
+          nb::arg("semantics") = nb::int_(static_cast<int>(RELUGRAD_PRESET_TORCH)), nb::kw_only(),
           nb::arg("gate").none() = nb::none(), nb::arg("combine").none() = nb::none(),
           nb::arg("denormals").none() = nb::none(),
           nb::arg("threshold_rounding").none() = nb::none(), nb::arg("threshold") = 0.0,
           nb::arg("alpha") = 0.0, nb::arg("clip").none() = nb::none(), nb::arg("threads") = 0,
-          nb::arg("stores") = RELUGRAD_STORES_AUTO,
+          nb::arg("stores") = nb::int_(static_cast<int>(RELUGRAD_STORES_AUTO)),
           nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
-          nb::arg("backend") = RELUGRAD_BACKEND_CPU, nb::arg("stream") = 0)
+          nb::arg("backend") = nb::int_(static_cast<int>(RELUGRAD_BACKEND_CPU)),
+          nb::arg("stream") = 0)
       .def(
           "with_execution",
           [](const PyOptions& self, int backend, uintptr_t stream) {
