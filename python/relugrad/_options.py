@@ -118,13 +118,7 @@ Options = _C.Options
 Plan = _C.Plan
 
 
-def _exact(v: float) -> Any:
-    """A float as a cache key: 0.0 and -0.0 compare equal in Python but give
-    different bits as clip bounds, so a zero carries its sign."""
-    return v if v else (v, math.copysign(1.0, v))
-
-
-# Checked option codes + gate_max (zeros signed) -> [Options, codes, {op * 8 + dtype: Plan}].
+# Checked option codes + gate_max -> [Options, codes, {op * 8 + dtype: Plan}].
 # Bounded: a program that builds configurations without end rebuilds them
 # rather than growing the cache.
 _RESOLVED: Dict[Tuple, list] = {}
@@ -132,12 +126,18 @@ _RESOLVED_MAX = 1024
 
 
 def _resolved(codes: Tuple, gate_max: float = math.inf) -> list:
-    """[Options, codes, plans] of checked option codes (_options) and gate_max."""
-    p, g, c, d, r, t, a, use_clip, lo, hi, threads, stores = codes
-    key = (p, g, c, d, r, _exact(t), _exact(a), use_clip, _exact(lo), _exact(hi), threads, stores,
-           _exact(gate_max))
+    """[Options, codes, plans] of checked option codes (_options) and gate_max.
+    Keys compare floats as Python does, -0.0 == 0.0, which is exact for
+    threshold, alpha and gate_max (a signed zero there opens and closes the
+    same gates and scales by the same zero) but not for clip bounds, whose
+    bits are written: a zero bound keys with its sign."""
+    key = codes + (gate_max,)
+    if codes[7]:
+        lo, hi = codes[8], codes[9]
+        key += (math.copysign(1.0, lo) if lo == 0 else 0.0, math.copysign(1.0, hi) if hi == 0 else 0.0)
     entry = _RESOLVED.get(key)
     if entry is None:
+        p, g, c, d, r, t, a, use_clip, lo, hi, threads, stores = codes
         options = Options(p, gate=g, combine=c, denormals=d, threshold_rounding=r, threshold=t, alpha=a,
                           clip=(lo, hi) if use_clip else None, threads=threads, stores=stores,
                           gate_max=gate_max)
