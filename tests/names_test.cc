@@ -51,11 +51,14 @@ const std::vector<Row>& Expected() {
       {RELUGRAD_ENUM_STATUS, RELUGRAD_INVALID_ARGUMENT, "invalid_argument"},
       {RELUGRAD_ENUM_STATUS, RELUGRAD_UNSUPPORTED, "unsupported"},
       {RELUGRAD_ENUM_STATUS, RELUGRAD_INTERNAL_ERROR, "internal_error"},
+      {RELUGRAD_ENUM_PLAN_OP, RELUGRAD_OP_RELU_GRAD, "relu_grad"},
+      {RELUGRAD_ENUM_PLAN_OP, RELUGRAD_OP_RELU_FORWARD_MASK, "relu_forward_mask"},
+      {RELUGRAD_ENUM_PLAN_OP, RELUGRAD_OP_RELU_GRAD_MASK, "relu_grad_mask"},
   };
   return rows;
 }
 
-constexpr int kKinds = RELUGRAD_ENUM_STATUS + 1;
+constexpr int kKinds = RELUGRAD_ENUM_PLAN_OP + 1;
 
 TEST(Names, EveryEnumeratorHasItsCanonicalNameInOrder) {
   std::vector<int> seen(kKinds, 0);

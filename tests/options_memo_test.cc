@@ -1,8 +1,8 @@
-// The per-thread memo of resolved options (core/semantics.h ResolveCall):
-// a call must behave exactly as if its options were resolved afresh, when
-// one options object is changed in place between calls, when the dtype
-// changes, when the options turn invalid and valid again, for NULL and
-// older, shorter structs, and on several threads at once.
+// The one-shot calls' per-thread plan (api/one_shot_plan.h): a call must
+// behave exactly as if its options were resolved afresh, when one options
+// object is changed in place between calls, when the dtype changes, when
+// the options turn invalid and valid again, for NULL and older, shorter
+// structs, and on several threads at once.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/dtype_traits.h"
+#include "core/rules.h"
 #include "core/semantics.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/launch.h"
@@ -27,7 +28,7 @@ inline LaunchPolicy AlwaysSplitPolicy() {
   return policy;
 }
 
-inline const char* RuleOf(const Semantics& sem) {
+inline const char* RuleOf(const Rules& sem) {
   return profile::RuleLabel(sem.gate == RELUGRAD_GATE_PASS_IF_GT,
                             sem.combine == RELUGRAD_COMBINE_MULTIPLY);
 }
@@ -37,13 +38,13 @@ inline relugrad_status ReluGradUnderPolicy(relugrad_dtype dtype, int64_t n, cons
                                            const void* s, void* dx, const relugrad_options& o,
                                            const LaunchPolicy& policy) {
   const Dtype d = ToDtype(dtype);
-  const ResolvedCall* call = ResolveCall(&o, d);
-  if (call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
-  const Semantics sem = call->sem;
-  const KernelParams params = call->params;
+  Rules sem;
+  Execution exec;
+  if (ResolveOptions(&o, &sem, &exec) != RELUGRAD_OK) return RELUGRAD_INVALID_ARGUMENT;
+  const KernelParams params = MakeKernelParams(d, sem);
   profile::CallScope scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
                            RuleOf(sem));
-  return CpuReluGrad(d, n, dy, s, dx, params, sem.threads, sem.stores, policy);
+  return CpuReluGrad(d, n, dy, s, dx, params, exec.threads, exec.stores, policy);
 }
 
 // relugrad_relu_forward likewise.
@@ -51,14 +52,14 @@ inline relugrad_status ReluForwardUnderPolicy(relugrad_dtype dtype, int64_t n, c
                                               void* y, uint8_t* mask, const relugrad_options& o,
                                               const LaunchPolicy& policy) {
   const Dtype d = ToDtype(dtype);
-  const ResolvedCall* call = ResolveCall(&o, d);
-  if (call == nullptr) return RELUGRAD_INVALID_ARGUMENT;
-  const Semantics sem = call->sem;
-  const KernelParams params = call->params;
+  Rules sem;
+  Execution exec;
+  if (ResolveOptions(&o, &sem, &exec) != RELUGRAD_OK) return RELUGRAD_INVALID_ARGUMENT;
+  const KernelParams params = MakeKernelParams(d, sem);
   profile::CallScope scope(
       "relu_forward", d, n,
       2.0 * static_cast<double>(n) * DtypeSize(d) + static_cast<double>((n + 7) / 8), RuleOf(sem));
-  return CpuReluForward(d, n, x, y, mask, params, sem.threads, sem.stores, policy);
+  return CpuReluForward(d, n, x, y, mask, params, exec.threads, exec.stores, policy);
 }
 
 }  // namespace testing

@@ -20,9 +20,10 @@
  *
  * Thread safety
  * - The compute entry points (relugrad_relu_grad, relugrad_relu_grad_reference,
- *   relugrad_relu_forward, relugrad_relu_grad_mask) may be called from any
- *   number of threads at once, with different options. Concurrent callers share one worker pool:
- *   a caller that finds the pool busy runs its work on its own thread (same
+ *   relugrad_relu_forward, relugrad_relu_grad_mask, relugrad_plan_run,
+ *   relugrad_plan_run_forward) may be called from any number of threads at
+ *   once, with different options; one plan may be run by many threads at once. Concurrent callers
+ * share one worker pool: a caller that finds the pool busy runs its work on its own thread (same
  *   bits, less parallelism).
  * - relugrad_set_max_isa() changes process-wide dispatch: call it before
  *   concurrent work starts (the CLI and tests do).
@@ -212,6 +213,79 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
                                                      const void* dy, const uint8_t* mask, void* dx,
                                                      const relugrad_options* options);
 
+/* ---- Plans: resolve once, run many ----------------------------------------
+ * A plan is one operator (relugrad_plan_op) for one dtype with its options
+ * resolved: relugrad_plan_create does every check that does not depend on
+ * the arrays (dtype, every option field, whether the backend implements the
+ * op for this dtype and these rules) and derives the kernel parameters once;
+ * relugrad_plan_run then checks only n and the pointers and hands the
+ * arrays to the backend. The one-shot calls (relugrad_relu_grad,
+ * relugrad_relu_forward, relugrad_relu_grad_mask) are plans run once: same
+ * checks, same messages, same bits. Each keeps, per thread, the plan of its
+ * last call; a call whose options or dtype differ from that one creates a
+ * plan again (about 0.5 us on the machine of docs/performance.md, several
+ * small calls' worth), so a caller that alternates configurations should
+ * hold one plan per configuration.
+ *
+ *   relugrad_plan* plan;
+ *   if (relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, RELUGRAD_F32, &o, &plan) != RELUGRAD_OK)
+ *     fprintf(stderr, "%s\n", relugrad_last_error());
+ *   for (...) relugrad_plan_run(plan, n, dy, x, dx);
+ *   relugrad_plan_destroy(plan);
+ *
+ * A plan is immutable once created: it may be run from any number of
+ * threads at once (it reads the plan and the caller's arrays only), and
+ * the options struct it was created from may be changed or freed at once.
+ * Destroy it after its last run has returned. */
+typedef struct relugrad_plan relugrad_plan; /* opaque */
+
+/* Numbering starts at 1 so that a zero-filled value is caught as invalid. */
+typedef enum relugrad_plan_op {
+  /* relugrad_plan_run(plan, n, dy, s, dx): relugrad_relu_grad. */
+  RELUGRAD_OP_RELU_GRAD = 1,
+  /* relugrad_plan_run_forward(plan, n, x, y, mask): relugrad_relu_forward. */
+  RELUGRAD_OP_RELU_FORWARD_MASK = 2,
+  /* relugrad_plan_run(plan, n, dy, mask, dx): relugrad_relu_grad_mask (b is
+   * the packed uint8 mask, ceil(n/8) bytes). */
+  RELUGRAD_OP_RELU_GRAD_MASK = 3,
+} relugrad_plan_op;
+
+/* Validates op, dtype and options (NULL: the torch preset; struct_size as
+ * for every call) and writes a new plan to *out. On failure *out is NULL
+ * (when out is not NULL) and the status and message are those the one-shot
+ * call would give for the same dtype and options: RELUGRAD_INVALID_ARGUMENT
+ * for a bad value, RELUGRAD_UNSUPPORTED for a valid request the backend
+ * cannot serve (not built; the Ascend twin for f64, for |alpha| beyond the
+ * f32 range and for the mask ops; the mask forward with a gate_max).
+ * RELUGRAD_INTERNAL_ERROR when out of memory. */
+RELUGRAD_API relugrad_status relugrad_plan_create(relugrad_plan_op op, relugrad_dtype dtype,
+                                                  const relugrad_options* options,
+                                                  relugrad_plan** out);
+/* Frees the plan; NULL is a no-op. */
+RELUGRAD_API void relugrad_plan_destroy(relugrad_plan* plan);
+
+/* Runs a RELUGRAD_OP_RELU_GRAD plan (a = dy, b = s, out = dx) or a
+ * RELUGRAD_OP_RELU_GRAD_MASK plan (a = dy, b = mask, out = dx) on n elements,
+ * with the array rules of the matching one-shot call: n >= 0, pointers
+ * non-NULL when n > 0 and aligned to the element, dx equal to or disjoint
+ * from dy (and s), the mask disjoint from every array. A NULL plan or a plan
+ * of another op is RELUGRAD_INVALID_ARGUMENT. */
+RELUGRAD_API relugrad_status relugrad_plan_run(const relugrad_plan* plan, int64_t n, const void* a,
+                                               const void* b, void* out);
+/* Runs a RELUGRAD_OP_RELU_FORWARD_MASK plan: y = relu(x) and the packed
+ * mask, as relugrad_relu_forward (y may alias x). */
+RELUGRAD_API relugrad_status relugrad_plan_run_forward(const relugrad_plan* plan, int64_t n,
+                                                       const void* x, void* y, uint8_t* mask);
+
+/* What a plan was created for. A NULL plan gives 0 (no valid op or dtype). */
+RELUGRAD_API relugrad_plan_op relugrad_plan_get_op(const relugrad_plan* plan);
+RELUGRAD_API relugrad_dtype relugrad_plan_get_dtype(const relugrad_plan* plan);
+/* The plan's options as resolved: the caller's fields, the defaults of
+ * fields a shorter struct lacked, threads capped at 256. Writes the fields
+ * that fit in out->struct_size (initialise out with relugrad_options_init). */
+RELUGRAD_API relugrad_status relugrad_plan_get_options(const relugrad_plan* plan,
+                                                       relugrad_options* out);
+
 /* ---- Output memory that keeps its pages ------------------------------------
  * For callers that allocate an output per call (the Python package without
  * out= uses it). Writing fresh memory costs a page fault per 4 KiB, which at
@@ -254,6 +328,7 @@ typedef enum relugrad_enum {
   RELUGRAD_ENUM_BACKEND = 6,
   RELUGRAD_ENUM_STORES = 7,
   RELUGRAD_ENUM_STATUS = 8,
+  RELUGRAD_ENUM_PLAN_OP = 9,
 } relugrad_enum;
 
 /* The number of values of the enum (-1 for an unknown kind), and the

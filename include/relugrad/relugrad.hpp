@@ -8,6 +8,9 @@
 //   relugrad::relu_grad<float>(dy, x, dx);                               // torch
 //   relugrad::relu_grad<float>(dy, x, dx, relugrad::Options(relugrad::Preset::kTensorflow));
 //   relugrad::relu_grad<float>(dy, x, dy);                               // in place
+//
+//   relugrad::Plan plan(relugrad::Op::kReluGrad, RELUGRAD_F32, options);  // resolve once
+//   for (...) plan.relu_grad<float>(dy, x, dx);                            // run many
 #ifndef RELUGRAD_RELUGRAD_HPP_
 #define RELUGRAD_RELUGRAD_HPP_
 
@@ -171,6 +174,12 @@ class Options {
   }
   const relugrad_options& raw() const { return raw_; }
   relugrad_options& raw() { return raw_; }
+  // Options holding `raw` as given (validated when a call or plan uses it).
+  static Options from_raw(const relugrad_options& raw) {
+    Options o;
+    o.raw_ = raw;
+    return o;
+  }
 
  private:
   relugrad_options raw_;
@@ -304,6 +313,120 @@ void relu_grad_mask(Span<const T> dy, Span<const uint8_t> mask, Span<T> dx,
                                 mask.data(), dx.data(), &options.raw()));
 }
 // ---- end of the 1-bit mask path ---------------------------------------------
+
+// ---- Plans (relugrad.h "Plans: resolve once, run many") ---------------------
+enum class Op {
+  kReluGrad = RELUGRAD_OP_RELU_GRAD,
+  kReluForwardMask = RELUGRAD_OP_RELU_FORWARD_MASK,
+  kReluGradMask = RELUGRAD_OP_RELU_GRAD_MASK,
+};
+
+// One operator for one dtype with its options resolved once: the
+// constructor throws what the one-shot call would throw for these options
+// (InvalidArgument, Unsupported), the runs only the array errors. Move-only;
+// a run is const and may run on many threads at once. A moved-from Plan
+// holds nothing and its runs throw InvalidArgument.
+class Plan {
+ public:
+  Plan(Op op, relugrad_dtype dtype, const Options& options = Options()) {
+    check(relugrad_plan_create(static_cast<relugrad_plan_op>(op), dtype, &options.raw(), &plan_));
+  }
+  // The plan for element type T (float, double, f16, bf16).
+  template <class T>
+  static Plan of(Op op, const Options& options = Options()) {
+    return Plan(op, dtype_of<T>::value, options);
+  }
+  Plan(Plan&& other) noexcept : plan_(other.plan_) { other.plan_ = nullptr; }
+  Plan& operator=(Plan&& other) noexcept {
+    if (this != &other) {
+      relugrad_plan_destroy(plan_);
+      plan_ = other.plan_;
+      other.plan_ = nullptr;
+    }
+    return *this;
+  }
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() { relugrad_plan_destroy(plan_); }
+
+  Op op() const { return static_cast<Op>(relugrad_plan_get_op(plan_)); }
+  relugrad_dtype dtype() const { return relugrad_plan_get_dtype(plan_); }
+  // The options as the plan resolved them (threads capped, defaults filled).
+  Options options() const {
+    relugrad_options raw;
+    check(relugrad_options_init(&raw, RELUGRAD_PRESET_TORCH));
+    check(relugrad_plan_get_options(plan_, &raw));
+    return Options::from_raw(raw);
+  }
+  const relugrad_plan* raw() const { return plan_; }
+
+  // Untyped runs: relugrad_plan_run (relu_grad: a = dy, b = s; relu_grad_mask:
+  // a = dy, b = mask) and relugrad_plan_run_forward.
+  void run(int64_t n, const void* a, const void* b, void* out) const {
+    check(relugrad_plan_run(plan_, n, a, b, out));
+  }
+  void run_forward(int64_t n, const void* x, void* y, uint8_t* mask) const {
+    check(relugrad_plan_run_forward(plan_, n, x, y, mask));
+  }
+
+  // Typed runs: the lengths as the one-shot calls check them; the plan must
+  // be of the run's op and T its dtype.
+  template <class T>
+  void relu_grad(Span<const T> dy, Span<const T> s, Span<T> dx) const {
+    expect<T>(Op::kReluGrad, "relu_grad");
+    if (dy.size() != s.size() || dy.size() != dx.size()) {
+      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, "dy, s and dx must have the same length (" +
+                                                           std::to_string(dy.size()) + ", " +
+                                                           std::to_string(s.size()) + ", " +
+                                                           std::to_string(dx.size()) + ")");
+    }
+    run(static_cast<int64_t>(dy.size()), dy.data(), s.data(), dx.data());
+  }
+  template <class T>
+  void relu_forward(Span<const T> x, Span<T> y, Span<uint8_t> mask) const {
+    expect<T>(Op::kReluForwardMask, "relu_forward");
+    if (x.size() != y.size() || mask.size() != mask_bytes(x.size())) {
+      throw InvalidArgument(
+          RELUGRAD_INVALID_ARGUMENT,
+          "relu_forward: x and y must have the same length and mask ceil(n/8) bytes (" +
+              std::to_string(x.size()) + ", " + std::to_string(y.size()) + ", " +
+              std::to_string(mask.size()) + ")");
+    }
+    run_forward(static_cast<int64_t>(x.size()), x.data(), y.data(), mask.data());
+  }
+  template <class T>
+  void relu_grad_mask(Span<const T> dy, Span<const uint8_t> mask, Span<T> dx) const {
+    expect<T>(Op::kReluGradMask, "relu_grad_mask");
+    if (dy.size() != dx.size() || mask.size() != mask_bytes(dy.size())) {
+      throw InvalidArgument(
+          RELUGRAD_INVALID_ARGUMENT,
+          "relu_grad_mask: dy and dx must have the same length and mask ceil(n/8) bytes (" +
+              std::to_string(dy.size()) + ", " + std::to_string(dx.size()) + ", " +
+              std::to_string(mask.size()) + ")");
+    }
+    run(static_cast<int64_t>(dy.size()), dy.data(), mask.data(), dx.data());
+  }
+
+ private:
+  template <class T>
+  void expect(Op op, const char* what) const {
+    if (plan_ == nullptr) return;  // the run reports it
+    if (op != this->op()) {
+      throw InvalidArgument(
+          RELUGRAD_INVALID_ARGUMENT,
+          std::string(what) + ": the plan is for " +
+              relugrad_enum_name(RELUGRAD_ENUM_PLAN_OP, relugrad_plan_get_op(plan_)));
+    }
+    if (dtype_of<T>::value != dtype()) {
+      throw InvalidArgument(RELUGRAD_INVALID_ARGUMENT, std::string(what) + ": the plan is for " +
+                                                           relugrad_dtype_name(dtype()) +
+                                                           ", the arrays hold " +
+                                                           relugrad_dtype_name(dtype_of<T>::value));
+    }
+  }
+
+  relugrad_plan* plan_ = nullptr;
+};
 
 }  // namespace relugrad
 

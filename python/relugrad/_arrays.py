@@ -24,6 +24,8 @@ except ImportError:  # pragma: no cover
 _CACHED_MIN_BYTES = 256 * 1024
 
 _NUMPY_DTYPES = {np.dtype(np.float16): 0, np.dtype(np.float32): 0, np.dtype(np.float64): 0}
+# NumPy dtype -> relugrad dtype, for the plan a NumPy call runs.
+_NUMPY_CODES = {np.dtype(np.float16): _C.F16, np.dtype(np.float32): _C.F32, np.dtype(np.float64): _C.F64}
 # torch dtype -> relugrad dtype, filled on the first torch call (torch is
 # never imported by relugrad itself).
 _TORCH_HOST_DTYPES: Dict[Any, int] = {}

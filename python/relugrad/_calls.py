@@ -9,16 +9,18 @@ torch tensors and on the default stream otherwise.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
 from . import _relugrad as _C
-from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _new_like,
-                      _on_cuda, _torch_host_code, _writable_out)
-from ._options import _framework_threads, _options, _real
+from ._arrays import (_NUMPY_CODES, ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope,
+                      _new_like, _on_cuda, _torch_host_code, _writable_out)
+from ._options import (_RESOLVED_MAX, COMBINES, DENORMALS, GATES, STORES, THRESHOLD_ROUNDINGS, _framework_threads,
+                       _options, _plan, _real, _resolved)
 
 
 def _gate_max(gate_max: Optional[float]) -> dict:
@@ -47,11 +49,65 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dic
     return result
 
 
+# The plan-table key of a relu_grad plan, less its dtype (_options._plan).
+_RELU_GRAD_KEY = _C.OP_RELU_GRAD * 8
+
+
+# The exact option arguments of a NumPy relu_grad call (with the types of the
+# numbers: True == 1 == 1.0 in Python, but only the numbers are valid) -> its
+# _options._resolved entry. Only calls whose arguments were valid and named
+# no deprecated spelling (those warn on every call) are entered; clip goes
+# through _resolved, which keys zero bounds by their sign.
+_NUMPY_CALLS: Dict[Tuple, list] = {}
+
+
+def _numpy_entry(semantics: str, threshold: float, alpha: float, threads: Optional[int], gate: Optional[str],
+                 combine: Optional[str], denormals: Optional[str], threshold_rounding: Optional[str], stores: str,
+                 gate_max: Optional[float]) -> Tuple[Tuple, Optional[list]]:
+    key = (semantics, threshold, type(threshold), alpha, type(alpha), threads, type(threads), gate, combine,
+           denormals, threshold_rounding, stores, gate_max, type(gate_max))
+    return key, _NUMPY_CALLS.get(key)
+
+
+def _canonical(gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+               threshold_rounding: Optional[str], stores: str) -> bool:
+    return ((gate is None or gate in GATES) and (combine is None or combine in COMBINES)
+            and (denormals is None or denormals in DENORMALS)
+            and (threshold_rounding is None or threshold_rounding in THRESHOLD_ROUNDINGS) and stores in STORES)
+
+
 def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
          clip: Optional[Tuple[float, float]], out: Optional[ArrayLike], threads: Optional[int],
          gate: Optional[str], combine: Optional[str], denormals: Optional[str],
          threshold_rounding: Optional[str], reference: bool, stores: str = "auto",
          gate_max: Optional[float] = None) -> ArrayLike:
+    if type(dy) is np.ndarray and type(s) is np.ndarray and not reference:
+        # Host memory: the plan of the configuration for dy's dtype, created
+        # once and run with the arrays alone (the library checks them).
+        entry = None
+        if clip is None:
+            try:
+                key, entry = _numpy_entry(semantics, threshold, alpha, threads, gate, combine, denormals,
+                                          threshold_rounding, stores, gate_max)
+            except TypeError:  # an unhashable argument: the checks below say what is wrong
+                key = None
+        if entry is None:
+            opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding,
+                            stores)
+            entry = _resolved(opts, math.inf if gate_max is None else _real("gate_max", gate_max))
+            if clip is None and key is not None and _canonical(gate, combine, denormals, threshold_rounding, stores):
+                if len(_NUMPY_CALLS) >= _RESOLVED_MAX:
+                    _NUMPY_CALLS.clear()
+                _NUMPY_CALLS[key] = entry
+        dy_v, dy_decl = _binding_view("dy", dy)
+        s_v, _ = _binding_view("s", s)
+        result = _new_like(dy) if out is None else _writable_out("out", out)
+        code = dy_decl or _NUMPY_CODES.get(dy_v.dtype, 0)
+        if code and type(result) is np.ndarray:
+            out_v, _ = _binding_view("out", result)
+            plan = entry[2].get(_RELU_GRAD_KEY + code) or _plan(entry, _C.OP_RELU_GRAD, code)
+            plan(dy_v, s_v, out_v)
+            return result
     opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
     bound = _gate_max(gate_max)
     torch = sys.modules.get("torch")

@@ -1,8 +1,10 @@
-"""Option arguments: the preset and setting tables, and the checked option
-tuple every binding call takes (each error names the argument at fault).
+"""Option arguments: the preset and setting tables, the checked option codes
+(each error names the argument at fault), and the relugrad.Options and
+relugrad.Plan objects the calls run (built once per distinct configuration).
 """
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 import warnings
@@ -107,6 +109,51 @@ def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tupl
         raise ValueError(f"stores: {stores!r} is not one of {', '.join(STORES)}")
     store_id = _enum("stores", stores, STORES)
     return (preset, g, c, d, r, t, a, use_clip, lo, hi, n_threads, store_id)
+
+
+# relugrad.Options and relugrad.Plan are the library's own objects: a plan is
+# created once (every option checked, the kernel parameters derived) and
+# each call hands it the arrays only.
+Options = _C.Options
+Plan = _C.Plan
+
+
+# Checked option codes + gate_max -> [Options, codes, {op * 8 + dtype: Plan}].
+# Bounded: a program that builds configurations without end rebuilds them
+# rather than growing the cache.
+_RESOLVED: Dict[Tuple, list] = {}
+_RESOLVED_MAX = 1024
+
+
+def _resolved(codes: Tuple, gate_max: float = math.inf) -> list:
+    """[Options, codes, plans] of checked option codes (_options) and gate_max.
+    Keys compare floats as Python does, -0.0 == 0.0, which is exact for
+    threshold, alpha and gate_max (a signed zero there opens and closes the
+    same gates and scales by the same zero) but not for clip bounds, whose
+    bits are written: a zero bound keys with its sign."""
+    key = codes + (gate_max,)
+    if codes[7]:
+        lo, hi = codes[8], codes[9]
+        key += (math.copysign(1.0, lo) if lo == 0 else 0.0, math.copysign(1.0, hi) if hi == 0 else 0.0)
+    entry = _RESOLVED.get(key)
+    if entry is None:
+        p, g, c, d, r, t, a, use_clip, lo, hi, threads, stores = codes
+        options = Options(p, gate=g, combine=c, denormals=d, threshold_rounding=r, threshold=t, alpha=a,
+                          clip=(lo, hi) if use_clip else None, threads=threads, stores=stores,
+                          gate_max=gate_max)
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        entry = _RESOLVED[key] = [options, codes, {}]
+    return entry
+
+
+def _plan(entry: list, op: int, dtype: int) -> Any:
+    """The entry's plan of op for dtype (CPU backend), created on first use."""
+    plans = entry[2]
+    plan = plans.get(op * 8 + dtype)
+    if plan is None:
+        plan = plans[op * 8 + dtype] = Plan(op, dtype, entry[0])
+    return plan
 
 
 def _framework_threads(threads: Optional[int], x: Any) -> Optional[int]:

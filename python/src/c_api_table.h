@@ -15,7 +15,9 @@
 
 namespace relugrad_python {
 
-// Bump when a field changes; the borrower refuses any other version.
+// Bump when a field changes; the borrower refuses any other version. Fields
+// are only ever appended within a version; struct_size says which fields the
+// lender filled.
 inline constexpr int32_t kCApiTableVersion = 2;
 
 struct CApiTable {
@@ -28,6 +30,12 @@ struct CApiTable {
   decltype(&relugrad_relu_grad_mask) relu_grad_mask;
   decltype(&relugrad_last_error) last_error;
   decltype(&relugrad_cpu_host_split) cpu_host_split;
+  // Plans (relugrad.h "Plans: resolve once, run many"): a torch module
+  // creates one per configuration and runs it on every call.
+  decltype(&relugrad_plan_create) plan_create;
+  decltype(&relugrad_plan_destroy) plan_destroy;
+  decltype(&relugrad_plan_run) plan_run;
+  decltype(&relugrad_plan_run_forward) plan_run_forward;
 };
 
 }  // namespace relugrad_python

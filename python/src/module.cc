@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <optional>
@@ -367,10 +368,318 @@ std::vector<std::string> IsaNames() {
   return names;
 }
 
+// ---- Options and Plan: options bound once, one object per call -------------
+
+// relugrad_options as a Python value: built once from keyword arguments,
+// validated by the library (a plan create), immutable, compared and hashed
+// by its bytes (so -0.0 and 0.0 bounds, which give different bits, differ).
+struct PyOptions {
+  relugrad_options raw;
+};
+
+// Validates `o` as the library does when a plan is created (the message is
+// the library's) and returns it as resolved (threads capped).
+relugrad_options Validated(const relugrad_options& o) {
+  relugrad_plan* plan = nullptr;
+  Check(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, RELUGRAD_F32, &o, &plan));
+  relugrad_options resolved;
+  relugrad_options_init(&resolved, RELUGRAD_PRESET_TORCH);
+  const relugrad_status st = relugrad_plan_get_options(plan, &resolved);
+  relugrad_plan_destroy(plan);
+  Check(st);
+  return resolved;
+}
+
+std::string EnumName(relugrad_enum kind, int value) {
+  const char* name = relugrad_enum_name(kind, value);
+  return name ? name : std::to_string(value);
+}
+
+std::string Repr(double v) { return nb::cast<std::string>(nb::repr(nb::float_(v))); }
+
+std::string OptionsRepr(const relugrad_options& o) {
+  std::string r =
+      "relugrad.Options(gate='" + EnumName(RELUGRAD_ENUM_GATE, o.gate) + "', combine='" +
+      EnumName(RELUGRAD_ENUM_COMBINE, o.combine) + "', denormals='" +
+      EnumName(RELUGRAD_ENUM_DENORMALS, o.denormals) + "', threshold_rounding='" +
+      EnumName(RELUGRAD_ENUM_THRESHOLD_ROUNDING, o.threshold_rounding) +
+      "', threshold=" + Repr(o.threshold) + ", alpha=" + Repr(o.alpha) +
+      ", clip=" + (o.clip ? "(" + Repr(o.clip_lo) + ", " + Repr(o.clip_hi) + ")" : "None") +
+      ", gate_max=" + Repr(o.gate_max) + ", threads=" + std::to_string(o.threads) + ", stores='" +
+      EnumName(RELUGRAD_ENUM_STORES, o.stores) + "', backend='" +
+      EnumName(RELUGRAD_ENUM_BACKEND, o.backend) + "'";
+  if (o.stream != nullptr) r += ", stream=" + std::to_string(reinterpret_cast<uintptr_t>(o.stream));
+  return r + ")";
+}
+
+bool SameOptions(const relugrad_options& a, const relugrad_options& b) {
+  return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+size_t HashOptions(const relugrad_options& o) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&o);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes
+  for (size_t i = 0; i < sizeof(o); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+// An enum argument given by name (the library's table) or by value.
+int EnumArg(relugrad_enum kind, const nb::handle& value, const char* what) {
+  if (nb::isinstance<nb::str>(value)) {
+    int32_t v = 0;
+    Check(relugrad_enum_from_name(kind, nb::cast<std::string>(value).c_str(), &v));
+    return static_cast<int>(v);
+  }
+  if (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value))
+    return nb::cast<int>(value);
+  throw nb::type_error((std::string(what) + ": expected a name or an int").c_str());
+}
+
+// A resolved plan (relugrad_plan_create) with the options it was made from.
+struct PyPlan {
+  relugrad_plan* plan = nullptr;
+  relugrad_options options{};
+  PyPlan() = default;
+  PyPlan(const PyPlan&) = delete;
+  PyPlan& operator=(const PyPlan&) = delete;
+  ~PyPlan() { relugrad_plan_destroy(plan); }
+  relugrad_plan_op op() const { return relugrad_plan_get_op(plan); }
+  relugrad_dtype dtype() const { return relugrad_plan_get_dtype(plan); }
+};
+
+// The dtype of a plan's array: a 16-bit integer view is the plan's own 16-bit
+// dtype (NumPy's ml_dtypes.bfloat16 arrives as uint16). The first array must
+// hold the plan's dtype, the others the first's.
+template <typename A>
+void CheckPlanArray(const char* name, const A& a, const PyPlan& p, const char* first) {
+  const int want = static_cast<int>(p.dtype());
+  const int got = CheckArray(name, a, relugrad_dtype_size(p.dtype()) == 2 ? want : 0);
+  if (got == want) return;
+  const std::string whose =
+      first == nullptr ? std::string("the plan's ") : std::string(first) + "'s ";
+  throw nb::type_error((std::string(name) + ": dtype " +
+                        relugrad_dtype_name(static_cast<relugrad_dtype>(got)) + " does not match " +
+                        whose + relugrad_dtype_name(p.dtype()))
+                           .c_str());
+}
+
+template <typename A, typename B>
+void CheckSameShape(const char* a_name, const A& a, const char* b_name, const B& b) {
+  if (ShapeOf(b) != ShapeOf(a)) {
+    throw nb::value_error((std::string(b_name) + ": shape " + ShapeString(ShapeOf(b)) +
+                           " does not match " + a_name + "'s " + ShapeString(ShapeOf(a)))
+                              .c_str());
+  }
+}
+
+// The plan's backend must be the arrays' (relugrad does not copy between devices).
+void CheckPlanDevice(const PyPlan& p, relugrad_backend arrays) {
+  if (p.options.backend == arrays) return;
+  throw nb::value_error(("the arrays are " + EnumName(RELUGRAD_ENUM_BACKEND, arrays) +
+                         " memory, the plan runs on the " +
+                         EnumName(RELUGRAD_ENUM_BACKEND, p.options.backend) + " backend")
+                            .c_str());
+}
+
+// plan(a, b, c): relu_grad (dy, s, out), relu_grad_mask (dy, mask, out),
+// relu_forward_mask (x, y, mask).
+void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) {
+  const relugrad_plan_op op = p.op();
+  relugrad_status status;
+  if (op == RELUGRAD_OP_RELU_FORWARD_MASK) {
+    const auto x = nb::cast<InArray>(a);
+    auto y = nb::cast<OutArray>(b);
+    auto mask = nb::cast<MaskOut>(c);
+    CheckPlanArray("x", x, p, nullptr);
+    CheckPlanArray("y", y, p, "x");
+    CheckSameShape("x", x, "y", y);
+    const int64_t n = static_cast<int64_t>(x.size());
+    CheckMask(mask, n, "x");
+    CheckPlanDevice(p, Backend("x", x, Named("y", y), Named("mask", mask)));
+    const void* xp = x.data();
+    void* yp = y.data();
+    auto* mp = static_cast<uint8_t*>(mask.data());
+    nb::gil_scoped_release release;
+    status = relugrad_plan_run_forward(p.plan, n, xp, yp, mp);
+  } else {
+    const auto dy = nb::cast<InArray>(a);
+    auto out = nb::cast<OutArray>(c);
+    CheckPlanArray("dy", dy, p, nullptr);
+    const int64_t n = static_cast<int64_t>(dy.size());
+    const void* second;
+    relugrad_backend backend;
+    if (op == RELUGRAD_OP_RELU_GRAD) {
+      const auto s = nb::cast<InArray>(b);
+      CheckPlanArray("s", s, p, "dy");
+      CheckPlanArray("out", out, p, "dy");
+      CheckSameShape("dy", dy, "s", s);
+      CheckSameShape("dy", dy, "out", out);
+      backend = Backend("dy", dy, Named("s", s), Named("out", out));
+      second = s.data();
+    } else {
+      const auto mask = nb::cast<MaskIn>(b);
+      CheckPlanArray("out", out, p, "dy");
+      CheckSameShape("dy", dy, "out", out);
+      CheckMask(mask, n, "dy");
+      backend = Backend("dy", dy, Named("mask", mask), Named("out", out));
+      second = mask.data();
+    }
+    CheckPlanDevice(p, backend);
+    const void* dyp = dy.data();
+    void* op_out = out.data();
+    nb::gil_scoped_release release;
+    status = relugrad_plan_run(p.plan, n, dyp, second, op_out);
+  }
+  Check(status);
+}
+
+void BindOptionsAndPlan(nb::module_& m) {
+  nb::class_<PyOptions>(m, "Options",
+                        "relugrad_options bound once: immutable, validated by the library; "
+                        "compared and hashed by value.")
+      .def(
+          "__init__",
+          [](PyOptions* self, nb::handle preset, nb::handle gate, nb::handle combine,
+             nb::handle denormals, nb::handle threshold_rounding, double threshold, double alpha,
+             std::optional<std::pair<double, double>> clip, int threads, nb::handle stores,
+             double gate_max, nb::handle backend, uintptr_t stream) {
+            CallOptions c;
+            c.preset = EnumArg(RELUGRAD_ENUM_PRESET, preset, "semantics");
+            c.gate = gate.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_GATE, gate, "gate");
+            c.combine = combine.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_COMBINE, combine, "combine");
+            c.denormals =
+                denormals.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_DENORMALS, denormals, "denormals");
+            c.threshold_rounding = threshold_rounding.is_none()
+                                       ? -1
+                                       : EnumArg(RELUGRAD_ENUM_THRESHOLD_ROUNDING,
+                                                 threshold_rounding, "threshold_rounding");
+            c.threshold = threshold;
+            c.alpha = alpha;
+            c.clip = clip.has_value();
+            if (clip) {
+              c.clip_lo = clip->first;
+              c.clip_hi = clip->second;
+            }
+            c.threads = threads;
+            c.stores = EnumArg(RELUGRAD_ENUM_STORES, stores, "stores");
+            c.stream = stream;
+            c.gate_max = gate_max;
+            relugrad_options o = MakeOptions(c);
+            o.backend =
+                static_cast<relugrad_backend>(EnumArg(RELUGRAD_ENUM_BACKEND, backend, "backend"));
+            new (self) PyOptions{Validated(o)};
+          },
+          nb::arg("semantics") = nb::int_(static_cast<int>(RELUGRAD_PRESET_TORCH)), nb::kw_only(),
+          nb::arg("gate").none() = nb::none(), nb::arg("combine").none() = nb::none(),
+          nb::arg("denormals").none() = nb::none(),
+          nb::arg("threshold_rounding").none() = nb::none(), nb::arg("threshold") = 0.0,
+          nb::arg("alpha") = 0.0, nb::arg("clip").none() = nb::none(), nb::arg("threads") = 0,
+          nb::arg("stores") = nb::int_(static_cast<int>(RELUGRAD_STORES_AUTO)),
+          nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
+          nb::arg("backend") = nb::int_(static_cast<int>(RELUGRAD_BACKEND_CPU)),
+          nb::arg("stream") = 0)
+      .def(
+          "with_execution",
+          [](const PyOptions& self, int backend, uintptr_t stream) {
+            relugrad_options o = self.raw;
+            o.backend = static_cast<relugrad_backend>(backend);
+            o.stream = reinterpret_cast<void*>(stream);
+            return PyOptions{Validated(o)};
+          },
+          nb::arg("backend"), nb::arg("stream") = 0,
+          "These options on another backend and stream (the arrays' device decides).")
+      .def_prop_ro("gate",
+                   [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_GATE, o.raw.gate); })
+      .def_prop_ro(
+          "combine",
+          [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_COMBINE, o.raw.combine); })
+      .def_prop_ro(
+          "denormals",
+          [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_DENORMALS, o.raw.denormals); })
+      .def_prop_ro("threshold_rounding",
+                   [](const PyOptions& o) {
+                     return EnumName(RELUGRAD_ENUM_THRESHOLD_ROUNDING, o.raw.threshold_rounding);
+                   })
+      .def_prop_ro("threshold", [](const PyOptions& o) { return o.raw.threshold; })
+      .def_prop_ro("alpha", [](const PyOptions& o) { return o.raw.alpha; })
+      .def_prop_ro("clip",
+                   [](const PyOptions& o) -> std::optional<std::pair<double, double>> {
+                     if (!o.raw.clip) return std::nullopt;
+                     return std::make_pair(o.raw.clip_lo, o.raw.clip_hi);
+                   })
+      .def_prop_ro("gate_max", [](const PyOptions& o) { return o.raw.gate_max; })
+      .def_prop_ro("threads", [](const PyOptions& o) { return o.raw.threads; })
+      .def_prop_ro("stores",
+                   [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_STORES, o.raw.stores); })
+      .def_prop_ro(
+          "backend",
+          [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_BACKEND, o.raw.backend); })
+      .def_prop_ro("stream",
+                   [](const PyOptions& o) { return reinterpret_cast<uintptr_t>(o.raw.stream); })
+      .def("__repr__", [](const PyOptions& o) { return OptionsRepr(o.raw); })
+      .def("__eq__",
+           [](const PyOptions& a, nb::handle b) {
+             return nb::isinstance<PyOptions>(b) &&
+                    SameOptions(a.raw, nb::cast<const PyOptions&>(b).raw);
+           })
+      .def("__hash__", [](const PyOptions& o) { return HashOptions(o.raw); });
+
+  nb::class_<PyPlan>(m, "Plan",
+                     "One operator for one dtype with its options resolved once "
+                     "(relugrad_plan_create); calls run it (relugrad_plan_run).")
+      .def(
+          "__init__",
+          [](PyPlan* self, nb::handle op, nb::handle dtype, const PyOptions& options) {
+            new (self) PyPlan();
+            const int o = EnumArg(RELUGRAD_ENUM_PLAN_OP, op, "op");
+            const int d = EnumArg(RELUGRAD_ENUM_DTYPE, dtype, "dtype");
+            Check(relugrad_plan_create(static_cast<relugrad_plan_op>(o),
+                                       static_cast<relugrad_dtype>(d), &options.raw, &self->plan));
+            self->options = options.raw;
+          },
+          nb::arg("op"), nb::arg("dtype"), nb::arg("options"))
+      .def("__call__", &RunPlan, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
+           nb::arg("c").noconvert(),
+           "relu_grad: (dy, s, out); relu_grad_mask: (dy, mask, out); relu_forward_mask: (x, y, "
+           "mask). C-contiguous arrays of the plan's dtype and device, written in place.")
+      .def(
+          "run_host",
+          [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t c, int64_t n) {
+            // Host memory by address, for callers that checked the arrays
+            // themselves (contiguous CPU tensors of the plan's dtype and one
+            // shape); the library still checks n, null, alignment and overlap.
+            if (p.options.backend != RELUGRAD_BACKEND_CPU)
+              throw nb::value_error("run_host: the plan does not run on the cpu backend");
+            relugrad_status status;
+            {
+              nb::gil_scoped_release release;
+              status = p.op() == RELUGRAD_OP_RELU_FORWARD_MASK
+                           ? relugrad_plan_run_forward(p.plan, n, reinterpret_cast<const void*>(a),
+                                                       reinterpret_cast<void*>(b),
+                                                       reinterpret_cast<uint8_t*>(c))
+                           : relugrad_plan_run(p.plan, n, reinterpret_cast<const void*>(a),
+                                               reinterpret_cast<const void*>(b),
+                                               reinterpret_cast<void*>(c));
+            }
+            Check(status);
+          },
+          nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("n"),
+          "The run on host memory given by address (same argument order as __call__).")
+      .def_prop_ro("op", [](const PyPlan& p) { return EnumName(RELUGRAD_ENUM_PLAN_OP, p.op()); })
+      .def_prop_ro("dtype",
+                   [](const PyPlan& p) { return EnumName(RELUGRAD_ENUM_DTYPE, p.dtype()); })
+      .def_prop_ro("options", [](const PyPlan& p) { return PyOptions{p.options}; })
+      .def("__repr__", [](const PyPlan& p) {
+        return "relugrad.Plan('" + EnumName(RELUGRAD_ENUM_PLAN_OP, p.op()) + "', '" +
+               EnumName(RELUGRAD_ENUM_DTYPE, p.dtype()) + "', " + OptionsRepr(p.options) + ")";
+      });
+}
+
 }  // namespace
 
 NB_MODULE(_relugrad, m) {
   m.doc() = "Low-level bindings of the relugrad C ABI; use the relugrad package instead.";
+  BindOptionsAndPlan(m);
 
   m.def(
       "relu_grad_into",
@@ -521,7 +830,12 @@ NB_MODULE(_relugrad, m) {
                                                          &relugrad_relu_forward,
                                                          &relugrad_relu_grad_mask,
                                                          &relugrad_last_error,
-                                                         &relugrad_cpu_host_split};
+                                                         &relugrad_cpu_host_split,
+
+                                                         &relugrad_plan_create,
+                                                         &relugrad_plan_destroy,
+                                                         &relugrad_plan_run,
+                                                         &relugrad_plan_run_forward};
         return reinterpret_cast<uintptr_t>(&table);
       },
       "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native "
@@ -581,6 +895,10 @@ NB_MODULE(_relugrad, m) {
   m.attr("ENUM_BACKEND") = static_cast<int>(RELUGRAD_ENUM_BACKEND);
   m.attr("ENUM_STORES") = static_cast<int>(RELUGRAD_ENUM_STORES);
   m.attr("ENUM_STATUS") = static_cast<int>(RELUGRAD_ENUM_STATUS);
+  m.attr("ENUM_PLAN_OP") = static_cast<int>(RELUGRAD_ENUM_PLAN_OP);
+  m.attr("OP_RELU_GRAD") = static_cast<int>(RELUGRAD_OP_RELU_GRAD);
+  m.attr("OP_RELU_FORWARD_MASK") = static_cast<int>(RELUGRAD_OP_RELU_FORWARD_MASK);
+  m.attr("OP_RELU_GRAD_MASK") = static_cast<int>(RELUGRAD_OP_RELU_GRAD_MASK);
 
   m.attr("F32") = static_cast<int>(RELUGRAD_F32);
   m.attr("F16") = static_cast<int>(RELUGRAD_F16);

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/backends.h"
+#include "core/backend.h"
 #include "core/error.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernels.h"
@@ -52,15 +52,8 @@ relugrad_status relugrad_set_max_isa(const char* name) {
 int relugrad_default_threads(void) { return relugrad::DefaultThreads(); }
 
 int relugrad_backend_available(relugrad_backend backend) {
-  switch (backend) {
-    case RELUGRAD_BACKEND_CPU:
-      return 1;
-    case RELUGRAD_BACKEND_CUDA:
-      return relugrad::CudaBackendBuilt() ? 1 : 0;
-    case RELUGRAD_BACKEND_ASCEND_TWIN:
-      return relugrad::AscendTwinBuilt() ? 1 : 0;
-  }
-  return 0;
+  const relugrad::BackendOps* ops = relugrad::FindBackendOps(backend);
+  return ops != nullptr && ops->built ? 1 : 0;
 }
 
 const char* relugrad_build_info(void) {
@@ -82,10 +75,10 @@ const char* relugrad_build_info(void) {
     }
     s += "simd_compiled: " + compiled + "\n";
     s += "simd_default_cap: " + relugrad::DefaultIsaCapDescription() + "\n";
-    s += std::string("backend_cuda: ") + (relugrad::CudaBackendBuilt() ? "built" : "not built") +
-         "\n";
+    s += std::string("backend_cuda: ") +
+         (relugrad::CudaBackendOps().built ? "built" : "not built") + "\n";
     s += std::string("backend_ascend_twin: ") +
-         (relugrad::AscendTwinBuilt() ? "built" : "not built") + "\n";
+         (relugrad::AscendTwinBackendOps().built ? "built" : "not built") + "\n";
     s += "threads_grain_bytes: " + std::to_string(relugrad::kCpuGrainBytes) + "\n";
     // The launch policy's thresholds and the caches they came from (cpu/launch.h).
     const relugrad::LaunchPolicy& launch = relugrad::LaunchPolicy::ForThisMachine();

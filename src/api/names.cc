@@ -62,6 +62,9 @@ constexpr Alias kBackendAliases[] = {{"ascend-twin", RELUGRAD_BACKEND_ASCEND_TWI
 constexpr Name kStores[] = {{"auto", RELUGRAD_STORES_AUTO},
                             {"cached", RELUGRAD_STORES_CACHED},
                             {"streaming", RELUGRAD_STORES_STREAMING}};
+constexpr Name kPlanOps[] = {{"relu_grad", RELUGRAD_OP_RELU_GRAD},
+                             {"relu_forward_mask", RELUGRAD_OP_RELU_FORWARD_MASK},
+                             {"relu_grad_mask", RELUGRAD_OP_RELU_GRAD_MASK}};
 constexpr Name kStatuses[] = {{"ok", RELUGRAD_OK},
                               {"invalid_argument", RELUGRAD_INVALID_ARGUMENT},
                               {"unsupported", RELUGRAD_UNSUPPORTED},
@@ -87,6 +90,7 @@ const Table kTables[] = {
     {"backend", kBackends, Count(kBackends), kBackendAliases, Count(kBackendAliases)},
     {"stores hint", kStores, Count(kStores), nullptr, 0},
     {"status", kStatuses, Count(kStatuses), nullptr, 0},
+    {"plan op", kPlanOps, Count(kPlanOps), nullptr, 0},
 };
 
 const Table* Find(relugrad_enum kind) {

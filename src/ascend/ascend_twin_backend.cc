@@ -1,13 +1,15 @@
 // relugrad's RELUGRAD_BACKEND_ASCEND_TWIN: the AscendC kernel executed by the
-// CPU twin on host memory. A twin violation is a bug in the kernel or the
-// tiling, reported as RELUGRAD_INTERNAL_ERROR with the twin's message.
+// CPU twin on host memory, as a row of the backend interface
+// (core/backend.h). What the kernel cannot compute is refused at plan
+// create (Supports). A twin violation is a bug in the kernel or the tiling,
+// reported as RELUGRAD_INTERNAL_ERROR with the twin's message.
 #include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <system_error>
 
 #include "ascend/twin_launch.h"
-#include "core/backends.h"
+#include "core/backend.h"
 #include "core/error.h"
 
 namespace relugrad {
@@ -23,12 +25,11 @@ int TwinCores() {
   return ascend::kDefaultCores;
 }
 
-}  // namespace
-
-bool AscendTwinBuilt() { return true; }
-
-relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                                   const KernelParams& params, const Semantics& /*semantics*/) {
+relugrad_status Supports(relugrad_plan_op op, const Rules&, const KernelParams& params) {
+  if (op != RELUGRAD_OP_RELU_GRAD) {
+    return Fail(RELUGRAD_UNSUPPORTED,
+                "the mask path has no Ascend kernel (use the cpu or cuda backend)");
+  }
   // |alpha| beyond the f32 range rounds to inf, and 0 * inf must give the
   // default (negative) NaN; Muls on the NPU would produce its own NaN, which
   // the kernel cannot tell from a dy NaN lane. Refuse rather than differ
@@ -38,14 +39,20 @@ relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const
                 "ascend-twin: |alpha| = %g exceeds the f32 range (the kernel multiplies in f32)",
                 params.alpha);
   }
-  if (dtype == Dtype::kF64) {
+  if (params.dtype == Dtype::kF64) {
     return Fail(
         RELUGRAD_UNSUPPORTED,
         "ascend-twin: f64 is not supported (910B vector units have no f64); use f32/f16/bf16");
   }
+  return RELUGRAD_OK;
+}
+
+// The twin reads no execution setting: its block count is the tiling's.
+relugrad_status ReluGrad(const KernelParams& params, const Execution&, int64_t n, const void* dy,
+                         const void* s, void* dx) {
   if (n == 0) return RELUGRAD_OK;
   ascend::TilingRequest request;
-  request.dtype = dtype;
+  request.dtype = params.dtype;
   request.n = n;
   request.dx_address = reinterpret_cast<uintptr_t>(dx);
   request.cores = TwinCores();
@@ -65,5 +72,11 @@ relugrad_status AscendTwinReluGrad(Dtype dtype, int64_t n, const void* dy, const
   }
   return RELUGRAD_OK;
 }
+
+constexpr BackendOps kAscendTwin = {"ascend_twin", true, Supports, ReluGrad, nullptr, nullptr};
+
+}  // namespace
+
+const BackendOps& AscendTwinBackendOps() { return kAscendTwin; }
 
 }  // namespace relugrad

@@ -1,46 +1,17 @@
-// The semantics of one ReluGrad call as data: options are validated and
-// resolved once here, then turned into per-dtype KernelParams that every
-// backend (CPU SIMD, CUDA, Ascend twin) consumes. No backend re-derives a
-// rule; the scalar reference (reference.h) is the only other reader of
-// Semantics.
+// The rules of a call turned into data: MakeKernelParams derives, once per
+// plan, the per-dtype KernelParams that every backend (CPU SIMD, CUDA,
+// Ascend twin) consumes. No backend re-derives a rule; the scalar reference
+// (reference.h) is the only other reader of the Rules.
 #ifndef RELUGRAD_CORE_SEMANTICS_H_
 #define RELUGRAD_CORE_SEMANTICS_H_
 
 #include <cstdint>
-#include <limits>
 
 #include "core/dtype_traits.h"
+#include "core/rules.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {
-
-// Validated options (every enum in range, threshold not NaN, alpha finite,
-// clip_lo <= clip_hi, threads >= 0).
-struct Semantics {
-  relugrad_gate gate = RELUGRAD_GATE_ZERO_IF_LE;
-  relugrad_combine combine = RELUGRAD_COMBINE_SELECT;
-  relugrad_denormals denormals = RELUGRAD_DENORMALS_IEEE;
-  relugrad_threshold_rounding threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
-  double threshold = 0.0;
-  double alpha = 0.0;
-  bool clip = false;
-  double clip_lo = 0.0;
-  double clip_hi = 0.0;
-  int threads = 0;
-  relugrad_backend backend = RELUGRAD_BACKEND_CPU;
-  void* stream = nullptr;
-  relugrad_stores stores = RELUGRAD_STORES_AUTO;  // performance only
-  // Upper gate bound; +inf is none (validated: not NaN, > threshold).
-  double gate_max = kNoGateMax;
-
-  static constexpr double kNoGateMax = std::numeric_limits<double>::infinity();
-  bool HasGateMax() const { return gate_max != kNoGateMax; }
-};
-
-// Copies the fields that fit in options->struct_size (defaults for the
-// rest; NULL means the torch preset) and validates them. On failure sets the
-// thread's last error and returns RELUGRAD_INVALID_ARGUMENT.
-relugrad_status ResolveOptions(const relugrad_options* options, Semantics* out);
 
 // What a closed gate writes.
 enum class ClosedRule : uint8_t {
@@ -85,23 +56,9 @@ struct KernelParams {
   bool IsPlainSelect() const { return !open_multiply && !clip && closed == ClosedRule::kZero; }
 };
 
-KernelParams MakeKernelParams(Dtype dtype, const Semantics& semantics);
-
-// What an entry point needs from its options: ResolveOptions, then
-// MakeKernelParams.
-struct ResolvedCall {
-  Semantics sem;
-  KernelParams params;
-};
-
-// ResolveOptions + MakeKernelParams behind a per-thread memo of the last
-// full-size options struct (compared byte for byte) and dtype. The checks
-// and the params memo's search cost about 25 ns, half of a call at n = 16;
-// a repeated configuration, the usual case, costs one compare instead
-// (docs/performance-notes.md, "Fixed cost of a call"). Returns the calling thread's slot, valid
-// until its next ResolveCall (a pointer: building a ResolvedCall on the
-// stack cost another 10 ns of zeroing), or nullptr with the error set.
-const ResolvedCall* ResolveCall(const relugrad_options* options, Dtype dtype);
+// Runs the gate-key searches (up to 64 reference evaluations per bound):
+// a plan calls it once at create, never per run.
+KernelParams MakeKernelParams(Dtype dtype, const Rules& rules);
 
 // The threshold as compared (exactly representable in double): rounded to
 // the compute type or the data type as the options say.

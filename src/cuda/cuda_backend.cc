@@ -1,23 +1,26 @@
-// The CUDA backend's host side: is there a device, are the pointers usable
-// by it, then one kernel launch on the caller's stream, checked. Arguments
-// were validated by the operator layer (api/relu_grad.cc); the rules arrive
-// as KernelParams and are only flattened here (device_params.h).
-#include "core/backends.h"
+// The CUDA row of the backend interface (core/backend.h) and its ReluGrad
+// entry point: is there a device, are the pointers usable by it, then one
+// kernel launch on the plan's stream, checked. Arguments were validated by
+// the plan; the rules arrive as KernelParams and are only flattened here
+// (device_params.h). Every op, dtype and rule is implemented; the device
+// itself is looked for at run time (UNSUPPORTED "no CUDA device").
+#include "core/backend.h"
 #include "core/error.h"
+#include "cuda/cuda_mask.h"
 #include "cuda/device_checks.h"
 #include "cuda/device_params.h"
 #include "cuda/element.h"
 #include "cuda/kernels.h"
 
 namespace relugrad {
+namespace {
 
-bool CudaBackendBuilt() { return true; }
-
-relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                             const KernelParams& params, const Semantics& semantics) {
+relugrad_status CudaReluGrad(const KernelParams& params, void* stream, int64_t n, const void* dy,
+                             const void* s, void* dx) {
+  const Dtype dtype = params.dtype;
   cuda::LaunchTarget target;
   RELUGRAD_RETURN_IF_ERROR(
-      cuda::CheckLaunch(n, semantics.stream, {{"dy", dy}, {"s", s}, {"dx", dx}}, &target));
+      cuda::CheckLaunch(n, stream, {{"dy", dy}, {"s", s}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
 
   const cuda::Mode mode = cuda::ModeFor(params);
@@ -25,12 +28,37 @@ relugrad_status CudaReluGrad(Dtype dtype, int64_t n, const void* dy, const void*
   const int unroll = cuda::VectorUnroll();
   const cudaError_t e =
       cuda::LaunchReluGrad(dtype, mode, plan, n, dy, s, dx, cuda::ToDeviceParams(params),
-                           static_cast<cudaStream_t>(semantics.stream), target.max_blocks, unroll);
+                           static_cast<cudaStream_t>(stream), target.max_blocks, unroll);
   if (e != cudaSuccess) {
     return cuda::LaunchFailed(cuda::KernelName(dtype, mode, plan.vector, unroll).c_str(),
-                              static_cast<long long>(n), semantics.stream, target.device, e);
+                              static_cast<long long>(n), stream, target.device, e);
   }
   return RELUGRAD_OK;
 }
+
+relugrad_status Supports(relugrad_plan_op, const Rules&, const KernelParams&) {
+  return RELUGRAD_OK;
+}
+
+relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int64_t n,
+                         const void* dy, const void* s, void* dx) {
+  return CudaReluGrad(params, execution.stream, n, dy, s, dx);
+}
+
+relugrad_status ReluForwardMask(const KernelParams& params, const Execution& execution, int64_t n,
+                                const void* x, void* y, uint8_t* mask) {
+  return CudaReluForwardMask(params.dtype, n, x, y, mask, params, execution.stream);
+}
+
+relugrad_status ReluGradMask(const KernelParams& params, const Execution& execution, int64_t n,
+                             const void* dy, const uint8_t* mask, void* dx) {
+  return CudaReluGradMask(params.dtype, n, dy, mask, dx, params, execution.stream);
+}
+
+constexpr BackendOps kCuda = {"cuda", true, Supports, ReluGrad, ReluForwardMask, ReluGradMask};
+
+}  // namespace
+
+const BackendOps& CudaBackendOps() { return kCuda; }
 
 }  // namespace relugrad

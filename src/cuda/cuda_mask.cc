@@ -11,35 +11,35 @@
 namespace relugrad {
 
 relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                                    const KernelParams& params, const Semantics& semantics) {
+                                    const KernelParams& params, void* stream) {
   cuda::LaunchTarget target;
   RELUGRAD_RETURN_IF_ERROR(
-      cuda::CheckLaunch(n, semantics.stream, {{"x", x}, {"y", y}, {"mask", mask}}, &target));
+      cuda::CheckLaunch(n, stream, {{"x", x}, {"y", y}, {"mask", mask}}, &target));
   if (n == 0) return RELUGRAD_OK;
   const bool vector = cuda::Aligned16(x) && cuda::Aligned16(y);
   const cudaError_t e =
       cuda::LaunchForwardMask(dtype, n, x, y, mask, vector, cuda::ToDeviceParams(params),
-                              static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
+                              static_cast<cudaStream_t>(stream), target.max_blocks);
   if (e != cudaSuccess) {
     return cuda::LaunchFailed(cuda::MaskKernelName(dtype, true, vector), static_cast<long long>(n),
-                              semantics.stream, target.device, e);
+                              stream, target.device, e);
   }
   return RELUGRAD_OK;
 }
 
 relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
-                                 void* dx, const KernelParams& params, const Semantics& semantics) {
+                                 void* dx, const KernelParams& params, void* stream) {
   cuda::LaunchTarget target;
   RELUGRAD_RETURN_IF_ERROR(
-      cuda::CheckLaunch(n, semantics.stream, {{"dy", dy}, {"mask", mask}, {"dx", dx}}, &target));
+      cuda::CheckLaunch(n, stream, {{"dy", dy}, {"mask", mask}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
   const bool vector = cuda::Aligned16(dy) && cuda::Aligned16(dx);
   const cudaError_t e =
       cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector, cuda::ToDeviceParams(params),
-                           static_cast<cudaStream_t>(semantics.stream), target.max_blocks);
+                           static_cast<cudaStream_t>(stream), target.max_blocks);
   if (e != cudaSuccess) {
     return cuda::LaunchFailed(cuda::MaskKernelName(dtype, false, vector), static_cast<long long>(n),
-                              semantics.stream, target.device, e);
+                              stream, target.device, e);
   }
   return RELUGRAD_OK;
 }

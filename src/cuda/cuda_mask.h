@@ -1,7 +1,7 @@
-// CUDA entry points of the 1-bit mask path (device pointers, semantics.stream;
-// arguments already validated by api/mask.cc, which calls them for
-// RELUGRAD_BACKEND_CUDA); cuda_unavailable.cc provides the UNSUPPORTED stubs
-// when the backend is not built.
+// CUDA entry points of the 1-bit mask path (device pointers, launched on
+// `stream`, a cudaStream_t or nullptr for the default stream; arrays already
+// validated by the plan). The CUDA row of the backend interface
+// (cuda_backend.cc) calls them with its plan's stream.
 #ifndef RELUGRAD_CUDA_CUDA_MASK_H_
 #define RELUGRAD_CUDA_CUDA_MASK_H_
 
@@ -12,9 +12,9 @@
 namespace relugrad {
 
 relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                                    const KernelParams& params, const Semantics& semantics);
+                                    const KernelParams& params, void* stream);
 relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask,
-                                 void* dx, const KernelParams& params, const Semantics& semantics);
+                                 void* dx, const KernelParams& params, void* stream);
 
 }  // namespace relugrad
 

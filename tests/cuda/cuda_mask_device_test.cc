@@ -109,12 +109,12 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
   const DeviceBuffer& dxout = in_place ? gb : db;
   uint8_t* mask = mbuf.get() + kGuard;
   ASSERT_EQ(CudaReluForwardMask(d, static_cast<int64_t>(n), xb.get() + at, yout.get() + at, mask,
-                                kp, sem),
+                                kp, /*stream=*/nullptr),
             RELUGRAD_OK)
       << what << ": " << relugrad_last_error();
-  ASSERT_EQ(
-      CudaReluGradMask(d, static_cast<int64_t>(n), gb.get() + at, mask, dxout.get() + at, kp, sem),
-      RELUGRAD_OK)
+  ASSERT_EQ(CudaReluGradMask(d, static_cast<int64_t>(n), gb.get() + at, mask, dxout.get() + at, kp,
+                             /*stream=*/nullptr),
+            RELUGRAD_OK)
       << what << ": " << relugrad_last_error();
   CUDA_ASSERT(cudaDeviceSynchronize());
   const auto y = Download(yout, total), m = Download(mbuf, mtotal), dx = Download(dxout, total);
@@ -138,10 +138,12 @@ TEST(CudaMaskDeviceTest, NoDeviceIsUnsupported) {
   const KernelParams kp = MakeKernelParams(Dtype::kF32, sem);
   float x[8] = {}, y[8];
   uint8_t mask[1] = {0x5a};
-  EXPECT_EQ(CudaReluForwardMask(Dtype::kF32, 8, x, y, mask, kp, sem), RELUGRAD_UNSUPPORTED);
+  EXPECT_EQ(CudaReluForwardMask(Dtype::kF32, 8, x, y, mask, kp, /*stream=*/nullptr),
+            RELUGRAD_UNSUPPORTED);
   EXPECT_NE(std::string(relugrad_last_error()).find("no CUDA device"), std::string::npos)
       << relugrad_last_error();
-  EXPECT_EQ(CudaReluGradMask(Dtype::kF32, 8, x, mask, y, kp, sem), RELUGRAD_UNSUPPORTED);
+  EXPECT_EQ(CudaReluGradMask(Dtype::kF32, 8, x, mask, y, kp, /*stream=*/nullptr),
+            RELUGRAD_UNSUPPORTED);
   EXPECT_EQ(mask[0], 0x5a);
 }
 

@@ -1,0 +1,141 @@
+"""relugrad.Options and relugrad.Plan: options bound once and validated by the
+library, plans that give the bits of the functional calls, errors that name
+the argument, and the functional API's plan cache keeping -0.0 and 0.0 apart."""
+import math
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import relugrad
+from cases import random_case, to_bits
+from relugrad import _options
+from relugrad import _relugrad as C
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def test_options_resolve_the_preset_and_show_it():
+    o = relugrad.Options("tensorflow", threshold=0.5)
+    assert (o.gate, o.combine, o.denormals, o.threshold_rounding) == ("pass_if_gt", "multiply", "ftz_daz",
+                                                                       "compute")
+    assert o.threshold == 0.5 and o.alpha == 0.0 and o.clip is None and o.gate_max == math.inf
+    assert o.stores == "auto" and o.backend == "cpu" and o.threads == 0
+    assert repr(o) == ("relugrad.Options(gate='pass_if_gt', combine='multiply', denormals='ftz_daz', "
+                       "threshold_rounding='compute', threshold=0.5, alpha=0.0, clip=None, gate_max=inf, "
+                       "threads=0, stores='auto', backend='cpu')")
+    # Overrides by name; threads as the library resolves them (capped at 256).
+    o = relugrad.Options("torch", gate="pass_if_gt", clip=(-1.0, 2.0), threads=1000, stores="streaming")
+    assert o.gate == "pass_if_gt" and o.clip == (-1.0, 2.0) and o.threads == 256 and o.stores == "streaming"
+
+
+def test_options_are_values_and_immutable():
+    a, b = relugrad.Options("jax", alpha=0.25), relugrad.Options("jax", alpha=0.25)
+    assert a == b and hash(a) == hash(b)
+    assert a != relugrad.Options("jax", alpha=0.5)
+    # -0.0 and 0.0 clip bounds write different bits: different options.
+    assert relugrad.Options(clip=(-0.0, 1.0)) != relugrad.Options(clip=(0.0, 1.0))
+    with pytest.raises(AttributeError):
+        a.threshold = 1.0
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(threshold=float("nan")), ValueError, "threshold is NaN"),
+    (dict(alpha=float("inf")), ValueError, "alpha must be finite"),
+    (dict(clip=(2.0, 1.0)), ValueError, r"clip range \[2, 1\] is empty"),
+    (dict(gate_max=0.0), ValueError, "gate_max .* must be greater than threshold"),
+    (dict(threads=-1), ValueError, "threads must be >= 0"),
+    (dict(gate="gt"), ValueError, r"unknown gate 'gt' \(zero_if_le, pass_if_gt\)"),
+    (dict(gate=1.5), TypeError, "gate: expected a name or an int"),
+])
+def test_options_are_validated_by_the_library(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        relugrad.Options(**kw)
+
+
+def test_plan_runs_give_the_functional_bits():
+    for dtype in ("f32", "f16", "bf16", "f64"):
+        dy, s = random_case(dtype, n=777)
+        for semantics in relugrad.PRESETS:
+            options = relugrad.Options(semantics, threshold=0.25)
+            plan = relugrad.Plan("relu_grad", dtype, options)
+            assert (plan.op, plan.dtype) == ("relu_grad", dtype) and plan.options == options
+            out = np.empty_like(dy)
+            plan(dy.view(np.uint16) if dy.dtype == BF16 else dy, s.view(np.uint16) if s.dtype == BF16 else s,
+                 out.view(np.uint16) if out.dtype == BF16 else out)
+            want = relugrad.relu_grad_reference(dy, s, semantics=semantics, threshold=0.25)
+            assert np.array_equal(to_bits(out), to_bits(want)), (dtype, semantics)
+            assert np.array_equal(to_bits(out), to_bits(relugrad.relu_grad(dy, s, semantics=semantics,
+                                                                           threshold=0.25)))
+
+
+def test_mask_plans_round_trip():
+    dy, x = random_case("f32", n=1001)
+    options = relugrad.Options("onednn", alpha=0.5)
+    forward = relugrad.Plan(C.OP_RELU_FORWARD_MASK, C.F32, options)
+    backward = relugrad.Plan("relu_grad_mask", "f32", options)
+    y = np.empty_like(x)
+    mask = np.empty(relugrad.mask_bytes(x.size), np.uint8)
+    forward(x, y, mask)
+    want_y, want_mask = relugrad.relu_forward(x, semantics="onednn", alpha=0.5)
+    assert np.array_equal(to_bits(y), to_bits(want_y)) and np.array_equal(mask, want_mask)
+    dx = np.empty_like(dy)
+    backward(dy, mask, dx)
+    assert np.array_equal(to_bits(dx), to_bits(relugrad.relu_grad_reference(dy, x, semantics="onednn",
+                                                                            alpha=0.5)))
+    with pytest.raises(RuntimeError, match="unsupported: relugrad_relu_forward writes relu"):
+        relugrad.Plan("relu_forward_mask", "f32", relugrad.Options(gate_max=6.0))
+
+
+def test_plan_errors_name_the_argument():
+    plan = relugrad.Plan("relu_grad", "f32", relugrad.Options())
+    a, b = np.ones(4, np.float32), np.ones(4, np.float32)
+    with pytest.raises(TypeError, match="dy: dtype f64 does not match the plan's f32"):
+        plan(np.ones(4), b, np.empty(4, np.float32))
+    with pytest.raises(TypeError, match="s: dtype f16 does not match dy's f32"):
+        plan(a, np.ones(4, np.float16), np.empty(4, np.float32))
+    with pytest.raises(ValueError, match=r"out: shape \(3,\) does not match dy's \(4,\)"):
+        plan(a, b, np.empty(3, np.float32))
+    with pytest.raises(ValueError, match="overlap"):
+        buf = np.ones(8, np.float32)
+        plan(buf[:4], b, buf[1:5])
+    with pytest.raises(ValueError, match="unknown plan op 'relu'"):
+        relugrad.Plan("relu", "f32", relugrad.Options())
+    with pytest.raises(ValueError, match="unknown dtype 'f8'"):
+        relugrad.Plan("relu_grad", "f8", relugrad.Options())
+    if not C.backend_available(C.BACKEND_CUDA):
+        with pytest.raises(RuntimeError, match="CUDA backend is not built"):
+            relugrad.Plan("relu_grad", "f32", relugrad.Options(backend="cuda"))
+
+
+def test_plan_by_address_and_from_many_threads():
+    dy, s = random_case("f64", n=1 << 16)
+    plan = relugrad.Plan("relu_grad", "f64", relugrad.Options("tensorflow", threads=1))
+    want = relugrad.relu_grad(dy, s, semantics="tensorflow")
+    outs = [np.empty_like(dy) for _ in range(4)]
+
+    def work(out):
+        for _ in range(20):
+            plan.run_host(dy.ctypes.data, s.ctypes.data, out.ctypes.data, dy.size)
+
+    threads = [threading.Thread(target=work, args=(o,)) for o in outs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(to_bits(o), to_bits(want)) for o in outs)
+
+
+def test_functional_calls_reuse_one_plan_per_configuration_and_keep_signed_zeros_apart():
+    _options._RESOLVED.clear()
+    dy = np.array([5.0, -5.0], np.float32)
+    s = np.array([1.0, 1.0], np.float32)
+    a = relugrad.relu_grad(dy, s, clip=(0.0, 1.0))
+    b = relugrad.relu_grad(dy, s, clip=(-0.0, 1.0))
+    relugrad.relu_grad(dy, s, clip=(0.0, 1.0))
+    # The clamp of -5 writes the lower bound's own bits: +0 and -0.
+    assert a.view(np.uint32).tolist() == [0x3F800000, 0x00000000]
+    assert b.view(np.uint32).tolist() == [0x3F800000, 0x80000000]
+    assert len(_options._RESOLVED) == 2
+    assert all(len(entry[2]) == 1 for entry in _options._RESOLVED.values())

@@ -1,0 +1,76 @@
+// The plan of a one-shot call (relugrad_relu_grad, relugrad_relu_forward,
+// relugrad_relu_grad_mask). Building a plan costs the option checks and the
+// gate-key searches (about 300 ns, docs/performance-notes.md "Fixed cost of
+// a call"), several times the whole call at n <= 1024, and callers repeat
+// one configuration (a training step: one dtype, one preset). So each
+// one-shot entry point keeps, per thread, the one plan it built last, keyed
+// by the full options struct (compared byte for byte: -0 and +0 or two NaN
+// payloads never share a plan) and the dtype. This is the library's only
+// cache of resolved options; a caller that alternates configurations should
+// hold plans (relugrad_plan_create) instead.
+#ifndef RELUGRAD_API_ONE_SHOT_PLAN_H_
+#define RELUGRAD_API_ONE_SHOT_PLAN_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/plan.h"
+#include "core/rules.h"
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+namespace internal {
+
+// memcmp(&a, &b, sizeof) == 0, inlined: glibc's memcmp is a call through
+// the PLT, 4 ns of a 50 ns call.
+inline bool SameBytes(const relugrad_options& a, const relugrad_options& b) {
+  static_assert(sizeof(relugrad_options) % sizeof(uint64_t) == 0, "compared in 8-byte words");
+  uint64_t diff = 0;
+  for (size_t i = 0; i < sizeof(relugrad_options); i += sizeof(uint64_t)) {
+    uint64_t wa, wb;
+    std::memcpy(&wa, reinterpret_cast<const unsigned char*>(&a) + i, sizeof(wa));
+    std::memcpy(&wb, reinterpret_cast<const unsigned char*>(&b) + i, sizeof(wb));
+    diff |= wa ^ wb;
+  }
+  return diff == 0;
+}
+
+}  // namespace internal
+
+// The calling thread's plan for op, dtype and options (dtype already
+// validated), valid until the thread's next call of this op; or the
+// status of the failed create, with the thread's last error set.
+template <relugrad_plan_op Op>
+relugrad_status OneShotPlan(relugrad_dtype dtype, const relugrad_options* options,
+                            const relugrad_plan** plan) {
+  struct Entry {
+    relugrad_options key;  // full size: NULL and shorter structs are completed first
+    relugrad_dtype dtype;
+    bool valid;  // key and dtype describe plan
+    relugrad_plan plan;
+  };
+  // Constant-initialised (no dynamic initialiser) and trivially destructible:
+  // reading it costs no guard and registers no destructor.
+  thread_local Entry entry{};
+  const relugrad_options* key = options;
+  relugrad_options full;
+  if (options == nullptr || options->struct_size != sizeof(relugrad_options)) {
+    RELUGRAD_RETURN_IF_ERROR(FullOptions(options, &full));
+    key = &full;
+  }
+  if (entry.valid && entry.dtype == dtype && internal::SameBytes(entry.key, *key)) {
+    *plan = &entry.plan;
+    return RELUGRAD_OK;
+  }
+  entry.valid = false;
+  RELUGRAD_RETURN_IF_ERROR(BuildPlan(Op, dtype, key, &entry.plan));
+  std::memcpy(&entry.key, key, sizeof(relugrad_options));
+  entry.dtype = dtype;
+  entry.valid = true;
+  *plan = &entry.plan;
+  return RELUGRAD_OK;
+}
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_API_ONE_SHOT_PLAN_H_

@@ -1,0 +1,67 @@
+// The one interface every backend implements: a table of entry points
+// (BackendOps), one row per backend, each defined in the backend's own
+// folder. A backend that is not built links a row whose Supports answers
+// RELUGRAD_UNSUPPORTED with the reason. The plan (core/plan.h) picks the row
+// of its options' backend, asks Supports once at create and calls the entry
+// point of its op on every run.
+#ifndef RELUGRAD_CORE_BACKEND_H_
+#define RELUGRAD_CORE_BACKEND_H_
+
+#include <cstdint>
+
+#include "core/rules.h"
+#include "core/semantics.h"
+#include "relugrad/relugrad.h"
+
+namespace relugrad {
+
+// Entry points. The arrays were validated by the plan (n >= 0, pointers,
+// alignment, aliasing); params.dtype is their dtype. Each backend reads the
+// part of Execution it uses (CPU: threads, stores; CUDA: stream).
+using ReluGradEntry = relugrad_status (*)(const KernelParams& params, const Execution& execution,
+                                          int64_t n, const void* dy, const void* s, void* dx);
+using ReluForwardMaskEntry = relugrad_status (*)(const KernelParams& params,
+                                                 const Execution& execution, int64_t n,
+                                                 const void* x, void* y, uint8_t* mask);
+using ReluGradMaskEntry = relugrad_status (*)(const KernelParams& params,
+                                              const Execution& execution, int64_t n, const void* dy,
+                                              const uint8_t* mask, void* dx);
+// RELUGRAD_OK when the backend implements op for dtype under these rules,
+// else RELUGRAD_UNSUPPORTED with the thread's last error saying why. Called
+// at plan create, so a run never meets an op its backend refuses.
+using SupportsEntry = relugrad_status (*)(relugrad_plan_op op, const Rules& rules,
+                                          const KernelParams& params);
+
+struct BackendOps {
+  const char* name;  // the relugrad_backend's canonical name
+  bool built;        // relugrad_backend_available
+  SupportsEntry supports;
+  // nullptr where supports refuses the op for every dtype and rule.
+  ReluGradEntry relu_grad;
+  ReluForwardMaskEntry relu_forward_mask;
+  ReluGradMaskEntry relu_grad_mask;
+};
+
+// The rows: cpu/cpu_backend_ops.cc, cuda/cuda_backend.cc (or
+// cuda/cuda_unavailable.cc), ascend/ascend_twin_backend.cc (or
+// ascend/ascend_twin_unavailable.cc).
+const BackendOps& CpuBackendOps();
+const BackendOps& CudaBackendOps();
+const BackendOps& AscendTwinBackendOps();
+
+// The row of a backend value; nullptr for a value outside relugrad_backend.
+inline const BackendOps* FindBackendOps(relugrad_backend backend) {
+  switch (backend) {
+    case RELUGRAD_BACKEND_CPU:
+      return &CpuBackendOps();
+    case RELUGRAD_BACKEND_CUDA:
+      return &CudaBackendOps();
+    case RELUGRAD_BACKEND_ASCEND_TWIN:
+      return &AscendTwinBackendOps();
+  }
+  return nullptr;
+}
+
+}  // namespace relugrad
+
+#endif  // RELUGRAD_CORE_BACKEND_H_

@@ -1,0 +1,37 @@
+// The CPU row of the backend interface (core/backend.h): every op, every
+// dtype and rule; the entry points hand the plan's params and its threads
+// and store hint to the CPU backend (cpu_backend.h, mask_backend.h).
+#include "core/backend.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/mask_backend.h"
+
+namespace relugrad {
+namespace {
+
+relugrad_status Supports(relugrad_plan_op, const Rules&, const KernelParams&) {
+  return RELUGRAD_OK;
+}
+
+relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int64_t n,
+                         const void* dy, const void* s, void* dx) {
+  return CpuReluGrad(params.dtype, n, dy, s, dx, params, execution.threads, execution.stores);
+}
+
+relugrad_status ReluForwardMask(const KernelParams& params, const Execution& execution, int64_t n,
+                                const void* x, void* y, uint8_t* mask) {
+  return CpuReluForward(params.dtype, n, x, y, mask, params, execution.threads, execution.stores);
+}
+
+relugrad_status ReluGradMask(const KernelParams& params, const Execution& execution, int64_t n,
+                             const void* dy, const uint8_t* mask, void* dx) {
+  return CpuReluGradMask(params.dtype, n, dy, mask, dx, params, execution.threads,
+                         execution.stores);
+}
+
+constexpr BackendOps kCpu = {"cpu", true, Supports, ReluGrad, ReluForwardMask, ReluGradMask};
+
+}  // namespace
+
+const BackendOps& CpuBackendOps() { return kCpu; }
+
+}  // namespace relugrad
