@@ -54,6 +54,24 @@ TEST(OptionsMemo, OneObjectChangedInPlaceFollowsEveryChange) {
   }
 }
 
+// Cycles of 2 to 6 configurations, more than the thread keeps plans for:
+// every hit, every miss and every replaced entry gives the reference's bits.
+TEST(OptionsMemo, CyclesLongerThanTheCacheStayExact) {
+  const std::vector<Config> configs = AllConfigs();
+  ASSERT_GE(configs.size(), 6u);
+  for (size_t cycle = 2; cycle <= 6; ++cycle) {
+    for (int round = 0; round < 3; ++round) {
+      for (size_t k = 0; k < cycle; ++k) {
+        relugrad_options o = configs[k].options;
+        o.threads = 1;
+        const relugrad_dtype d = kDtypes[(k + round) % 4];
+        EXPECT_EQ(RunAndCompare(d, o, 100 + k), "")
+            << "cycle " << cycle << " " << relugrad_dtype_name(d) << " " << configs[k].name;
+      }
+    }
+  }
+}
+
 TEST(OptionsMemo, EachFieldChangeTakesEffect) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);

@@ -221,11 +221,11 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
  * relugrad_plan_run then checks only n and the pointers and hands the
  * arrays to the backend. The one-shot calls (relugrad_relu_grad,
  * relugrad_relu_forward, relugrad_relu_grad_mask) are plans run once: same
- * checks, same messages, same bits. Each keeps, per thread, the plan of its
- * last call; a call whose options or dtype differ from that one creates a
- * plan again (about 0.5 us on the machine of docs/performance.md, several
- * small calls' worth), so a caller that alternates configurations should
- * hold one plan per configuration.
+ * checks, same messages, same bits. Each keeps, per thread, the plans of its
+ * last 4 distinct configurations (options and dtype); a call with a fifth
+ * creates a plan again (about 0.2 us on the machine of docs/performance.md,
+ * a few small calls' worth), so a caller that cycles through more
+ * configurations should hold one plan per configuration.
  *
  *   relugrad_plan* plan;
  *   if (relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, RELUGRAD_F32, &o, &plan) != RELUGRAD_OK)
