@@ -101,24 +101,70 @@ constexpr int64_t kTorchGrain = 32768;
 // (relugrad_cpu_host_split; the rule: docs/performance-notes.md, "One CPU
 // launch policy").
 struct CallPlan {
-  relugrad_options options;
+  const relugrad_plan* plan;  // the library's plan of each part's call
   bool split;
   int64_t part_unit;
 };
 
-CallPlan Plan(const Settings& settings, int64_t n, relugrad_dtype dtype) {
+// The plans this thread's calls run, one per configuration (op, dtype,
+// preset, and the threads and store hint the launch policy gives a part),
+// created on first use and kept for the thread's life: a training step
+// repeats a handful of configurations, so every call after the first runs a
+// resolved plan (relugrad.h, "Plans") and never re-validates its options.
+// Per thread, so no lock: autograd's backward runs on its own threads.
+class ThreadPlans {
+ public:
+  ThreadPlans() = default;
+  ThreadPlans(const ThreadPlans&) = delete;
+  ThreadPlans& operator=(const ThreadPlans&) = delete;
+  ~ThreadPlans() {
+    const CApiTable* api = g_api.load(std::memory_order_acquire);
+    if (api == nullptr) return;  // no plan was ever created
+    for (const Entry& e : entries_) api->plan_destroy(e.plan);
+  }
+
+  const relugrad_plan* Get(relugrad_plan_op op, relugrad_dtype dtype, relugrad_preset preset,
+                           int32_t threads, relugrad_stores stores) {
+    for (const Entry& e : entries_) {
+      if (e.op == op && e.dtype == dtype && e.preset == preset && e.threads == threads &&
+          e.stores == stores)
+        return e.plan;
+    }
+    const CApiTable& api = Api();
+    relugrad_options options;
+    Check(api.options_init(&options, preset));
+    options.threads = threads;
+    options.stores = stores;
+    relugrad_plan* plan = nullptr;
+    Check(api.plan_create(op, dtype, &options, &plan));
+    entries_.push_back({op, dtype, preset, threads, stores, plan});
+    return plan;
+  }
+
+ private:
+  struct Entry {
+    relugrad_plan_op op;
+    relugrad_dtype dtype;
+    relugrad_preset preset;
+    int32_t threads;
+    relugrad_stores stores;
+    relugrad_plan* plan;
+  };
+  std::vector<Entry> entries_;
+};
+
+CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype) {
   const CApiTable& api = Api();
   relugrad_preset preset;
   Check(api.preset_from_name(settings.semantics.c_str(), &preset));
-  CallPlan plan;
-  Check(api.options_init(&plan.options, preset));
   relugrad_host_split how;
   Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
                            static_cast<int32_t>(at::get_num_threads()), kTorchGrain, &how));
+  thread_local ThreadPlans plans;
+  CallPlan plan;
+  plan.plan = plans.Get(op, dtype, preset, how.threads, how.stores);
   plan.split = how.split != 0;
   plan.part_unit = how.part_unit_elems;
-  plan.options.threads = how.threads;
-  plan.options.stores = how.stores;
   return plan;
 }
 
@@ -283,14 +329,14 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
   const relugrad_dtype dtype = DtypeOf(dy);
-  const CallPlan plan = Plan(settings, dx.numel(), dtype);
+  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD, dx.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* s_p = static_cast<const char*>(s.const_data_ptr());
   auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
   ForEachPart(plan, dx.numel(), [&](int64_t begin, int64_t end) {
     const int64_t at = begin * size;
-    Check(Api().relu_grad(dtype, end - begin, dy_p + at, s_p + at, dx_p + at, &plan.options));
+    Check(Api().plan_run(plan.plan, end - begin, dy_p + at, s_p + at, dx_p + at));
   });
   return dx;
 }
@@ -335,14 +381,14 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   at::Tensor target =
       direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
   const relugrad_dtype dtype = DtypeOf(dy);
-  const CallPlan plan = Plan(settings, dy.numel(), dtype);
+  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD_MASK, dy.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
   auto* dx_p = static_cast<char*>(target.mutable_data_ptr());
   ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
-    Check(Api().relu_grad_mask(dtype, end - begin, dy_p + begin * size, mask_p + begin / 8,
-                               dx_p + begin * size, &plan.options));
+    Check(Api().plan_run(plan.plan, end - begin, dy_p + begin * size, mask_p + begin / 8,
+                         dx_p + begin * size));
   });
   if (!direct) dx.copy_(target);
   return dx;
@@ -391,15 +437,15 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
     }
     const int64_t n = src.numel();
     const relugrad_dtype dtype = DtypeOf(src);
-    const CallPlan plan = Plan(settings, n, dtype);
+    const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype);
     at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
     auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
     ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
-      Check(Api().relu_forward(dtype, end - begin, x_p + begin * size, y_p + begin * size,
-                               mask_p + begin / 8, &plan.options));
+      Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
+                                   mask_p + begin / 8));
     });
     const std::vector<int64_t> mask_strides = y.strides().vec();
     if (inplace) {
