@@ -15,6 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/rules.h"
+#include "core/semantics.h"
+#include "cpu/variants.h"
 #include "relugrad/relugrad.h"
 #include "test_support.h"
 
@@ -247,6 +250,34 @@ Outcome Expected(relugrad_plan_op op, relugrad_dtype d, const std::string& name)
     return {RELUGRAD_OK, ""};
   }
   return {RELUGRAD_INVALID_ARGUMENT, ""};
+}
+
+// A CPU relu_grad plan holds the variant row the dispatcher would take for
+// its kernel parameters (chosen once at create, reported by name); the mask
+// ops, which choose per block, report none.
+TEST(Plan, HoldsTheSelectedNamedVariant) {
+  std::vector<bool> seen(kCpuVariantCount, false);
+  for (relugrad_dtype d : {RELUGRAD_F32, RELUGRAD_F16, RELUGRAD_BF16, RELUGRAD_F64}) {
+    for (const Config& c : GradConfigs()) {
+      PlanPtr plan;
+      ASSERT_EQ(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD, d, &c.options, &plan.p), RELUGRAD_OK)
+          << c.name;
+      Rules rules;
+      ASSERT_EQ(ResolveOptions(&c.options, &rules), RELUGRAD_OK);
+      const CpuVariantId want = SelectCpuVariant(ToDtype(d), MakeKernelParams(ToDtype(d), rules));
+      seen[static_cast<int>(want)] = true;
+      EXPECT_STREQ(relugrad_plan_variant(plan.p), CpuVariants()[static_cast<int>(want)].name)
+          << relugrad_dtype_name(d) << " " << c.name;
+    }
+    PlanPtr mask;
+    ASSERT_EQ(relugrad_plan_create(RELUGRAD_OP_RELU_GRAD_MASK, d, nullptr, &mask.p), RELUGRAD_OK);
+    EXPECT_STREQ(relugrad_plan_variant(mask.p), "");
+  }
+  // Which rows every configuration reaches is variants_test's; here: plans differ.
+  int distinct = 0;
+  for (bool s : seen) distinct += s ? 1 : 0;
+  EXPECT_GE(distinct, 5);
+  EXPECT_STREQ(relugrad_plan_variant(nullptr), "");
 }
 
 TEST(Plan, CreateFailsAsTheOneShotCallWithItsMessage) {

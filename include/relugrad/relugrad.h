@@ -280,6 +280,11 @@ RELUGRAD_API relugrad_status relugrad_plan_run_forward(const relugrad_plan* plan
 /* What a plan was created for. A NULL plan gives 0 (no valid op or dtype). */
 RELUGRAD_API relugrad_plan_op relugrad_plan_get_op(const relugrad_plan* plan);
 RELUGRAD_API relugrad_dtype relugrad_plan_get_dtype(const relugrad_plan* plan);
+/* The name of the kernel variant the plan runs, selected once at create
+ * (CPU relu_grad: a row of `relugrad info --variants`, e.g.
+ * "plain_select_nan_open"); "" where the backend has one kernel for the op
+ * (the mask ops choose per block). NULL plan: "". Never NULL. */
+RELUGRAD_API const char* relugrad_plan_variant(const relugrad_plan* plan);
 /* The plan's options as resolved: the caller's fields, the defaults of
  * fields a shorter struct lacked, threads capped at 256. Writes the fields
  * that fit in out->struct_size (initialise out with relugrad_options_init). */

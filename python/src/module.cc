@@ -669,6 +669,10 @@ void BindOptionsAndPlan(nb::module_& m) {
       .def_prop_ro("dtype",
                    [](const PyPlan& p) { return EnumName(RELUGRAD_ENUM_DTYPE, p.dtype()); })
       .def_prop_ro("options", [](const PyPlan& p) { return PyOptions{p.options}; })
+      .def_prop_ro(
+          "variant", [](const PyPlan& p) { return std::string(relugrad_plan_variant(p.plan)); },
+          "The kernel variant the plan runs, chosen at create (`relugrad info --variants`; '' "
+          "where the backend has one kernel for the op).")
       .def("__repr__", [](const PyPlan& p) {
         return "relugrad.Plan('" + EnumName(RELUGRAD_ENUM_PLAN_OP, p.op()) + "', '" +
                EnumName(RELUGRAD_ENUM_DTYPE, p.dtype()) + "', " + OptionsRepr(p.options) + ")";

@@ -70,6 +70,16 @@ def test_plan_runs_give_the_functional_bits():
                                                                            threshold=0.25)))
 
 
+def test_plan_names_its_kernel_variant():
+    # The CPU relu_grad row chosen at create, by its `relugrad info --variants` name; presets with
+    # different element rules run different rows; the mask ops choose per block and name none.
+    names = {semantics: relugrad.Plan("relu_grad", "f32", relugrad.Options(semantics)).variant
+             for semantics in relugrad.PRESETS}
+    assert all(names.values()) and len(set(names.values())) >= 2, names
+    assert relugrad.Plan("relu_grad", "bf16", relugrad.Options("torch", alpha=0.5)).variant == "alpha16_scalar"
+    assert relugrad.Plan("relu_grad_mask", "f32", relugrad.Options()).variant == ""
+
+
 def test_mask_plans_round_trip():
     dy, x = random_case("f32", n=1001)
     options = relugrad.Options("onednn", alpha=0.5)

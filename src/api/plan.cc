@@ -68,6 +68,12 @@ relugrad_dtype relugrad_plan_get_dtype(const relugrad_plan* plan) {
                          : static_cast<relugrad_dtype>(plan->dtype);
 }
 
+const char* relugrad_plan_variant(const relugrad_plan* plan) {
+  if (plan == nullptr || plan->backend->variant_name == nullptr) return "";
+  const char* name = plan->backend->variant_name(plan->op, plan->variant);
+  return name == nullptr ? "" : name;
+}
+
 relugrad_status relugrad_plan_get_options(const relugrad_plan* plan, relugrad_options* out) {
   using namespace relugrad;
   ClearLastError();

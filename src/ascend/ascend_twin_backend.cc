@@ -48,8 +48,8 @@ relugrad_status Supports(relugrad_plan_op op, const Rules&, const KernelParams& 
 }
 
 // The twin reads no execution setting: its block count is the tiling's.
-relugrad_status ReluGrad(const KernelParams& params, const Execution&, int64_t n, const void* dy,
-                         const void* s, void* dx) {
+relugrad_status ReluGrad(const KernelParams& params, const Execution&, int32_t, int64_t n,
+                         const void* dy, const void* s, void* dx) {
   if (n == 0) return RELUGRAD_OK;
   ascend::TilingRequest request;
   request.dtype = params.dtype;

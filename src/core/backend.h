@@ -17,9 +17,11 @@ namespace relugrad {
 
 // Entry points. The arrays were validated by the plan (n >= 0, pointers,
 // alignment, aliasing); params.dtype is their dtype. Each backend reads the
-// part of Execution it uses (CPU: threads, stores; CUDA: stream).
+// part of Execution it uses (CPU: threads, stores; CUDA: stream). variant:
+// what the row's select_variant chose at create (-1 without one).
 using ReluGradEntry = relugrad_status (*)(const KernelParams& params, const Execution& execution,
-                                          int64_t n, const void* dy, const void* s, void* dx);
+                                          int32_t variant, int64_t n, const void* dy, const void* s,
+                                          void* dx);
 using ReluForwardMaskEntry = relugrad_status (*)(const KernelParams& params,
                                                  const Execution& execution, int64_t n,
                                                  const void* x, void* y, uint8_t* mask);
@@ -31,6 +33,11 @@ using ReluGradMaskEntry = relugrad_status (*)(const KernelParams& params,
 // at plan create, so a run never meets an op its backend refuses.
 using SupportsEntry = relugrad_status (*)(relugrad_plan_op op, const Rules& rules,
                                           const KernelParams& params);
+// The named kernel variant the backend runs op with for these params, chosen
+// once at create and held by the plan (CPU: a row of cpu/variants.inc), and
+// its stable name; -1 / nullptr: the backend has one kernel for the op.
+using SelectVariantEntry = int32_t (*)(relugrad_plan_op op, const KernelParams& params);
+using VariantNameEntry = const char* (*)(relugrad_plan_op op, int32_t variant);
 
 struct BackendOps {
   const char* name;  // the relugrad_backend's canonical name
@@ -40,6 +47,9 @@ struct BackendOps {
   ReluGradEntry relu_grad;
   ReluForwardMaskEntry relu_forward_mask;
   ReluGradMaskEntry relu_grad_mask;
+  // nullptr: one kernel per op (variant -1).
+  SelectVariantEntry select_variant = nullptr;
+  VariantNameEntry variant_name = nullptr;
 };
 
 // The rows: cpu/cpu_backend_ops.cc, cuda/cuda_backend.cc (or

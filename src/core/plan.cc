@@ -62,6 +62,9 @@ relugrad_status BuildPlan(relugrad_plan_op op, relugrad_dtype dtype,
     return Fail(RELUGRAD_INTERNAL_ERROR, "the %s backend accepted an op it has no entry point for",
                 plan->backend->name);
   }
+  plan->variant = plan->backend->select_variant == nullptr
+                      ? -1
+                      : plan->backend->select_variant(op, plan->params);
   return RELUGRAD_OK;
 }
 

@@ -31,6 +31,7 @@ struct relugrad_plan {
   relugrad::KernelParams params;
   relugrad::Execution execution;
   const relugrad::BackendOps* backend = nullptr;
+  int32_t variant = -1;  // backend->select_variant's choice (-1: none)
 };
 
 namespace relugrad {
@@ -73,7 +74,7 @@ inline relugrad_status RunReluGrad(const relugrad_plan& plan, int64_t n, const v
       "relu_grad", plan.dtype, n, 3.0 * static_cast<double>(n) * static_cast<double>(es),
       profile::RuleLabel(plan.rules.gate == RELUGRAD_GATE_PASS_IF_GT,
                          plan.rules.combine == RELUGRAD_COMBINE_MULTIPLY));
-  return plan.backend->relu_grad(plan.params, plan.execution, n, dy, s, dx);
+  return plan.backend->relu_grad(plan.params, plan.execution, plan.variant, n, dy, s, dx);
 }
 
 namespace internal {

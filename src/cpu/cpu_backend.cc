@@ -56,14 +56,28 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
 
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores,
+                            CpuVariantId variant) {
+  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, LaunchPolicy::ForThisMachine(),
+                     variant);
+}
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
                             const LaunchPolicy& policy) {
+  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, policy,
+                     SelectCpuVariant(dtype, params));
+}
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            const LaunchPolicy& policy, CpuVariantId variant) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, elem_bytes, threads, stores,
                                   dx == dy || dx == s, &ReadyWorkersNow);
   // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
-  const BlockKernel kernel = CpuVariantKernel(SelectCpuVariant(dtype, params), dtype, d.stream);
+  const BlockKernel kernel = CpuVariantKernel(variant, dtype, d.stream);
   if (d.OneBlock()) {
     // One direct kernel call: no plan's divisions, no pool.
     {

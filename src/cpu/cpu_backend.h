@@ -7,6 +7,7 @@
 
 #include "core/semantics.h"
 #include "cpu/launch.h"
+#include "cpu/variants.h"
 
 namespace relugrad {
 
@@ -15,10 +16,19 @@ namespace relugrad {
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads,
                             relugrad_stores stores = RELUGRAD_STORES_AUTO);
-// The same under `policy` (tests and benchmarks: a forced split, a forced store).
+// The same with the kernel variant chosen beforehand (a plan's: it is
+// SelectCpuVariant(dtype, params), selected once at create).
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            CpuVariantId variant);
+// The same under `policy` (tests and benchmarks: a forced split, a forced
+// store), with the variant selected here unless given.
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores,
                             const LaunchPolicy& policy);
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            const LaunchPolicy& policy, CpuVariantId variant);
 
 // Worker count for threads == 0.
 int DefaultThreads();

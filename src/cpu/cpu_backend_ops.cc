@@ -4,6 +4,7 @@
 #include "core/backend.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/mask_backend.h"
+#include "cpu/variants.h"
 
 namespace relugrad {
 namespace {
@@ -12,9 +13,21 @@ relugrad_status Supports(relugrad_plan_op, const Rules&, const KernelParams&) {
   return RELUGRAD_OK;
 }
 
-relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int64_t n,
-                         const void* dy, const void* s, void* dx) {
-  return CpuReluGrad(params.dtype, n, dy, s, dx, params, execution.threads, execution.stores);
+relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int32_t variant,
+                         int64_t n, const void* dy, const void* s, void* dx) {
+  return CpuReluGrad(params.dtype, n, dy, s, dx, params, execution.threads, execution.stores,
+                     static_cast<CpuVariantId>(variant));
+}
+
+// relu_grad runs a row of the variant table; the mask ops choose per block.
+int32_t SelectVariant(relugrad_plan_op op, const KernelParams& params) {
+  if (op != RELUGRAD_OP_RELU_GRAD) return -1;
+  return static_cast<int32_t>(SelectCpuVariant(params.dtype, params));
+}
+
+const char* VariantName(relugrad_plan_op op, int32_t variant) {
+  if (op != RELUGRAD_OP_RELU_GRAD || variant < 0 || variant >= kCpuVariantCount) return nullptr;
+  return CpuVariants()[variant].name;
 }
 
 relugrad_status ReluForwardMask(const KernelParams& params, const Execution& execution, int64_t n,
@@ -28,7 +41,8 @@ relugrad_status ReluGradMask(const KernelParams& params, const Execution& execut
                          execution.stores);
 }
 
-constexpr BackendOps kCpu = {"cpu", true, Supports, ReluGrad, ReluForwardMask, ReluGradMask};
+constexpr BackendOps kCpu = {"cpu",           true,         Supports,      ReluGrad,
+                             ReluForwardMask, ReluGradMask, SelectVariant, VariantName};
 
 }  // namespace
 

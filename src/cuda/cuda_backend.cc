@@ -40,7 +40,7 @@ relugrad_status Supports(relugrad_plan_op, const Rules&, const KernelParams&) {
   return RELUGRAD_OK;
 }
 
-relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int64_t n,
+relugrad_status ReluGrad(const KernelParams& params, const Execution& execution, int32_t, int64_t n,
                          const void* dy, const void* s, void* dx) {
   return CudaReluGrad(params, execution.stream, n, dy, s, dx);
 }
