@@ -33,18 +33,29 @@ inline const char* RuleOf(const Rules& sem) {
                             sem.combine == RELUGRAD_COMBINE_MULTIPLY);
 }
 
+// The options as a plan resolves them, for the CPU backend's own entry points.
+struct Resolved {
+  Rules rules;
+  Execution exec;
+  KernelParams params;
+};
+
+inline bool Resolve(const relugrad_options& o, Dtype d, Resolved* r) {
+  if (ResolveOptions(&o, &r->rules, &r->exec) != RELUGRAD_OK) return false;
+  r->params = MakeKernelParams(d, r->rules);
+  return true;
+}
+
 // relugrad_relu_grad on the CPU backend under `policy`; options already valid.
 inline relugrad_status ReluGradUnderPolicy(relugrad_dtype dtype, int64_t n, const void* dy,
                                            const void* s, void* dx, const relugrad_options& o,
                                            const LaunchPolicy& policy) {
   const Dtype d = ToDtype(dtype);
-  Rules sem;
-  Execution exec;
-  if (ResolveOptions(&o, &sem, &exec) != RELUGRAD_OK) return RELUGRAD_INVALID_ARGUMENT;
-  const KernelParams params = MakeKernelParams(d, sem);
+  Resolved r;
+  if (!Resolve(o, d, &r)) return RELUGRAD_INVALID_ARGUMENT;
   profile::CallScope scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
-                           RuleOf(sem));
-  return CpuReluGrad(d, n, dy, s, dx, params, exec.threads, exec.stores, policy);
+                           RuleOf(r.rules));
+  return CpuReluGrad(d, n, dy, s, dx, r.params, r.exec.threads, r.exec.stores, policy);
 }
 
 // relugrad_relu_forward likewise.
@@ -52,14 +63,13 @@ inline relugrad_status ReluForwardUnderPolicy(relugrad_dtype dtype, int64_t n, c
                                               void* y, uint8_t* mask, const relugrad_options& o,
                                               const LaunchPolicy& policy) {
   const Dtype d = ToDtype(dtype);
-  Rules sem;
-  Execution exec;
-  if (ResolveOptions(&o, &sem, &exec) != RELUGRAD_OK) return RELUGRAD_INVALID_ARGUMENT;
-  const KernelParams params = MakeKernelParams(d, sem);
+  Resolved r;
+  if (!Resolve(o, d, &r)) return RELUGRAD_INVALID_ARGUMENT;
   profile::CallScope scope(
       "relu_forward", d, n,
-      2.0 * static_cast<double>(n) * DtypeSize(d) + static_cast<double>((n + 7) / 8), RuleOf(sem));
-  return CpuReluForward(d, n, x, y, mask, params, exec.threads, exec.stores, policy);
+      2.0 * static_cast<double>(n) * DtypeSize(d) + static_cast<double>((n + 7) / 8),
+      RuleOf(r.rules));
+  return CpuReluForward(d, n, x, y, mask, r.params, r.exec.threads, r.exec.stores, policy);
 }
 
 }  // namespace testing

@@ -1,5 +1,18 @@
 import sys
+import warnings
 from pathlib import Path
+
+import pytest
 
 # The shared test inputs and framework adapters live in python/compat.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compat"))
+
+
+@pytest.fixture
+def no_vmap_fallback_warning():
+    """functorch's warning that an op has no batching rule (it then loops
+    over the batch) is an error: every relugrad op has a real rule."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*performance drop.*")
+        warnings.filterwarnings("error", message=".*batching rule.*")
+        yield

@@ -3,7 +3,6 @@ and torch.autograd.forward_ad through relugrad.torch.ReLU and every custom
 op: same bits as nn.ReLU (torch preset) or as relugrad's eager autograd
 (the other presets), and vmap runs the ops' batching rules (no fallback
 warning)."""
-import warnings
 
 import pytest
 
@@ -33,13 +32,7 @@ def reference(semantics):
     return torch.nn.ReLU() if semantics == "torch" else rt.ReLU(semantics)
 
 
-@pytest.fixture(autouse=True)
-def no_vmap_fallback_warning():
-    # functorch warns when an op has no batching rule and it loops instead.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*performance drop.*")
-        warnings.filterwarnings("error", message=".*batching rule.*")
-        yield
+pytestmark = pytest.mark.usefixtures("no_vmap_fallback_warning")
 
 
 @pytest.mark.parametrize("semantics", SEMANTICS)

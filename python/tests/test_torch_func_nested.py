@@ -7,7 +7,6 @@ whose every formula is the preset's ReluGrad in torch ops (_relu_grad_torch) wit
 by the forward, the design the ops document (linear in the incoming gradient or tangent, so
 grad of grad is ReluGrad again, not the autograd of torch.where's decomposition, which adds a
 +0 where the preset's multiply gives -0). No composition may fall back to functorch's slow loop."""
-import warnings
 
 import pytest
 
@@ -21,12 +20,7 @@ OPS = ["relu", "relu_grad", "relu_mask", "relu_grad_mask"]
 SEMANTICS = ["torch", "tensorflow", "jax"]
 
 
-@pytest.fixture(autouse=True)
-def no_vmap_fallback_warning():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*performance drop.*")
-        warnings.filterwarnings("error", message=".*batching rule.*")
-        yield
+pytestmark = pytest.mark.usefixtures("no_vmap_fallback_warning")
 
 
 def same(a, b):
