@@ -60,7 +60,7 @@ uint64_t BitsOfKey(Dtype d, int64_t key) {
   return 0;
 }
 
-std::string Name(Dtype d, const Semantics& sem, double bound) {
+std::string Name(Dtype d, const Rules& sem, double bound) {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "dtype %d gate %d denormals %d rounding %d bound %a",
                 static_cast<int>(d), static_cast<int>(sem.gate), static_cast<int>(sem.denormals),
@@ -69,12 +69,12 @@ std::string Name(Dtype d, const Semantics& sem, double bound) {
 }
 
 // Every option combination the keys depend on.
-std::vector<Semantics> Modes() {
-  std::vector<Semantics> out;
+std::vector<Rules> Modes() {
+  std::vector<Rules> out;
   for (auto gate : {RELUGRAD_GATE_ZERO_IF_LE, RELUGRAD_GATE_PASS_IF_GT}) {
     for (auto den : {RELUGRAD_DENORMALS_IEEE, RELUGRAD_DENORMALS_FTZ_DAZ}) {
       for (auto r : {RELUGRAD_THRESHOLD_COMPUTE, RELUGRAD_THRESHOLD_DTYPE}) {
-        Semantics s;
+        Rules s;
         s.gate = gate;
         s.denormals = den;
         s.threshold_rounding = r;
@@ -86,7 +86,7 @@ std::vector<Semantics> Modes() {
 }
 
 // Open <=> key >= lo at the two keys around lo (and the ends of the range).
-void CheckLoBoundary(Dtype d, const Semantics& sem) {
+void CheckLoBoundary(Dtype d, const Rules& sem) {
   const Range r = KeysOf(d);
   const int64_t lo = GateKeyLo(d, sem);
   ASSERT_GE(lo, r.key_ninf) << Name(d, sem, sem.threshold);
@@ -99,7 +99,7 @@ void CheckLoBoundary(Dtype d, const Semantics& sem) {
         << Name(d, sem, sem.threshold) << " lo-1 " << lo - 1;
 }
 
-void CheckHiBoundary(Dtype d, const Semantics& sem) {
+void CheckHiBoundary(Dtype d, const Rules& sem) {
   const Range r = KeysOf(d);
   const int64_t hi = GateKeyHi(d, sem);
   ASSERT_GE(hi, r.key_ninf - 1) << Name(d, sem, sem.gate_max);
@@ -113,14 +113,14 @@ void CheckHiBoundary(Dtype d, const Semantics& sem) {
 }
 
 // Every non-NaN 16-bit s against both keys.
-void CheckEvery16BitS(Dtype d, const Semantics& sem) {
+void CheckEvery16BitS(Dtype d, const Rules& sem) {
   const Range r = KeysOf(d);
   const int64_t lo = GateKeyLo(d, sem);
   const int64_t hi = sem.HasGateMax() ? GateKeyHi(d, sem) : r.key_pinf;
   for (int64_t k = r.key_ninf; k <= r.key_pinf; ++k) {
     const uint64_t s = BitsOfKey(d, k);
-    Semantics lower = sem;
-    lower.gate_max = Semantics::kNoGateMax;
+    Rules lower = sem;
+    lower.gate_max = Rules::kNoGateMax;
     ASSERT_EQ(k >= lo, ReferenceGateOpen(d, s, lower))
         << Name(d, sem, sem.threshold) << " key " << k;
     ASSERT_EQ(k <= hi, ReferenceBelowGateMax(d, s, sem))
@@ -220,7 +220,7 @@ std::vector<double> BoundsWide(Dtype d) {
 TEST(GateKeys, LowerKeyIsTheReferenceBoundary) {
   for (Dtype d : kDtypes) {
     const auto bounds = (d == Dtype::kF16 || d == Dtype::kBF16) ? Bounds16(d) : BoundsWide(d);
-    for (Semantics sem : Modes()) {
+    for (Rules sem : Modes()) {
       for (double t : bounds) {
         sem.threshold = t;
         CheckLoBoundary(d, sem);
@@ -233,10 +233,10 @@ TEST(GateKeys, LowerKeyIsTheReferenceBoundary) {
 TEST(GateKeys, UpperKeyIsTheReferenceBoundary) {
   for (Dtype d : kDtypes) {
     const auto bounds = (d == Dtype::kF16 || d == Dtype::kBF16) ? Bounds16(d) : BoundsWide(d);
-    for (Semantics sem : Modes()) {
+    for (Rules sem : Modes()) {
       sem.threshold = -std::numeric_limits<double>::infinity();
       for (double h : bounds) {
-        if (h == Semantics::kNoGateMax) continue;  // +inf is "no bound"
+        if (h == Rules::kNoGateMax) continue;  // +inf is "no bound"
         sem.gate_max = h;
         CheckHiBoundary(d, sem);
         if (HasFatalFailure()) return;
@@ -254,10 +254,10 @@ TEST(GateKeys, Every16BitPatternAgreesWithTheReference) {
       -0x1p-24, 0x1p-133, -0x1p-133, 0x1p-126, -0x1p-126, 1e-40,        -1e-40,
       0x1p-14,  65504.0,  65520.0,   0.1,      -0.1,      1.0 + 0x1p-9, 3e38};
   for (Dtype d : {Dtype::kF16, Dtype::kBF16}) {
-    for (Semantics sem : Modes()) {
+    for (Rules sem : Modes()) {
       for (double b : bounds) {
         sem.threshold = b;  // the lower bound alone
-        sem.gate_max = Semantics::kNoGateMax;
+        sem.gate_max = Rules::kNoGateMax;
         CheckEvery16BitS(d, sem);
         sem.threshold = -inf;  // the upper bound alone
         sem.gate_max = b;
@@ -271,7 +271,7 @@ TEST(GateKeys, Every16BitPatternAgreesWithTheReference) {
 // FillKeys writes the same keys MakeKernelParams hands the kernels.
 TEST(GateKeys, KernelParamsCarryTheKeys) {
   for (Dtype d : kDtypes) {
-    for (Semantics sem : Modes()) {
+    for (Rules sem : Modes()) {
       sem.threshold = 0.1;
       sem.gate_max = 6.0;
       const KernelParams p = MakeKernelParams(d, sem);

@@ -32,7 +32,7 @@ std::vector<std::vector<Case>> CasesPerRow() {
   std::vector<std::vector<Case>> rows(relugrad::kCpuVariantCount);
   for (relugrad_dtype d : relugrad::check::kAllDtypes) {
     for (const auto& c : relugrad::check::GradConfigs()) {
-      relugrad::Semantics sem;
+      relugrad::Rules sem;
       if (relugrad::ResolveOptions(&c.options, &sem) != RELUGRAD_OK) continue;
       const relugrad::KernelParams p = relugrad::MakeKernelParams(relugrad::ToDtype(d), sem);
       auto& cases = rows[static_cast<int>(relugrad::SelectCpuVariant(relugrad::ToDtype(d), p))];

@@ -25,7 +25,7 @@ double ValueOfKey(int64_t key) {
 
 // DAZ as the frameworks apply it to a compared value: a subnormal of the
 // compute type (f32 for 16-bit and f32 data, f64 for f64) counts as zero.
-double FlushedBound(Dtype dtype, double v, const Semantics& sem) {
+double FlushedBound(Dtype dtype, double v, const Rules& sem) {
   if (sem.denormals != RELUGRAD_DENORMALS_FTZ_DAZ) return v;
   const double min_normal = dtype == Dtype::kF64 ? 0x1p-1022 : 0x1p-126;
   return std::fabs(v) < min_normal ? 0.0 : v;
@@ -33,7 +33,7 @@ double FlushedBound(Dtype dtype, double v, const Semantics& sem) {
 
 // Whether the data's own subnormals read as zero under the options: f16's
 // subnormals are f32 normals, so only bf16/f32/f64 data flush.
-bool DataFlushes(Dtype dtype, const Semantics& sem) {
+bool DataFlushes(Dtype dtype, const Rules& sem) {
   return sem.denormals == RELUGRAD_DENORMALS_FTZ_DAZ && dtype != Dtype::kF16;
 }
 
@@ -67,7 +67,7 @@ int64_t CeilKey(double h) {
 }
 
 template <Dtype D>
-int64_t KeyLo(const Semantics& sem) {
+int64_t KeyLo(const Rules& sem) {
   using T = DtypeTraits<D>;
   const double t = FlushedBound(D, ComparedThreshold(D, sem), sem);
   // Strict compare: the next key above the largest value <= t.
@@ -82,7 +82,7 @@ int64_t KeyLo(const Semantics& sem) {
 }
 
 template <Dtype D>
-int64_t KeyHi(const Semantics& sem) {
+int64_t KeyHi(const Rules& sem) {
   using T = DtypeTraits<D>;
   const double h = FlushedBound(D, ComparedGateMax(D, sem), sem);
   // Strict compare: the key below the smallest value >= h.
@@ -101,7 +101,7 @@ int64_t KeyOf(uint64_t bits) {
 }
 
 template <Dtype D>
-void Fill(KernelParams* p, const Semantics& sem) {
+void Fill(KernelParams* p, const Rules& sem) {
   using T = DtypeTraits<D>;
   p->gate_key_lo = KeyLo<D>(sem);
   if (p->gate_upper) p->gate_key_hi = KeyHi<D>(sem);
@@ -118,7 +118,7 @@ void Fill(KernelParams* p, const Semantics& sem) {
 
 }  // namespace
 
-int64_t GateKeyLo(Dtype dtype, const Semantics& sem) {
+int64_t GateKeyLo(Dtype dtype, const Rules& sem) {
   switch (dtype) {
     case Dtype::kF16:
       return KeyLo<Dtype::kF16>(sem);
@@ -132,7 +132,7 @@ int64_t GateKeyLo(Dtype dtype, const Semantics& sem) {
   return 0;
 }
 
-int64_t GateKeyHi(Dtype dtype, const Semantics& sem) {
+int64_t GateKeyHi(Dtype dtype, const Rules& sem) {
   switch (dtype) {
     case Dtype::kF16:
       return KeyHi<Dtype::kF16>(sem);
@@ -146,7 +146,7 @@ int64_t GateKeyHi(Dtype dtype, const Semantics& sem) {
   return 0;
 }
 
-void FillKeys(KernelParams* p, const Semantics& sem) {
+void FillKeys(KernelParams* p, const Rules& sem) {
   switch (p->dtype) {
     case Dtype::kF16:
       Fill<Dtype::kF16>(p, sem);

@@ -18,16 +18,16 @@ namespace relugrad {
 
 // Smallest key k in [key(-inf), key(+inf) + 1] whose value passes the lower
 // bound (key(+inf) + 1 when none does): rounding and DAZ folded in.
-int64_t GateKeyLo(Dtype dtype, const Semantics& semantics);
+int64_t GateKeyLo(Dtype dtype, const Rules& semantics);
 
 // Largest key k in [key(-inf) - 1, key(+inf)] whose value lies below
 // gate_max as compared (key(-inf) - 1 when none does). Only meaningful with
 // a bound (semantics.HasGateMax()).
-int64_t GateKeyHi(Dtype dtype, const Semantics& semantics);
+int64_t GateKeyHi(Dtype dtype, const Rules& semantics);
 
 // Sets p's gate keys (gate_key_lo; gate_key_hi when p->gate_upper) and clip
 // keys and bit patterns (when p->clip) for p->dtype.
-void FillKeys(KernelParams* p, const Semantics& semantics);
+void FillKeys(KernelParams* p, const Rules& semantics);
 
 }  // namespace relugrad
 

@@ -38,22 +38,22 @@ uint64_t PlusInf(Dtype dtype) {
 
 // The same semantics with a threshold that opens (t = -inf) or closes
 // (t = +inf) the gate of s = +inf, for both gate predicates and any DAZ.
-Semantics WithThreshold(const Semantics& sem, double t) {
-  Semantics s = sem;
+Rules WithThreshold(const Rules& sem, double t) {
+  Rules s = sem;
   s.threshold = t;
   s.threshold_rounding = RELUGRAD_THRESHOLD_COMPUTE;
-  s.gate_max = Semantics::kNoGateMax;  // else s = +inf would close every gate
+  s.gate_max = Rules::kNoGateMax;  // else s = +inf would close every gate
   return s;
 }
 
 }  // namespace
 
-uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open, const Semantics& sem) {
+uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open, const Rules& sem) {
   const double inf = std::numeric_limits<double>::infinity();
   return ReferenceElement(dtype, dy_bits, PlusInf(dtype), WithThreshold(sem, open ? -inf : inf));
 }
 
-uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Semantics& sem, bool* open) {
+uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Rules& sem, bool* open) {
   *open = ReferenceGateOpen(dtype, x_bits, sem);
   if (*open) return x_bits;
   if (sem.alpha != 0.0 && (dtype == Dtype::kF64 || RoundToFloat(sem.alpha) != 0.0f)) {
@@ -66,7 +66,7 @@ uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Semantics& 
 }
 
 void ReferenceForwardRun(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                         const Semantics& sem) {
+                         const Rules& sem) {
   if (n > 0) std::memset(mask, 0, static_cast<size_t>((n + 7) / 8));
   for (int64_t i = 0; i < n; ++i) {
     bool open = false;
@@ -76,7 +76,7 @@ void ReferenceForwardRun(Dtype dtype, int64_t n, const void* x, void* y, uint8_t
 }
 
 void ReferenceGradMaskRun(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
-                          const Semantics& sem) {
+                          const Rules& sem) {
   for (int64_t i = 0; i < n; ++i) {
     StoreBits(dtype, dx, i,
               ReferenceGradMaskElement(dtype, LoadBits(dtype, dy, i), MaskBit(mask, i), sem));

@@ -24,20 +24,18 @@ namespace relugrad {
 inline bool MaskBit(const uint8_t* mask, int64_t i) { return (mask[i / 8] >> (i % 8)) & 1; }
 
 // One element: y bits, and the bit in *open.
-uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Semantics& semantics,
-                                 bool* open);
+uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Rules& semantics, bool* open);
 
 // One element of the backward pass.
-uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open,
-                                  const Semantics& semantics);
+uint64_t ReferenceGradMaskElement(Dtype dtype, uint64_t dy_bits, bool open, const Rules& semantics);
 
 // Whole arrays. y may alias x exactly; every mask byte of ceil(n/8) is
 // written, padding bits of the last byte zero.
 void ReferenceForwardRun(Dtype dtype, int64_t n, const void* x, void* y, uint8_t* mask,
-                         const Semantics& semantics);
+                         const Rules& semantics);
 // dx may alias dy exactly.
 void ReferenceGradMaskRun(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
-                          const Semantics& semantics);
+                          const Rules& semantics);
 
 }  // namespace relugrad
 

@@ -87,20 +87,20 @@ bool IsComputeSubnormal(Dtype dtype, double v) {
   return v != 0.0 && std::fabs(v) < min_normal;
 }
 
-double FlushIfDaz(Dtype dtype, double v, const Semantics& sem) {
+double FlushIfDaz(Dtype dtype, double v, const Rules& sem) {
   if (sem.denormals == RELUGRAD_DENORMALS_FTZ_DAZ && IsComputeSubnormal(dtype, v)) {
     return std::copysign(0.0, v);
   }
   return v;
 }
 
-double ComputeAlpha(Dtype dtype, const Semantics& sem) {
+double ComputeAlpha(Dtype dtype, const Rules& sem) {
   return ComputeIsF64(dtype) ? sem.alpha : static_cast<double>(RoundToFloat(sem.alpha));
 }
 
 // IEEE dy * factor in the compute type, as x86 does it (a NaN operand comes
 // back quieted, inf * 0 is the default NaN), then rounded to the data type.
-uint64_t Multiply(Dtype dtype, uint64_t dy_bits, double factor, const Semantics& sem) {
+uint64_t Multiply(Dtype dtype, uint64_t dy_bits, double factor, const Rules& sem) {
   if (IsNanBits(dtype, dy_bits)) return dy_bits | QuietBit(dtype);
   const double x = FlushIfDaz(dtype, BitsToDouble(dtype, dy_bits), sem);
   if (std::isinf(x) && factor == 0.0) return DefaultNanBits(dtype);
@@ -112,7 +112,7 @@ uint64_t Multiply(Dtype dtype, uint64_t dy_bits, double factor, const Semantics&
   return DoubleToBitsRne(dtype, product);
 }
 
-uint64_t Clip(Dtype dtype, uint64_t bits, const Semantics& sem) {
+uint64_t Clip(Dtype dtype, uint64_t bits, const Rules& sem) {
   if (IsNanBits(dtype, bits)) return bits;
   // Bounds in the data type as PyTorch's clamp converts them (through
   // float for 16-bit data); clamping in f32 and rounding the result gives
@@ -127,14 +127,14 @@ uint64_t Clip(Dtype dtype, uint64_t bits, const Semantics& sem) {
 
 }  // namespace
 
-bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
+bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Rules& sem) {
   if (!sem.HasGateMax()) return true;
   const double v = FlushIfDaz(dtype, BitsToDouble(dtype, s_bits), sem);
   const double h = FlushIfDaz(dtype, ComparedGateMax(dtype, sem), sem);
   return v < h;
 }
 
-bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
+bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Rules& sem) {
   if (IsNanBits(dtype, s_bits)) return sem.gate == RELUGRAD_GATE_ZERO_IF_LE;
   const double v = FlushIfDaz(dtype, BitsToDouble(dtype, s_bits), sem);
   const double t = FlushIfDaz(dtype, ComparedThreshold(dtype, sem), sem);
@@ -142,7 +142,7 @@ bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& sem) {
   return above && ReferenceBelowGateMax(dtype, s_bits, sem);
 }
 
-uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const Semantics& sem) {
+uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const Rules& sem) {
   if (ReferenceGateOpen(dtype, s_bits, sem)) {
     uint64_t out =
         sem.combine == RELUGRAD_COMBINE_MULTIPLY ? Multiply(dtype, dy_bits, 1.0, sem) : dy_bits;
@@ -156,7 +156,7 @@ uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const 
 }
 
 void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                  const Semantics& sem) {
+                  const Rules& sem) {
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t dy_bits = LoadBits(dtype, dy, i);
     const uint64_t s_bits = LoadBits(dtype, s, i);

@@ -13,20 +13,19 @@
 namespace relugrad {
 
 // Is the gate open for this s (raw bits of dtype)?
-bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Semantics& semantics);
+bool ReferenceGateOpen(Dtype dtype, uint64_t s_bits, const Rules& semantics);
 
 // The upper bound's half of the gate for a non-NaN s: s < gate_max as
 // compared (true without a bound).
-bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Semantics& semantics);
+bool ReferenceBelowGateMax(Dtype dtype, uint64_t s_bits, const Rules& semantics);
 
 // dx for one element (raw bits in, raw bits out).
-uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits,
-                          const Semantics& semantics);
+uint64_t ReferenceElement(Dtype dtype, uint64_t dy_bits, uint64_t s_bits, const Rules& semantics);
 
 // Whole arrays; dx may alias dy or s exactly. Pointers need only be
 // element-aligned.
 void ReferenceRun(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                  const Semantics& semantics);
+                  const Rules& semantics);
 
 }  // namespace relugrad
 

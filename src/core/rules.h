@@ -32,10 +32,6 @@ struct Rules {
   bool HasGateMax() const { return gate_max != kNoGateMax; }
 };
 
-// The reference, the gate-key search and the tests name the rules by what
-// they are to a reader of a call: its semantics.
-using Semantics = Rules;
-
 // Validated execution settings. No setting here changes a bit of a result.
 struct Execution {
   int threads = 0;  // 0: all cores; capped at kMaxThreadsPerCall

@@ -22,14 +22,14 @@ double RoundedBound(Dtype dtype, relugrad_threshold_rounding rounding, double va
 }
 }  // namespace
 
-double ComparedThreshold(Dtype dtype, const Semantics& sem) {
+double ComparedThreshold(Dtype dtype, const Rules& sem) {
   return RoundedBound(dtype, sem.threshold_rounding, sem.threshold);
 }
 
 // PyTorch's hardtanh_backward rounds both bounds alike (to float for
 // 16-bit and f32 data, as it compares in float), so the upper bound follows
 // the threshold's rounding rule.
-double ComparedGateMax(Dtype dtype, const Semantics& sem) {
+double ComparedGateMax(Dtype dtype, const Rules& sem) {
   return RoundedBound(dtype, sem.threshold_rounding, sem.gate_max);
 }
 

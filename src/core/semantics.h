@@ -62,9 +62,9 @@ KernelParams MakeKernelParams(Dtype dtype, const Rules& rules);
 
 // The threshold as compared (exactly representable in double): rounded to
 // the compute type or the data type as the options say.
-double ComparedThreshold(Dtype dtype, const Semantics& semantics);
+double ComparedThreshold(Dtype dtype, const Rules& semantics);
 // gate_max as compared, by the same rounding rule as the threshold.
-double ComparedGateMax(Dtype dtype, const Semantics& semantics);
+double ComparedGateMax(Dtype dtype, const Rules& semantics);
 
 }  // namespace relugrad
 

@@ -28,7 +28,7 @@ std::string Hex(const std::vector<uint8_t>& v, int64_t i, int elem) {
 // elements from a 64-byte boundary.
 void CheckCase(Dtype dtype, const Config& cfg, int64_t n, int cores, int shift, bool in_place,
                uint32_t seed) {
-  relugrad::Semantics sem;
+  relugrad::Rules sem;
   const relugrad::KernelParams params = rg_ascend_test::ParamsFor(dtype, cfg.options, &sem);
   const int elem = relugrad::DtypeSize(dtype);
   const std::vector<uint8_t> dy = rg_ascend_test::MakeBits(dtype, n, seed);
@@ -82,7 +82,7 @@ TEST_P(AscendKernel, EveryConfigAgainstReference) {
   const Dtype dtype = GetParam();
   for (const Config& cfg : rg_ascend_test::Configs()) {
     // Tile length of this config, to place n around tile boundaries.
-    relugrad::Semantics sem;
+    relugrad::Rules sem;
     const relugrad::KernelParams params = rg_ascend_test::ParamsFor(dtype, cfg.options, &sem);
     ReluGradTilingData td;
     relugrad::WorkPlan plan;
@@ -115,7 +115,7 @@ TEST_P(AscendKernel, SeveralTilesTimesSeveralBlocks) {
       if (c.name == name) cfg = &c;
     }
     ASSERT_NE(cfg, nullptr) << name;
-    relugrad::Semantics sem;
+    relugrad::Rules sem;
     const auto params = rg_ascend_test::ParamsFor(dtype, cfg->options, &sem);
     ReluGradTilingData td;
     relugrad::WorkPlan plan;
@@ -154,7 +154,7 @@ TEST_P(AscendExhaustive16, AllPatterns) {
   const Dtype dtype = GetParam();
   const int64_t n = 2 * 65536;
   for (const Config& cfg : rg_ascend_test::Configs()) {
-    relugrad::Semantics sem;
+    relugrad::Rules sem;
     const auto params = rg_ascend_test::ParamsFor(dtype, cfg.options, &sem);
     std::vector<uint16_t> dy(static_cast<size_t>(n)), s(static_cast<size_t>(n)),
         got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
@@ -198,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes16, AscendExhaustive16, ::testing::Values(Dtype::
 TEST(AscendKernelLaunch, LaunchWidthOtherThanThePlan) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
-  relugrad::Semantics sem;
+  relugrad::Rules sem;
   const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
   const int64_t n = 50000;
   const auto dy = rg_ascend_test::MakeBits(Dtype::kF32, n, 3);

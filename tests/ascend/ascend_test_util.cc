@@ -152,7 +152,7 @@ std::vector<uint8_t> MakeBits(relugrad::Dtype dtype, int64_t n, uint32_t seed) {
 }
 
 relugrad::KernelParams ParamsFor(relugrad::Dtype dtype, const relugrad_options& options,
-                                 relugrad::Semantics* semantics) {
+                                 relugrad::Rules* semantics) {
   EXPECT_EQ(relugrad::ResolveOptions(&options, semantics), RELUGRAD_OK) << relugrad_last_error();
   return relugrad::MakeKernelParams(dtype, *semantics);
 }

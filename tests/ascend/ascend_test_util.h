@@ -26,7 +26,7 @@ std::vector<Config> Configs();
 std::vector<uint8_t> MakeBits(relugrad::Dtype dtype, int64_t n, uint32_t seed);
 
 relugrad::KernelParams ParamsFor(relugrad::Dtype dtype, const relugrad_options& options,
-                                 relugrad::Semantics* semantics);
+                                 relugrad::Rules* semantics);
 
 // First index where a and b differ (element-wise) or -1.
 int64_t FirstDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int elem);

@@ -14,7 +14,7 @@ using relugrad::Dtype;
 TEST(AscendTiling, TilesFitTheUnifiedBufferAndRepeats) {
   for (const auto& cfg : rg_ascend_test::Configs()) {
     for (Dtype d : {Dtype::kF32, Dtype::kF16, Dtype::kBF16}) {
-      relugrad::Semantics sem;
+      relugrad::Rules sem;
       const auto params = rg_ascend_test::ParamsFor(d, cfg.options, &sem);
       for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{1} << 24}) {
         relugrad::ascend::TilingRequest req;
@@ -75,7 +75,7 @@ TEST(AscendCostModel, ReportsTheBoundingPipe) {
         for (const auto& c : rg_ascend_test::Configs()) {
           if (c.name == name) cfg = c;
         }
-        relugrad::Semantics sem;
+        relugrad::Rules sem;
         const auto params = rg_ascend_test::ParamsFor(d, cfg.options, &sem);
         const int64_t n = 1 << 20;
         const auto dy = rg_ascend_test::MakeBits(d, n, 1);

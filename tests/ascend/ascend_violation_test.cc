@@ -432,7 +432,7 @@ RealRun Plan(int64_t n, int cores) {
   r.dx.assign(static_cast<size_t>(n), 0.0f);
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
-  relugrad::Semantics sem;
+  relugrad::Rules sem;
   const auto params = rg_ascend_test::ParamsFor(relugrad::Dtype::kF32, o, &sem);
   relugrad::ascend::TilingRequest req;
   req.n = n;

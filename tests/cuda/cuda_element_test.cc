@@ -27,8 +27,8 @@ namespace {
 using cuda::DeviceParams;
 using cuda::Mode;
 
-Semantics Resolve(const relugrad_options& o) {
-  Semantics sem;
+Rules Resolve(const relugrad_options& o) {
+  Rules sem;
   EXPECT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK) << relugrad_last_error();
   return sem;
 }
@@ -68,7 +68,7 @@ void ExpectSameAsReference(relugrad_dtype dt, const relugrad_options& o,
                            const std::vector<uint64_t>& dy, const std::vector<uint64_t>& s,
                            const std::string& what) {
   const Dtype d = ToDtype(dt);
-  const Semantics sem = Resolve(o);
+  const Rules sem = Resolve(o);
   const KernelParams kp = MakeKernelParams(d, sem);
   const DeviceParams p = cuda::ToDeviceParams(kp);
   const Mode mode = cuda::ModeFor(kp);
@@ -217,7 +217,7 @@ TEST(CudaElementTest, AlphaOverflowTimesZeroIsDefaultNan) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
   o.alpha = 1e39;
-  const Semantics sem = Resolve(o);
+  const Rules sem = Resolve(o);
   auto rule = [&](Dtype d, uint64_t dy, uint64_t s) {
     const KernelParams kp = MakeKernelParams(d, sem);
     return DeviceRule(d, cuda::ModeFor(kp), cuda::ToDeviceParams(kp), dy, s);

@@ -74,7 +74,7 @@ void SimulateMode(Mode mode, const cuda::DeviceParams& p, int64_t n, const void*
 // What CudaReluGrad does after its device checks, on host memory.
 void Simulate(relugrad_dtype dt, const relugrad_options& o, int64_t n, const void* dy,
               const void* s, void* dx, int max_blocks, int unroll) {
-  Semantics sem;
+  Rules sem;
   ASSERT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK);
   const Dtype d = ToDtype(dt);
   const KernelParams kp = MakeKernelParams(d, sem);

@@ -65,8 +65,8 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
-Semantics Resolve(const relugrad_options& o) {
-  Semantics sem;
+Rules Resolve(const relugrad_options& o) {
+  Rules sem;
   EXPECT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK);
   return sem;
 }
@@ -88,7 +88,7 @@ void ExpectGuards(const std::vector<unsigned char>& h, size_t begin, size_t byte
 void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<unsigned char>& x,
                const std::vector<unsigned char>& dy, size_t offset, bool in_place,
                const std::string& what) {
-  const Semantics sem = Resolve(o);
+  const Rules sem = Resolve(o);
   const Dtype d = ToDtype(dt);
   const KernelParams kp = MakeKernelParams(d, sem);
   const size_t bytes = x.size(), n = bytes / relugrad_dtype_size(dt), mb = (n + 7) / 8;
@@ -134,7 +134,7 @@ TEST(CudaMaskDeviceTest, NoDeviceIsUnsupported) {
     GTEST_SKIP() << "a CUDA device is present: covered by the device tests";
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
-  const Semantics sem = Resolve(o);
+  const Rules sem = Resolve(o);
   const KernelParams kp = MakeKernelParams(Dtype::kF32, sem);
   float x[8] = {}, y[8];
   uint8_t mask[1] = {0x5a};

@@ -76,7 +76,7 @@ void ExpectGuards(const std::vector<unsigned char>& buf, const unsigned char* be
 void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<unsigned char>& x,
                const std::vector<unsigned char>& dy, size_t offset, bool in_place, int max_blocks,
                const std::string& what) {
-  Semantics sem;
+  Rules sem;
   ASSERT_EQ(ResolveOptions(&o, &sem), RELUGRAD_OK);
   const Dtype d = ToDtype(dt);
   const cuda::DeviceParams p = cuda::ToDeviceParams(MakeKernelParams(d, sem));

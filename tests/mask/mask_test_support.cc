@@ -11,8 +11,8 @@ namespace relugrad {
 namespace testing {
 namespace {
 
-Semantics Resolve(const relugrad_options& o) {
-  Semantics sem;
+Rules Resolve(const relugrad_options& o) {
+  Rules sem;
   if (ResolveOptions(&o, &sem) != RELUGRAD_OK) throw std::runtime_error(relugrad_last_error());
   return sem;
 }

@@ -19,7 +19,7 @@ using check::Reference;
 using check::SpecialValues;
 
 KernelParams ParamsFor(relugrad_dtype dtype, const relugrad_options& options) {
-  Semantics sem;
+  Rules sem;
   EXPECT_EQ(ResolveOptions(&options, &sem), RELUGRAD_OK) << relugrad_last_error();
   return MakeKernelParams(ToDtype(dtype), sem);
 }

@@ -22,7 +22,7 @@ namespace {
 // one --dtype names).
 int PrintVariants(const Args& args) {
   const relugrad_options o = OptionsFromFlags(args, args.Get("semantics", "torch"));
-  Semantics sem;
+  Rules sem;
   CheckStatus(ResolveOptions(&o, &sem), "options");
   std::vector<relugrad_dtype> dtypes = {RELUGRAD_F32, RELUGRAD_F16, RELUGRAD_BF16, RELUGRAD_F64};
   if (args.Has("dtype")) {

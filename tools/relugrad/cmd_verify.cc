@@ -56,7 +56,7 @@ Case MakeCase(const check::Config& c, relugrad_dtype d, size_t random_n, uint64_
          {},
          {}};
   k.expected = check::Reference(d, k.dy, k.s, c.options);
-  Semantics sem;
+  Rules sem;
   if (ResolveOptions(&c.options, &sem) != RELUGRAD_OK)
     throw UsageError(std::string("bad configuration: ") + relugrad_last_error());
   if (sem.HasGateMax()) {

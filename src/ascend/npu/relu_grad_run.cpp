@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   }
   relugrad_options options;
   relugrad_options_init(&options, preset);
-  relugrad::Semantics sem;
+  relugrad::Rules sem;
   if (relugrad::ResolveOptions(&options, &sem) != RELUGRAD_OK) return 1;
   const relugrad::Dtype d = relugrad::ToDtype(dt);
   const relugrad::KernelParams params = relugrad::MakeKernelParams(d, sem);

@@ -30,7 +30,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
   relugrad_options_init(&options, preset);
   if (threshold != nullptr) options.threshold = *threshold;
   if (alpha != nullptr) options.alpha = *alpha;
-  relugrad::Semantics sem;
+  relugrad::Rules sem;
   if (relugrad::ResolveOptions(&options, &sem) != RELUGRAD_OK) return ge::GRAPH_FAILED;
   const relugrad::KernelParams params = relugrad::MakeKernelParams(dtype, sem);
 
