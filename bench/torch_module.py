@@ -6,7 +6,7 @@ dtypes, torch thread counts and layouts, interleaved in one process.
 
 Each step is `module(x).backward(g)` on a leaf x of n elements in an (N, C, H, W) shape (C = 16
 when n allows), contiguous (nchw) or channels_last, so the backward's output goes on into
-AccumulateGrad as in training. relugrad runs its torch-native path (C++ autograd Functions);
+AccumulateGrad as in training. relugrad runs its torch-native path (C++ ops and autograd nodes);
 --ops adds the custom-op path (as when _relugrad_torch.so is absent). Candidates alternate
 round by round; a round times each (best of 3 repeats of a loop sized to ~10 ms) and the
 reported ratio is the median over rounds of the per-round ratio relugrad / nn.ReLU (the machine

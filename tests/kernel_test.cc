@@ -46,14 +46,7 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
 
 TEST_P(KernelTest, SpecialValueCrossProduct) {
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy_bits, s_bits;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy_bits.push_back(v);
-        s_bits.push_back(g);
-      }
-    }
+    const auto [dy_bits, s_bits] = SpecialValuePairs(d);
     const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
     for (const Config& c : GradConfigs()) {
       SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d));

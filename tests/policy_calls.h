@@ -14,6 +14,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/launch.h"
 #include "cpu/mask_backend.h"
+#include "cpu/variants.h"
 #include "profile/profile.h"
 #include "relugrad/relugrad.h"
 
@@ -55,7 +56,8 @@ inline relugrad_status ReluGradUnderPolicy(relugrad_dtype dtype, int64_t n, cons
   if (!Resolve(o, d, &r)) return RELUGRAD_INVALID_ARGUMENT;
   profile::CallScope scope("relu_grad", d, n, 3.0 * static_cast<double>(n) * DtypeSize(d),
                            RuleOf(r.rules));
-  return CpuReluGrad(d, n, dy, s, dx, r.params, r.exec.threads, r.exec.stores, policy);
+  return CpuReluGrad(d, n, dy, s, dx, r.params, r.exec.threads, r.exec.stores,
+                     SelectCpuVariant(d, r.params), policy);
 }
 
 // relugrad_relu_forward likewise.

@@ -13,6 +13,7 @@
 #include "policy_calls.h"
 #include "profile/profile.h"
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
@@ -48,17 +49,16 @@ TEST(StoresHint, EveryHintGivesTheReferenceBits) {
             relugrad_options o = config.options;
             o.stores = stores;
             o.threads = 2;
-            std::vector<unsigned char> storage((n + shift) * es + 64);
-            unsigned char* base =
-                storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-            unsigned char* dx = base + shift * es;
-            ASSERT_EQ(
-                relugrad_relu_grad(dtype, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o),
-                RELUGRAD_OK)
+            Guarded dx(n * es, shift * es, 0);
+            ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), dy.data(), s.data(),
+                                         dx.data(), &o),
+                      RELUGRAD_OK)
                 << relugrad_last_error();
-            const std::string diff = CompareBits(dtype, want.data(), dx, n, dy.data(), s.data());
-            ASSERT_EQ(diff, "") << config.name << " " << relugrad_dtype_name(dtype) << " n=" << n
-                                << " shift=" << shift << " stores=" << stores;
+            const std::string diff =
+                CompareBits(dtype, want.data(), dx.data(), n, dy.data(), s.data());
+            ASSERT_EQ(diff + dx.CheckGuards(), "")
+                << config.name << " " << relugrad_dtype_name(dtype) << " n=" << n
+                << " shift=" << shift << " stores=" << stores;
             auto inplace = dy;  // dx = dy: never streamed, still exact
             ASSERT_EQ(relugrad_relu_grad(dtype, static_cast<int64_t>(n), inplace.data(), s.data(),
                                          inplace.data(), &o),

@@ -21,5 +21,17 @@ ScopedIsa::ScopedIsa(const std::string& name) {
 
 ScopedIsa::~ScopedIsa() { relugrad_set_max_isa(nullptr); }
 
+SpecialPairs SpecialValuePairs(relugrad_dtype dtype) {
+  const auto special = SpecialValues(dtype);
+  SpecialPairs pairs;
+  for (uint64_t g : special) {
+    for (uint64_t v : special) {
+      pairs.value.push_back(v);
+      pairs.gate.push_back(g);
+    }
+  }
+  return pairs;
+}
+
 }  // namespace testing
 }  // namespace relugrad

@@ -1,8 +1,10 @@
 // Test-only helpers on top of the shared checking vocabulary
-// (src/check/check_data.h): the SIMD targets to sweep and a scoped ISA cap.
+// (src/check/check_data.h): the SIMD targets to sweep, a scoped ISA cap and
+// the special-value cross product.
 #ifndef RELUGRAD_TESTS_TEST_SUPPORT_H_
 #define RELUGRAD_TESTS_TEST_SUPPORT_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,14 @@ class ScopedIsa {
   explicit ScopedIsa(const std::string& name);
   ~ScopedIsa();
 };
+
+// Every special value of a dtype against every one: element i pairs
+// value[i] (dy) with gate[i] (s, or x on the mask path); the value runs
+// through SpecialValues fastest. Bits, to Pack.
+struct SpecialPairs {
+  std::vector<uint64_t> value, gate;
+};
+SpecialPairs SpecialValuePairs(relugrad_dtype dtype);
 
 }  // namespace testing
 }  // namespace relugrad

@@ -1,6 +1,7 @@
 """Array kinds and memory: what kind of array a call got (NumPy, torch, JAX,
-DLPack), the view of it the bindings import without a copy, the result
-allocated like it, and the CUDA device and stream a call runs on.
+DLPack), the view of it a plan imports without a copy and its relugrad
+dtype, the result allocated like it, and the CUDA device and stream a call
+runs on.
 """
 from __future__ import annotations
 
@@ -23,8 +24,7 @@ except ImportError:  # pragma: no cover
 # (BufferCache::kMinCachedBytes; NumPy's own allocator recycles smaller ones).
 _CACHED_MIN_BYTES = 256 * 1024
 
-_NUMPY_DTYPES = {np.dtype(np.float16): 0, np.dtype(np.float32): 0, np.dtype(np.float64): 0}
-# NumPy dtype -> relugrad dtype, for the plan a NumPy call runs.
+# NumPy dtype -> relugrad dtype (also JAX's dtypes, which are NumPy's).
 _NUMPY_CODES = {np.dtype(np.float16): _C.F16, np.dtype(np.float32): _C.F32, np.dtype(np.float64): _C.F64}
 # torch dtype -> relugrad dtype, filled on the first torch call (torch is
 # never imported by relugrad itself).
@@ -61,35 +61,34 @@ def _require_cuda(name: str, where: str) -> None:
                            "(rebuild with: pip install . -C cmake.define.RELUGRAD_CUDA=ON); pass CPU arrays")
 
 
-def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
-    """(object the bindings can import without a copy, declared dtype or 0).
-    CUDA arrays are accepted only when the CUDA backend is available."""
+_SUPPORTED = "(float16, bfloat16, float32, float64)"
+# relugrad dtype -> its name in the library's table ("f32", ...), for messages.
+_DTYPE_NAMES = {value: name for name, value in _C.enum_table(_C.ENUM_DTYPE)}
+
+
+def _unsupported(name: str, dtype: Any) -> TypeError:
+    return TypeError(f"{name}: dtype {dtype} is not supported {_SUPPORTED}")
+
+
+def _device_view(name: str, x: Any) -> Tuple[Any, str]:
+    """(object the bindings can import without a copy, its kind), after the
+    device checks: CUDA arrays only when the CUDA backend is available."""
     kind = _kind(x)
     if kind == "numpy":
-        dtype = x.dtype
-        if dtype in _NUMPY_DTYPES:
-            return x, 0
-        if _BF16 is not None and dtype == _BF16:
-            # NumPy cannot export ml_dtypes.bfloat16 through DLPack or the
-            # buffer protocol: pass the same memory as uint16 and say it is bf16.
-            return x.view(np.uint16), _C.BF16
-        if dtype != np.uint8:  # uint8: masks (checked by the caller)
-            raise TypeError(f"{name}: dtype {x.dtype} is not supported "
-                            "(float16, bfloat16, float32, float64)")
-        return x, 0
+        return x, kind
     if kind == "torch":
         if x.device.type == "cuda":
             _require_cuda(name, f"a tensor on {x.device}")
         elif x.device.type != "cpu":
             raise ValueError(f"{name}: tensor is on {x.device}; relugrad takes CPU or CUDA tensors")
         # DLPack refuses tensors that require grad; detach() shares the memory.
-        return x.detach(), 0
+        return x.detach(), kind
     if kind == "jax":
         platforms = {d.platform for d in x.devices()}
         if platforms != {"cpu"}:
             raise ValueError(f"{name}: JAX array lives on {sorted(platforms)}; relugrad takes CPU JAX arrays "
                              "(JAX arrays are immutable and relugrad has no JAX GPU allocator)")
-        return x, 0
+        return x, kind
     if kind == "dlpack":
         device_type, device_id = x.__dlpack_device__()
         device_type = int(device_type)
@@ -97,9 +96,43 @@ def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
             _require_cuda(name, f"a DLPack array on CUDA device {int(device_id)} (device type {device_type})")
         elif device_type not in (_KDL_CPU, _KDL_CUDA_HOST):
             raise ValueError(f"{name}: DLPack device type {device_type} is neither the CPU (1) nor CUDA (2, 13)")
-        return x, 0
+        return x, kind
     raise TypeError(f"{name}: expected a NumPy array, a torch.Tensor, a jax.Array or a CPU/CUDA DLPack "
                     f"array, got {type(x).__module__}.{type(x).__qualname__}")
+
+
+def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
+    """(object a plan can import without a copy, its relugrad dtype) of a data
+    array; TypeError naming the argument for any dtype but the four floats.
+    NumPy bfloat16 arrays are passed as the same memory viewed as uint16
+    (NumPy cannot export ml_dtypes.bfloat16 through DLPack or the buffer
+    protocol), which a 16-bit plan reads as its own dtype: callers compare
+    the dtypes of a call's arrays (_same_dtype) before running it."""
+    view, kind = _device_view(name, x)
+    if kind == "torch":
+        code = _torch_host_dtype(x.dtype)
+        if code is None:
+            raise _unsupported(name, str(x.dtype).replace("torch.", ""))
+        return view, code
+    if kind == "dlpack":  # no dtype Python can read: the library's DLPack import says
+        return view, _C.dtype_of(name, view)
+    dtype = np.dtype(x.dtype)
+    code = _NUMPY_CODES.get(dtype)
+    if code is not None:
+        return view, code
+    if _BF16 is not None and dtype == _BF16:
+        return (x.view(np.uint16) if kind == "numpy" else view), _C.BF16
+    raise _unsupported(name, dtype)
+
+
+def _mask_view(name: str, mask: Any) -> Any:
+    """The importable view of a packed mask (uint8, checked by _check_mask_dtype)."""
+    return _device_view(name, mask)[0]
+
+
+def _same_dtype(name: str, code: int, first: str, first_code: int) -> None:
+    if code != first_code:
+        raise TypeError(f"{name}: dtype {_DTYPE_NAMES[code]} does not match {first}'s {_DTYPE_NAMES[first_code]}")
 
 
 def _on_cuda(x: Any) -> bool:

@@ -1,35 +1,41 @@
 """The calls: relu_grad, relu_grad_reference, relu_forward, relu_grad_mask
-and mask_bytes, from checked arguments to the bindings and back to a result
+and mask_bytes, from checked arguments to a plan run and back to a result
 of the caller's array kind.
 
-Arrays are handed to the C library without a copy (NumPy directly, PyTorch
-and JAX through DLPack). CPU arrays run on the CPU backend; CUDA tensors and
+Each call's keyword arguments name a configuration (_options._config: one
+relugrad.Options value and its plans, built once); the call runs the plan of
+its op for the arrays' dtype and device. Arrays are handed to the C library
+without a copy (NumPy directly, PyTorch and JAX through DLPack, contiguous
+CPU tensors by address). CPU arrays run on the CPU backend; CUDA tensors and
 CUDA DLPack arrays run on the CUDA backend, on torch's current stream for
-torch tensors and on the default stream otherwise.
+torch tensors and on the default stream otherwise: the stream is part of the
+plan's options, as in relugrad_options.
 """
 from __future__ import annotations
 
-import math
 import numbers
 import sys
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _relugrad as _C
-from ._arrays import (_NUMPY_CODES, ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope,
-                      _new_like, _on_cuda, _torch_host_code, _writable_out)
-from ._options import (_RESOLVED_MAX, COMBINES, DENORMALS, GATES, STORES, THRESHOLD_ROUNDINGS, _framework_threads,
-                       _options, _plan, _real, _resolved)
+from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _mask_view, _new_like,
+                      _on_cuda, _same_dtype, _torch_host_code, _writable_out)
+from ._options import _config, _Config, _framework_threads
+
+# The plan-table key of a CPU relu_grad plan, less its dtype (_Config.plan).
+_GRAD = _C.OP_RELU_GRAD * 8
 
 
-def _gate_max(gate_max: Optional[float]) -> dict:
-    """The upper gate bound as the bindings' keyword: {} for None (no bound,
-    the bindings' default), else {"gate_max": h}."""
-    return {} if gate_max is None else {"gate_max": _real("gate_max", gate_max)}
+def _device_plan(config: _Config, op: int, dtype: int, x: Any, scope: _DeviceScope) -> Any:
+    """The plan of op for dtype on x's device: CPU, or CUDA on the scope's stream."""
+    if _on_cuda(x):
+        return config.cuda_plan(op, dtype, scope.stream)
+    return config.plans.get(op * 8 + dtype) or config.plan(op, dtype)
 
 
-def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dict] = None) -> Any:
+def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
     by address (DLPack import of three tensors was 7 us per call); None when
     anything differs, for the checked path to report it."""
@@ -44,36 +50,9 @@ def _torch_host_call(dy: Any, s: Any, out: Any, opts: Tuple, bound: Optional[dic
         result = out
     else:
         return None
-    _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel(), code, *opts,
-                          **(bound or {}))
+    plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
+    plan.run_host(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel())
     return result
-
-
-# The plan-table key of a relu_grad plan, less its dtype (_options._plan).
-_RELU_GRAD_KEY = _C.OP_RELU_GRAD * 8
-
-
-# The exact option arguments of a NumPy relu_grad call (with the types of the
-# numbers: True == 1 == 1.0 in Python, but only the numbers are valid) -> its
-# _options._resolved entry. Only calls whose arguments were valid and named
-# no deprecated spelling (those warn on every call) are entered; clip goes
-# through _resolved, which keys zero bounds by their sign.
-_NUMPY_CALLS: Dict[Tuple, list] = {}
-
-
-def _numpy_entry(semantics: str, threshold: float, alpha: float, threads: Optional[int], gate: Optional[str],
-                 combine: Optional[str], denormals: Optional[str], threshold_rounding: Optional[str], stores: str,
-                 gate_max: Optional[float]) -> Tuple[Tuple, Optional[list]]:
-    key = (semantics, threshold, type(threshold), alpha, type(alpha), threads, type(threads), gate, combine,
-           denormals, threshold_rounding, stores, gate_max, type(gate_max))
-    return key, _NUMPY_CALLS.get(key)
-
-
-def _canonical(gate: Optional[str], combine: Optional[str], denormals: Optional[str],
-               threshold_rounding: Optional[str], stores: str) -> bool:
-    return ((gate is None or gate in GATES) and (combine is None or combine in COMBINES)
-            and (denormals is None or denormals in DENORMALS)
-            and (threshold_rounding is None or threshold_rounding in THRESHOLD_ROUNDINGS) and stores in STORES)
 
 
 def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: float,
@@ -81,53 +60,30 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
          gate: Optional[str], combine: Optional[str], denormals: Optional[str],
          threshold_rounding: Optional[str], reference: bool, stores: str = "auto",
          gate_max: Optional[float] = None) -> ArrayLike:
-    if type(dy) is np.ndarray and type(s) is np.ndarray and not reference:
-        # Host memory: the plan of the configuration for dy's dtype, created
-        # once and run with the arrays alone (the library checks them).
-        entry = None
-        if clip is None:
-            try:
-                key, entry = _numpy_entry(semantics, threshold, alpha, threads, gate, combine, denormals,
-                                          threshold_rounding, stores, gate_max)
-            except TypeError:  # an unhashable argument: the checks below say what is wrong
-                key = None
-        if entry is None:
-            opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding,
-                            stores)
-            entry = _resolved(opts, math.inf if gate_max is None else _real("gate_max", gate_max))
-            if clip is None and key is not None and _canonical(gate, combine, denormals, threshold_rounding, stores):
-                if len(_NUMPY_CALLS) >= _RESOLVED_MAX:
-                    _NUMPY_CALLS.clear()
-                _NUMPY_CALLS[key] = entry
-        dy_v, dy_decl = _binding_view("dy", dy)
-        s_v, _ = _binding_view("s", s)
-        result = _new_like(dy) if out is None else _writable_out("out", out)
-        code = dy_decl or _NUMPY_CODES.get(dy_v.dtype, 0)
-        if code and type(result) is np.ndarray:
-            out_v, _ = _binding_view("out", result)
-            plan = entry[2].get(_RELU_GRAD_KEY + code) or _plan(entry, _C.OP_RELU_GRAD, code)
-            plan(dy_v, s_v, out_v)
-            return result
-    opts = _options(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores)
-    bound = _gate_max(gate_max)
-    torch = sys.modules.get("torch")
-    if torch is not None and not reference and type(dy) is torch.Tensor and type(s) is torch.Tensor:
-        result = _torch_host_call(dy, s, out, opts, bound)
-        if result is not None:
-            return result
-    dy_v, dy_decl = _binding_view("dy", dy)
-    s_v, s_decl = _binding_view("s", s)
+    config = _config(semantics, threshold, alpha, clip, threads, gate, combine, denormals, threshold_rounding, stores,
+                     gate_max)
+    if type(dy) is not np.ndarray and not reference:
+        torch = sys.modules.get("torch")
+        if torch is not None and type(dy) is torch.Tensor and type(s) is torch.Tensor:
+            result = _torch_host_call(dy, s, out, config)
+            if result is not None:
+                return result
+    dy_v, code = _binding_view("dy", dy)
+    s_v, s_code = _binding_view("s", s)
     if reference and (_on_cuda(dy) or _on_cuda(s)):
         raise ValueError("relu_grad_reference: the scalar reference reads CPU memory only; pass CPU arrays")
     result = _new_like(dy) if out is None else _writable_out("out", out)
-    out_v, out_decl = _binding_view("out", result)
-    # The bindings resolve each array's dtype and device and reject
-    # mismatches by name.
+    out_v, out_code = _binding_view("out", result)
+    _same_dtype("s", s_code, "dy", code)
+    _same_dtype("out", out_code, "dy", code)
+    # The plan checks the rest (contiguity, shapes, devices, overlap) and names the argument.
     if type(dy) is np.ndarray:  # host memory: no device scope, NumPy out
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, 0, **bound)
+        plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
+        (plan.reference if reference else plan)(dy_v, s_v, out_v)
         return result
     with _DeviceScope(dy) as scope:
-        _C.relu_grad_into(dy_v, s_v, out_v, dy_decl, s_decl, out_decl, *opts, reference, scope.stream, **bound)
+        plan = _device_plan(config, _C.OP_RELU_GRAD, code, dy, scope)
+        (plan.reference if reference else plan)(dy_v, s_v, out_v)
     return _as_kind_of(dy, result) if out is None else result
 
 
@@ -232,17 +188,18 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
     is -0; relugrad (like torch.threshold) writes +0. stores: as relu_grad's
     (applies to y).
     """
-    opts = _options(semantics, threshold, alpha, None, _framework_threads(threads, x), gate, combine, denormals,
-                    threshold_rounding, stores)
-    x_v, x_decl = _binding_view("x", x)
+    config = _config(semantics, threshold, alpha, None, _framework_threads(threads, x), gate, combine, denormals,
+                     threshold_rounding, stores)
+    x_v, code = _binding_view("x", x)
     y = _new_like(x) if out is None else _writable_out("out", out)
-    y_v, y_decl = _binding_view("out", y)
+    y_v, y_code = _binding_view("out", y)
     n_bytes = int(_C.mask_bytes(int(np.prod(tuple(x.shape), dtype=np.int64))))
     mask = _new_like(x, (n_bytes,), "uint8") if mask_out is None else _writable_out("mask_out", mask_out)
     _check_mask_dtype("mask_out", mask)
-    m_v, _ = _binding_view("mask_out", mask)
+    m_v = _mask_view("mask_out", mask)
+    _same_dtype("y", y_code, "x", code)
     with _DeviceScope(x) as scope:
-        _C.relu_forward_into(x_v, y_v, m_v, x_decl, y_decl, *opts, scope.stream)
+        _device_plan(config, _C.OP_RELU_FORWARD_MASK, code, x, scope)(x_v, y_v, m_v)
     y = _as_kind_of(x, y) if out is None else y
     mask = _as_kind_of(x, mask) if mask_out is None else mask
     return y, mask
@@ -262,13 +219,14 @@ def relu_grad_mask(dy: ArrayLike, mask: ArrayLike, *, semantics: str = "torch", 
     the gate itself is the mask. out may be dy (in place). Same array kinds,
     devices, errors, stores hint and GIL release as relu_grad.
     """
-    opts = _options(semantics, threshold, alpha, clip, _framework_threads(threads, dy), gate, combine, denormals,
-                    threshold_rounding, stores)
-    dy_v, dy_decl = _binding_view("dy", dy)
+    config = _config(semantics, threshold, alpha, clip, _framework_threads(threads, dy), gate, combine, denormals,
+                     threshold_rounding, stores)
+    dy_v, code = _binding_view("dy", dy)
     _check_mask_dtype("mask", mask)
-    m_v, _ = _binding_view("mask", mask)
+    m_v = _mask_view("mask", mask)
     result = _new_like(dy) if out is None else _writable_out("out", out)
-    out_v, out_decl = _binding_view("out", result)
+    out_v, out_code = _binding_view("out", result)
+    _same_dtype("out", out_code, "dy", code)
     with _DeviceScope(dy) as scope:
-        _C.relu_grad_mask_into(dy_v, m_v, out_v, dy_decl, out_decl, *opts, scope.stream)
+        _device_plan(config, _C.OP_RELU_GRAD_MASK, code, dy, scope)(dy_v, m_v, out_v)
     return _as_kind_of(dy, result) if out is None else result

@@ -27,8 +27,6 @@ from . import torch as _rt
 
 __all__ = ["Hardtanh", "ReLU6", "hardtanh_grad"]
 
-_TORCH_PRESET = _C.preset_from_name("torch")
-
 
 def _output(dy: Tensor, s: Tensor):
     """(hardtanh_backward(dy, s)'s output, uninitialised; whether dy and s share its order)."""
@@ -50,9 +48,10 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
     out, same = _output(dy, s)
     if not same:
         dy, s = _rt._in_order(dy, out.stride()), _rt._in_order(s, out.stride())
-    _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel(),
-                          _api._torch_host_dtype(dy.dtype), _TORCH_PRESET, -1, -1, -1, -1, float(min_val), 0.0,
-                          False, 0.0, 0.0, _rt._threads(n_threads), 0, gate_max=float(max_val))
+    config = _api._config("torch", float(min_val), 0.0, None, _rt._threads(n_threads), None, None, None, None,
+                          "auto", float(max_val))
+    config.plan(_C.OP_RELU_GRAD, _api._torch_host_dtype(dy.dtype)).run_host(dy.data_ptr(), s.data_ptr(),
+                                                                           out.data_ptr(), out.numel())
     return out
 
 

@@ -1,6 +1,7 @@
-"""Option arguments: the preset and setting tables, the checked option codes
-(each error names the argument at fault), and the relugrad.Options and
-relugrad.Plan objects the calls run (built once per distinct configuration).
+"""Option arguments: the preset and setting tables, the checked options
+(each error names the argument at fault), and the configurations the calls
+run: a relugrad.Options value and the relugrad.Plan objects made from it,
+each built once per distinct configuration.
 """
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ _KINDS = {"gate": _C.ENUM_GATE, "combine": _C.ENUM_COMBINE, "denormals": _C.ENUM
 _PRESET_IDS = {name: _C.preset_from_name(name) for name in PRESETS}
 
 
-def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> int:
+def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> Optional[int]:
     if value is None:
-        return -1
+        return None  # the preset's setting
     if isinstance(value, str):
         code = table.get(value)
         if code is not None:
@@ -81,25 +82,33 @@ def _thread_count(threads: Any) -> int:
     return int(threads)
 
 
-def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
-             threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
-             threshold_rounding: Optional[str], stores: str = "auto") -> Tuple:
-    """The checked option arguments of the bindings, in their order:
-    (preset, gate, combine, denormals, threshold_rounding, threshold, alpha,
-    clip, clip_lo, clip_hi, threads, stores)."""
+# relugrad.Options and relugrad.Plan are the library's own objects: a plan is
+# created once (every option checked, the kernel parameters derived) and
+# each call hands it the arrays only.
+Options = _C.Options
+Plan = _C.Plan
+
+
+def _checked_options(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
+                     threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+                     threshold_rounding: Optional[str], stores: str = "auto",
+                     gate_max: Optional[float] = None) -> Any:
+    """The relugrad.Options of the calls' keyword arguments. Each argument is
+    checked here first, so the error names it; the library then validates
+    the values (threshold is NaN, clip range is empty, ...)."""
     preset = _PRESET_IDS.get(semantics) if isinstance(semantics, str) else None
     if preset is None:
         raise ValueError(f"semantics: {semantics!r} is not one of {', '.join(PRESETS)}")
     t = _real("threshold", threshold)
     a = _real("alpha", alpha)
     if clip is None:
-        use_clip, lo, hi = False, 0.0, 0.0
+        bounds = None
     else:
         try:
-            lo_v, hi_v = clip
+            lo, hi = clip
         except (TypeError, ValueError):
             raise TypeError("clip: expected None or a (lo, hi) pair") from None
-        use_clip, lo, hi = True, _real("clip[0]", lo_v), _real("clip[1]", hi_v)
+        bounds = (_real("clip[0]", lo), _real("clip[1]", hi))
     n_threads = _thread_count(threads)
     g = _enum("gate", gate, GATES)
     c = _enum("combine", combine, COMBINES)
@@ -108,52 +117,128 @@ def _options(semantics: str, threshold: float, alpha: float, clip: Optional[Tupl
     if not isinstance(stores, str):
         raise ValueError(f"stores: {stores!r} is not one of {', '.join(STORES)}")
     store_id = _enum("stores", stores, STORES)
-    return (preset, g, c, d, r, t, a, use_clip, lo, hi, n_threads, store_id)
+    h = math.inf if gate_max is None else _real("gate_max", gate_max)
+    return Options(preset, gate=g, combine=c, denormals=d, threshold_rounding=r, threshold=t, alpha=a, clip=bounds,
+                   threads=n_threads, stores=store_id, gate_max=h)
 
 
-# relugrad.Options and relugrad.Plan are the library's own objects: a plan is
-# created once (every option checked, the kernel parameters derived) and
-# each call hands it the arrays only.
-Options = _C.Options
-Plan = _C.Plan
+class _Config:
+    """One configuration: its relugrad.Options (CPU backend) and the plans
+    made from it, each created on first use: per op and dtype on the CPU,
+    per op, dtype and stream on CUDA. The stream is an execution setting of
+    the options (Options.with_execution), as in relugrad_options."""
+
+    __slots__ = ("options", "plans")
+
+    def __init__(self, options: Any) -> None:
+        self.options = options
+        self.plans: Dict[Any, Any] = {}
+
+    def plan(self, op: int, dtype: int) -> Any:
+        """The CPU plan of op for dtype. Hot callers read plans[op * 8 + dtype] first."""
+        key = op * 8 + dtype
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = Plan(op, dtype, self.options)
+        return plan
+
+    def cuda_plan(self, op: int, dtype: int, stream: int) -> Any:
+        """The plan of op for dtype on the CUDA backend, launching on stream (0: the default stream)."""
+        key = (op * 8 + dtype, stream)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = Plan(op, dtype, self.options.with_execution(_C.BACKEND_CUDA, stream))
+        return plan
 
 
-# Checked option codes + gate_max -> [Options, codes, {op * 8 + dtype: Plan}].
+# Options -> its configuration. Options compare by their bytes, so -0.0 and
+# 0.0 clip bounds (the clamp writes the bound's own bits) are two entries.
 # Bounded: a program that builds configurations without end rebuilds them
 # rather than growing the cache.
-_RESOLVED: Dict[Tuple, list] = {}
+_RESOLVED: Dict[Any, _Config] = {}
 _RESOLVED_MAX = 1024
 
 
-def _resolved(codes: Tuple, gate_max: float = math.inf) -> list:
-    """[Options, codes, plans] of checked option codes (_options) and gate_max.
-    Keys compare floats as Python does, -0.0 == 0.0, which is exact for
-    threshold, alpha and gate_max (a signed zero there opens and closes the
-    same gates and scales by the same zero) but not for clip bounds, whose
-    bits are written: a zero bound keys with its sign."""
-    key = codes + (gate_max,)
-    if codes[7]:
-        lo, hi = codes[8], codes[9]
-        key += (math.copysign(1.0, lo) if lo == 0 else 0.0, math.copysign(1.0, hi) if hi == 0 else 0.0)
-    entry = _RESOLVED.get(key)
-    if entry is None:
-        p, g, c, d, r, t, a, use_clip, lo, hi, threads, stores = codes
-        options = Options(p, gate=g, combine=c, denormals=d, threshold_rounding=r, threshold=t, alpha=a,
-                          clip=(lo, hi) if use_clip else None, threads=threads, stores=stores,
-                          gate_max=gate_max)
+def _resolved(options: Any) -> _Config:
+    config = _RESOLVED.get(options)
+    if config is None:
         if len(_RESOLVED) >= _RESOLVED_MAX:
             _RESOLVED.clear()
-        entry = _RESOLVED[key] = [options, codes, {}]
-    return entry
+        config = _RESOLVED[options] = _Config(options)
+    return config
 
 
-def _plan(entry: list, op: int, dtype: int) -> Any:
-    """The entry's plan of op for dtype (CPU backend), created on first use."""
-    plans = entry[2]
-    plan = plans.get(op * 8 + dtype)
-    if plan is None:
-        plan = plans[op * 8 + dtype] = Plan(op, dtype, entry[0])
-    return plan
+# The exact keyword arguments of a call (with the types of the numbers: True
+# == 1 == 1.0 in Python, but only the numbers are valid) -> its
+# configuration, so a repeated call neither checks nor builds its options
+# again. Only valid arguments that name no deprecated spelling (those warn on
+# every call) are entered. Floats key as Python compares them, -0.0 == 0.0,
+# which is exact for threshold, alpha and gate_max (a signed zero there opens
+# and closes the same gates and scales by the same zero: test_plan) but not
+# for clip bounds, whose bits the clamp writes: they key with their signs.
+_CALLS: Dict[Tuple, _Config] = {}
+_UNKEYED = object()  # a clip value the memo does not key (checked on every call)
+_BOUND_TYPES = (float, int)
+
+
+def _clip_key(clip: Any) -> Any:
+    if clip is None:
+        return None
+    if type(clip) is tuple and len(clip) == 2:
+        lo, hi = clip
+        if type(lo) in _BOUND_TYPES and type(hi) in _BOUND_TYPES:
+            return (lo, type(lo), math.copysign(1.0, lo), hi, type(hi), math.copysign(1.0, hi))
+    return _UNKEYED
+
+
+def _canonical(gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+               threshold_rounding: Optional[str], stores: str) -> bool:
+    return ((gate is None or gate in GATES) and (combine is None or combine in COMBINES)
+            and (denormals is None or denormals in DENORMALS)
+            and (threshold_rounding is None or threshold_rounding in THRESHOLD_ROUNDINGS) and stores in STORES)
+
+
+def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
+            threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
+            threshold_rounding: Optional[str], stores: str = "auto", gate_max: Optional[float] = None) -> _Config:
+    """The configuration of a call's keyword arguments (checked on first use)."""
+    clip_key = _clip_key(clip)
+    key = None
+    if clip_key is not _UNKEYED:
+        key = (semantics, threshold, type(threshold), alpha, type(alpha), clip_key, threads, type(threads), gate,
+               combine, denormals, threshold_rounding, stores, gate_max, type(gate_max))
+        try:
+            config = _CALLS.get(key)
+        except TypeError:  # an unhashable argument: the checks below say what is wrong
+            key = config = None
+        if config is not None:
+            return config
+    config = _resolved(_checked_options(semantics, threshold, alpha, clip, threads, gate, combine, denormals,
+                                        threshold_rounding, stores, gate_max))
+    if key is not None and _canonical(gate, combine, denormals, threshold_rounding, stores):
+        if len(_CALLS) >= _RESOLVED_MAX:
+            _CALLS.clear()
+        _CALLS[key] = config
+    return config
+
+
+# (semantics, threshold, alpha, threads) of relugrad.torch's kernels -> the
+# configuration: the torch ops' fixed-signature fast path.
+_TORCH_CALLS: Dict[Tuple, _Config] = {}
+
+
+def _torch_config(semantics: str, threshold: float, alpha: float, threads: int) -> _Config:
+    """The configuration of a relugrad.torch kernel call (threshold and alpha
+    as floats, threads already resolved to torch's count)."""
+    key = (semantics, threshold, alpha, threads)
+    config = _TORCH_CALLS.get(key)
+    if config is None:
+        config = _config(semantics, threshold, alpha, None, threads, None, None, None, None)
+        if type(threshold) is float and type(alpha) is float and type(threads) is int:
+            if len(_TORCH_CALLS) >= _RESOLVED_MAX:
+                _TORCH_CALLS.clear()
+            _TORCH_CALLS[key] = config
+    return config
 
 
 def _framework_threads(threads: Optional[int], x: Any) -> Optional[int]:

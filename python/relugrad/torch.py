@@ -25,7 +25,7 @@ Modules:
     relugrad.torch.LinearReLU(in_features, out_features) # Linear + ReLU, the bias gradient summed
                                                          # in the ReluGrad pass (_linear.py)
 
-In eager mode ReLU runs C++ autograd Functions from _relugrad_torch.so
+In eager mode ReLU runs C++ ops and autograd nodes from _relugrad_torch.so
 (torch.ops.relugrad_native) when the package was built against this torch;
 NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
 Everywhere else (torch.compile, torch.func, fake tensors, CUDA, or eager mode
@@ -281,31 +281,61 @@ def _relu_grad_torch(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
 # ---- Kernels ------------------------------------------------------------------------
 
 
-def _run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, opts: Tuple) -> None:
+_GRAD = _C.OP_RELU_GRAD * 8  # the plan-table key of a CPU relu_grad plan, less its dtype
+# (semantics, threshold, alpha, threads, dtype) -> the CPU relu_grad plan: every eager ReLU
+# backward looks its plan up here, one dict probe (bounded like the configurations).
+_EAGER_PLANS = {}
+
+
+def _config(semantics: str, threshold: float, alpha: float, threads: int):
+    """The configuration (relugrad.Options and its plans) of a kernel call;
+    threads: the checked argument (0 = torch's intra-op threads)."""
+    return _api._torch_config(semantics, float(threshold), float(alpha), _threads(int(threads)))
+
+
+def _device_plan(config, op: int, name: str, t: Tensor, scope):
+    """The plan of op for t's dtype on t's device: the CPU, or CUDA on the
+    scope's stream (torch's current stream of t's device); TypeError naming
+    the argument for other dtypes."""
+    code = _api._torch_host_dtype(t.dtype)
+    if code is None:
+        raise _api._unsupported(name, str(t.dtype).replace("torch.", ""))
+    if t.device.type == "cuda":
+        _api._require_cuda(name, f"a tensor on {t.device}")
+        return config.cuda_plan(op, code, scope.stream)
+    return config.plans.get(op * 8 + code) or config.plan(op, code)
+
+
+def _run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, config) -> None:
     """relugrad_relu_grad over the storage of dense dy, s, out of one storage order."""
     if out.is_cpu:
         code = _api._torch_host_dtype(dy.dtype)
         if code is not None and s.dtype == dy.dtype and s.is_cpu and dy.is_cpu:
-            _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel(), code, *opts)
+            plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
+            plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
             return
     with _api._DeviceScope(dy) as scope:
-        _C.relu_grad_into(_flat(dy), _flat(s), _flat(out), 0, 0, 0, *opts, False, scope.stream)
+        _device_plan(config, _C.OP_RELU_GRAD, "dy", dy, scope)(_flat(dy), _flat(s), _flat(out))
 
 
 def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, alpha: float,
                      threads: int) -> Tensor:
     """relugrad::relu_grad's kernel, also called directly by the eager Functions' backward."""
-    preset = _PRESET_CODES.get(semantics)
     code = _api._torch_host_code(dy, s)
-    if preset is not None and code is not None and type(threads) is int and threads >= 0:
+    if code is not None and semantics in _PRESET_CODES and type(threads) is int and threads >= 0:
         # Contiguous CPU tensors of one supported dtype and shape (every
-        # ReLU backward in eager mode): by address into a fresh contiguous
-        # out. 2.3 us at n = 16, where the general path below takes 6.5
-        # (torch.empty with keywords alone costs 2.3 us, empty_like 0.8).
+        # ReLU backward in eager mode): the configuration's plan by address
+        # into a fresh contiguous out (torch.empty with keywords alone costs
+        # 2.3 us, empty_like 0.8).
+        key = (semantics, threshold, alpha, threads or torch.get_num_threads(), code)
+        plan = _EAGER_PLANS.get(key)
+        if plan is None:
+            plan = _api._torch_config(*key[:4]).plan(_C.OP_RELU_GRAD, code)
+            if len(_EAGER_PLANS) >= 1024:
+                _EAGER_PLANS.clear()
+            _EAGER_PLANS[key] = plan
         out = torch.empty_like(dy, memory_format=torch.contiguous_format)
-        _C.relu_grad_host_ptr(dy.data_ptr(), s.data_ptr(), out.data_ptr(), dy.numel(), code, preset,
-                              -1, -1, -1, -1, float(threshold), float(alpha), False, 0.0, 0.0,
-                              _threads(threads), 0)
+        plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), dy.numel())
         return out
     _check_semantics(semantics)
     _check_threads(threads)
@@ -319,12 +349,11 @@ def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
         raise TypeError(f"dy: dtype {dy.dtype} is not supported (float16, bfloat16, float32, float64)")
     if dy.device != s.device:
         raise ValueError(f"s: device {s.device} differs from dy's {dy.device}; all tensors of a call must be on one device")
+    config = _config(semantics, threshold, alpha, threads)
     out, flat = _grad_output(dy, s)
     if not flat:
         dy, s = _in_order(dy, out.stride()), _in_order(s, out.stride())
-    opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, float(threshold), float(alpha), False, 0.0, 0.0,
-            _threads(int(threads)), 0)
-    _run_relu_grad(dy, s, out, opts)
+    _run_relu_grad(dy, s, out, config)
     return out
 
 
@@ -396,9 +425,9 @@ def _relu_mask_eager(x: Tensor, semantics: str, threads: int, inplace: bool = Fa
         y, flat = _relu_output(x)
         src = x if flat else y.copy_(x)
     mask = torch.empty((_mask_len(x),), dtype=torch.uint8, device=x.device)
-    opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0, False, 0.0, 0.0, _threads(int(threads)), 0)
+    config = _config(semantics, 0.0, 0.0, threads)
     with _api._DeviceScope(x) as scope:
-        _C.relu_forward_into(_flat(src), _flat(y), mask, 0, 0, *opts, scope.stream)
+        _device_plan(config, _C.OP_RELU_FORWARD_MASK, "x", x, scope)(_flat(src), _flat(y), mask)
     order = y.stride()
     if inplace and y is not x:
         y = x.copy_(y)
@@ -452,9 +481,10 @@ def _relu_grad_mask_eager(dy: Tensor, mask: Tensor, semantics: str, threads: int
         out, _ = _grad_output(dy, _meta(dy, result_strides))  # a meta tensor: only its strides are read
     dy_m = _in_order(dy, mask_strides)
     target = out if _same_order(out, mask_strides) else (_empty(dy, mask_strides) if dy_m is dy else dy_m)
-    opts = (_PRESET_CODES[semantics], -1, -1, -1, -1, 0.0, 0.0, False, 0.0, 0.0, _threads(int(threads)), 0)
+    config = _config(semantics, 0.0, 0.0, threads)
     with _api._DeviceScope(dy) as scope:
-        _C.relu_grad_mask_into(_flat(dy_m), mask.contiguous(), _flat(target), 0, 0, *opts, scope.stream)
+        _device_plan(config, _C.OP_RELU_GRAD_MASK, "dy", dy_m, scope)(_flat(dy_m), mask.contiguous(),
+                                                                     _flat(target))
     return out if target is out else out.copy_(target)
 
 
@@ -719,7 +749,7 @@ _register_autograd(relu_grad_mask, _ReluGradMaskOp)
 
 # ---- The eager path of ReLU ---------------------------------------------------
 # One eager path and one compiled path. In eager mode ReLU runs the C++
-# autograd Functions of _relugrad_torch.so (torch.ops.relugrad_native, below):
+# ops of _relugrad_torch.so (torch.ops.relugrad_native, below; C++ autograd nodes):
 # one dispatcher call forward, no Python in backward. Under torch.compile,
 # torch.func, forward AD, dispatch modes, meta and fake tensors, and in eager
 # mode where the native library did not load (said once, in a warning), ReLU
@@ -833,6 +863,10 @@ def _fake_tensor_type():
 _NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
 _is_wrapped = _TC._functorch.is_functorch_wrapped_tensor
 _dispatch_modes = _TC._len_torch_dispatch_stack
+_tracing_state = _TC._get_tracing_state
+_is_exporting = torch.compiler.is_exporting
+_grad_enabled = _TC.is_grad_enabled
+_STRIDED = torch.strided
 
 
 def _plain_cpu(x) -> bool:
@@ -841,14 +875,18 @@ def _plain_cpu(x) -> bool:
     and not nested, on the CPU (not meta), of relugrad's dtypes, not wrapped by
     torch.func, no forward-AD level and no TorchDispatchMode active, not
     being compiled. Everything else takes ReLU._forward_other."""
-    return ((type(x) is Tensor or type(x) is nn.Parameter) and not _is_compiling() and x.is_cpu
-            and x.dtype in _NATIVE_DTYPES and x.layout is torch.strided and not x.is_nested
-            and _fwAD._current_level < 0 and not _is_wrapped(x) and not _dispatch_modes())
+    return (type(x) is Tensor or type(x) is nn.Parameter) and _plain_cpu_exact(x)
+
+
+def _plain_cpu_exact(x) -> bool:
+    """_plain_cpu for an x already known to be a torch.Tensor or nn.Parameter itself."""
+    return (not _is_compiling() and x.is_cpu and x.dtype in _NATIVE_DTYPES and x.layout is _STRIDED
+            and not x.is_nested and _fwAD._current_level < 0 and not _is_wrapped(x) and not _dispatch_modes())
 
 
 # ---- The torch-native eager path ---------------------------------------------
 # _relugrad_torch.so (python/src/torch_native.cc) holds ReLU's forward and
-# backward as C++ autograd Functions, registered as
+# backward in C++ (autograd nodes of its own), registered as
 # torch.ops.relugrad_native.relu / relu_ (docs/performance-notes.md,
 # "Torch-native ReLU"). It is built against one torch version and loaded only
 # under that version; otherwise (one RuntimeWarning says why), or with
@@ -870,7 +908,10 @@ def _load_native() -> Tuple[Optional[object], Optional[object], str]:
         torch.ops.relugrad_native.bind(_C.c_api_table())
     except (OSError, RuntimeError) as e:
         return None, None, f"{_api._TORCH_NATIVE_LIB} did not load: {e}"
-    return torch.ops.relugrad_native.relu.default, torch.ops.relugrad_native.relu_.default, "loaded"
+    # The overloads' own dispatcher entry (OpOverload._op, what OpOverload.__call__ calls): one
+    # Python frame less per ReLU (0.4 of the n = 16 forward's 3.3 us); the overload where absent.
+    ops = torch.ops.relugrad_native
+    return getattr(ops.relu.default, "_op", ops.relu.default), getattr(ops.relu_.default, "_op", ops.relu_.default), "loaded"
 
 
 _native_relu, _native_relu_, NATIVE_STATUS = _load_native()
@@ -914,10 +955,13 @@ class ReLU(nn.Module):
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
-        if not isinstance(x, Tensor) or torch._C._get_tracing_state() is not None or torch.compiler.is_exporting():
+        # Each check runs once: the exact-type test serves both the capture check and the
+        # native path's predicate (this body is part of every n = 16 call).
+        exact = type(x) is Tensor or type(x) is nn.Parameter
+        if not (exact or isinstance(x, Tensor)) or _tracing_state() is not None or _is_exporting():
             return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
-        if _native_relu is not None and _plain_cpu(x):
-            if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
+        if exact and _native_relu is not None and _plain_cpu_exact(x):
+            if self.mask and not (x.requires_grad and _grad_enabled()):
                 return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
             op = _native_relu_ if self.inplace else _native_relu
             return op(x, self.semantics, self.threads, self.mask)

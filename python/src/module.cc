@@ -1,11 +1,15 @@
 // relugrad._relugrad: the nanobind layer over the C ABI (relugrad.h).
 //
-// This layer only moves pointers: arrays arrive through DLPack or the buffer
-// protocol without a copy (nb::ndarray), are checked (CPU, dtype, C order,
-// equal shapes) with errors that name the argument, and the C entry point
-// runs with the GIL released. Allocation of results and "return the same kind
-// of array" live in python/relugrad/_api.py, where each framework's own
-// allocator is at hand.
+// Computation crosses this layer as one relugrad.Options (a relugrad_options,
+// rules and execution settings, the CUDA stream included) and one
+// relugrad.Plan (relugrad_plan_create) per op and dtype; a run passes the
+// arrays only. This layer only moves pointers: arrays arrive through DLPack or
+// the buffer protocol without a copy (nb::ndarray), or as host addresses
+// (Plan.run_host), are checked (device, dtype, C order, equal shapes) with
+// errors that name the argument, and the plan runs with the GIL released.
+// Choosing the configuration, allocating results and "return the same kind of
+// array" live in python/relugrad/ (_options.py, _calls.py), where each
+// framework's own allocator is at hand.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -125,22 +129,6 @@ void Check(relugrad_status status) {
   }
 }
 
-struct CallOptions {
-  int preset = RELUGRAD_PRESET_TORCH;
-  int gate = -1;  // -1: keep the preset's choice
-  int combine = -1;
-  int denormals = -1;
-  int threshold_rounding = -1;
-  double threshold = 0.0;
-  double alpha = 0.0;
-  bool clip = false;
-  double clip_lo = 0.0, clip_hi = 0.0;
-  int threads = 0;
-  int stores = RELUGRAD_STORES_AUTO;
-  uintptr_t stream = 0;  // a cudaStream_t for the CUDA backend (0 = default stream)
-  double gate_max = std::numeric_limits<double>::infinity();  // +inf: no upper bound
-};
-
 // DLPack device types (dlpack.h): the ones relugrad has a backend for.
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
 
@@ -193,79 +181,6 @@ std::pair<const char*, const A&> Named(const char* name, const A& a) {
   return {name, a};
 }
 
-relugrad_options MakeOptions(const CallOptions& c) {
-  relugrad_options o;
-  Check(relugrad_options_init(&o, static_cast<relugrad_preset>(c.preset)));
-  // Out-of-range enums pass through: the library rejects them with its message.
-  if (c.gate >= 0) o.gate = static_cast<relugrad_gate>(c.gate);
-  if (c.combine >= 0) o.combine = static_cast<relugrad_combine>(c.combine);
-  if (c.denormals >= 0) o.denormals = static_cast<relugrad_denormals>(c.denormals);
-  if (c.threshold_rounding >= 0)
-    o.threshold_rounding = static_cast<relugrad_threshold_rounding>(c.threshold_rounding);
-  o.threshold = c.threshold;
-  o.alpha = c.alpha;
-  o.clip = c.clip ? 1 : 0;
-  o.clip_lo = c.clip_lo;
-  o.clip_hi = c.clip_hi;
-  o.threads = c.threads;
-  o.stores = static_cast<relugrad_stores>(c.stores);
-  o.stream = reinterpret_cast<void*>(c.stream);
-  o.gate_max = c.gate_max;
-  return o;
-}
-
-// dx = ReluGrad(dy, s) into out (which may be dy or s itself).
-// declared[i]: the dtype the Python layer vouches for when it passes raw
-// 16-bit views (NumPy bfloat16), else 0; one per array since a call may mix
-// producers (a JAX bf16 dy arrives as DLPack bfloat, its NumPy result as uint16).
-void ReluGradInto(const InArray& dy, const InArray& s, OutArray& out, const int declared[3],
-                  const CallOptions& call, bool reference) {
-  const int dt = CheckArray("dy", dy, declared[0]);
-  const int st = CheckArray("s", s, declared[1]);
-  const int ot = CheckArray("out", out, declared[2]);
-  if (st != dt) {
-    throw nb::type_error(
-        (std::string("s: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(st)) +
-         " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt)))
-            .c_str());
-  }
-  if (ot != dt) {
-    throw nb::type_error(
-        (std::string("out: dtype ") + relugrad_dtype_name(static_cast<relugrad_dtype>(ot)) +
-         " does not match dy's " + relugrad_dtype_name(static_cast<relugrad_dtype>(dt)))
-            .c_str());
-  }
-  const auto shape = ShapeOf(dy);
-  if (ShapeOf(s) != shape) {
-    throw nb::value_error(
-        ("s: shape " + ShapeString(ShapeOf(s)) + " does not match dy's " + ShapeString(shape))
-            .c_str());
-  }
-  if (ShapeOf(out) != shape) {
-    throw nb::value_error(
-        ("out: shape " + ShapeString(ShapeOf(out)) + " does not match dy's " + ShapeString(shape))
-            .c_str());
-  }
-  relugrad_options options = MakeOptions(call);
-  options.backend = Backend("dy", dy, Named("s", s), Named("out", out));
-  if (reference && options.backend != RELUGRAD_BACKEND_CPU) {
-    throw nb::value_error("the scalar reference reads CPU memory only; pass CPU arrays");
-  }
-  const auto dtype = static_cast<relugrad_dtype>(dt);
-  const int64_t n = static_cast<int64_t>(dy.size());
-  const void* dy_p = dy.data();
-  const void* s_p = s.data();
-  void* out_p = out.data();
-  relugrad_status status;
-  {
-    // The buffers stay alive: the caller's Python objects hold them.
-    nb::gil_scoped_release release;
-    status = reference ? relugrad_relu_grad_reference(dtype, n, dy_p, s_p, out_p, &options)
-                       : relugrad_relu_grad(dtype, n, dy_p, s_p, out_p, &options);
-  }
-  Check(status);
-}
-
 using MaskIn = nb::ndarray<uint8_t, nb::ro>;
 using MaskOut = nb::ndarray<uint8_t>;
 
@@ -281,85 +196,6 @@ void CheckMask(const M& mask, int64_t n, const char* data_name) {
                            " elements (needs ceil(n/8) = " + std::to_string(want) + ")")
                               .c_str());
   }
-}
-
-template <typename A, typename B>
-int CheckPair(const char* a_name, const A& a, int a_decl, const char* b_name, const B& b,
-              int b_decl) {
-  const int at = CheckArray(a_name, a, a_decl);
-  const int bt = CheckArray(b_name, b, b_decl);
-  if (bt != at) {
-    throw nb::type_error(
-        (std::string(b_name) + ": dtype " + relugrad_dtype_name(static_cast<relugrad_dtype>(bt)) +
-         " does not match " + a_name + "'s " + relugrad_dtype_name(static_cast<relugrad_dtype>(at)))
-            .c_str());
-  }
-  if (ShapeOf(b) != ShapeOf(a)) {
-    throw nb::value_error((std::string(b_name) + ": shape " + ShapeString(ShapeOf(b)) +
-                           " does not match " + a_name + "'s " + ShapeString(ShapeOf(a)))
-                              .c_str());
-  }
-  return at;
-}
-
-// y = relu(x) and the packed gate mask (relugrad_relu_forward); y may be x.
-void ReluForwardInto(const InArray& x, OutArray& y, MaskOut& mask, const int declared[2],
-                     const CallOptions& call) {
-  const auto dtype =
-      static_cast<relugrad_dtype>(CheckPair("x", x, declared[0], "y", y, declared[1]));
-  const int64_t n = static_cast<int64_t>(x.size());
-  CheckMask(mask, n, "x");
-  relugrad_options options = MakeOptions(call);
-  options.backend = Backend("x", x, Named("y", y), Named("mask", mask));
-  const void* x_p = x.data();
-  void* y_p = y.data();
-  auto* m_p = static_cast<uint8_t*>(mask.data());
-  relugrad_status status;
-  {
-    nb::gil_scoped_release release;
-    status = relugrad_relu_forward(dtype, n, x_p, y_p, m_p, &options);
-  }
-  Check(status);
-}
-
-// dx = bit ? pass(dy) : closed(dy) (relugrad_relu_grad_mask); out may be dy.
-void ReluGradMaskInto(const InArray& dy, const MaskIn& mask, OutArray& out, const int declared[2],
-                      const CallOptions& call) {
-  const auto dtype =
-      static_cast<relugrad_dtype>(CheckPair("dy", dy, declared[0], "out", out, declared[1]));
-  const int64_t n = static_cast<int64_t>(dy.size());
-  CheckMask(mask, n, "dy");
-  relugrad_options options = MakeOptions(call);
-  options.backend = Backend("dy", dy, Named("mask", mask), Named("out", out));
-  const void* dy_p = dy.data();
-  const auto* m_p = static_cast<const uint8_t*>(mask.data());
-  void* out_p = out.data();
-  relugrad_status status;
-  {
-    nb::gil_scoped_release release;
-    status = relugrad_relu_grad_mask(dtype, n, dy_p, m_p, out_p, &options);
-  }
-  Check(status);
-}
-
-CallOptions MakeCall(int preset, int gate, int combine, int denormals, int threshold_rounding,
-                     double threshold, double alpha, bool clip, double clip_lo, double clip_hi,
-                     int threads, int stores, uintptr_t stream) {
-  CallOptions c;
-  c.preset = preset;
-  c.gate = gate;
-  c.combine = combine;
-  c.denormals = denormals;
-  c.threshold_rounding = threshold_rounding;
-  c.threshold = threshold;
-  c.alpha = alpha;
-  c.clip = clip;
-  c.clip_lo = clip_lo;
-  c.clip_hi = clip_hi;
-  c.threads = threads;
-  c.stores = stores;
-  c.stream = stream;
-  return c;
 }
 
 std::vector<std::string> IsaNames() {
@@ -481,15 +317,34 @@ void CheckPlanDevice(const PyPlan& p, relugrad_backend arrays) {
                             .c_str());
 }
 
+// One array argument of a plan run, imported without conversion (a copy would
+// leave a written result in a temporary); what it cannot be is named.
+template <typename T>
+T ImportArray(const char* name, nb::handle h, const char* expected) {
+  T array;
+  if (!nb::try_cast<T>(h, array, /*convert=*/false)) {
+    throw nb::type_error((std::string(name) + ": expected " + expected + ", got " +
+                          nb::cast<std::string>(nb::str(h.type().attr("__qualname__"))))
+                             .c_str());
+  }
+  return array;
+}
+
+constexpr const char* kInput = "an array (NumPy, DLPack or the buffer protocol)";
+constexpr const char* kOutput = "a writable array (NumPy, DLPack; not read-only)";
+constexpr const char* kMaskIn = "a uint8 array";
+constexpr const char* kMaskOut = "a writable uint8 array";
+
 // plan(a, b, c): relu_grad (dy, s, out), relu_grad_mask (dy, mask, out),
-// relu_forward_mask (x, y, mask).
-void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) {
+// relu_forward_mask (x, y, mask). reference: a relu_grad plan's arrays, checked
+// alike, computed by the scalar reference on the plan's options instead.
+void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c, bool reference = false) {
   const relugrad_plan_op op = p.op();
   relugrad_status status;
   if (op == RELUGRAD_OP_RELU_FORWARD_MASK) {
-    const auto x = nb::cast<InArray>(a);
-    auto y = nb::cast<OutArray>(b);
-    auto mask = nb::cast<MaskOut>(c);
+    const auto x = ImportArray<InArray>("x", a, kInput);
+    auto y = ImportArray<OutArray>("y", b, kOutput);
+    auto mask = ImportArray<MaskOut>("mask", c, kMaskOut);
     CheckPlanArray("x", x, p, nullptr);
     CheckPlanArray("y", y, p, "x");
     CheckSameShape("x", x, "y", y);
@@ -502,14 +357,14 @@ void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) {
     nb::gil_scoped_release release;
     status = relugrad_plan_run_forward(p.plan, n, xp, yp, mp);
   } else {
-    const auto dy = nb::cast<InArray>(a);
-    auto out = nb::cast<OutArray>(c);
+    const auto dy = ImportArray<InArray>("dy", a, kInput);
+    auto out = ImportArray<OutArray>("out", c, kOutput);
     CheckPlanArray("dy", dy, p, nullptr);
     const int64_t n = static_cast<int64_t>(dy.size());
     const void* second;
     relugrad_backend backend;
     if (op == RELUGRAD_OP_RELU_GRAD) {
-      const auto s = nb::cast<InArray>(b);
+      const auto s = ImportArray<InArray>("s", b, kInput);
       CheckPlanArray("s", s, p, "dy");
       CheckPlanArray("out", out, p, "dy");
       CheckSameShape("dy", dy, "s", s);
@@ -517,7 +372,7 @@ void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) {
       backend = Backend("dy", dy, Named("s", s), Named("out", out));
       second = s.data();
     } else {
-      const auto mask = nb::cast<MaskIn>(b);
+      const auto mask = ImportArray<MaskIn>("mask", b, kMaskIn);
       CheckPlanArray("out", out, p, "dy");
       CheckSameShape("dy", dy, "out", out);
       CheckMask(mask, n, "dy");
@@ -528,7 +383,8 @@ void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) {
     const void* dyp = dy.data();
     void* op_out = out.data();
     nb::gil_scoped_release release;
-    status = relugrad_plan_run(p.plan, n, dyp, second, op_out);
+    status = reference ? relugrad_relu_grad_reference(p.dtype(), n, dyp, second, op_out, &p.options)
+                       : relugrad_plan_run(p.plan, n, dyp, second, op_out);
   }
   Check(status);
 }
@@ -543,30 +399,34 @@ void BindOptionsAndPlan(nb::module_& m) {
              nb::handle denormals, nb::handle threshold_rounding, double threshold, double alpha,
              std::optional<std::pair<double, double>> clip, int threads, nb::handle stores,
              double gate_max, nb::handle backend, uintptr_t stream) {
-            CallOptions c;
-            c.preset = EnumArg(RELUGRAD_ENUM_PRESET, preset, "semantics");
-            c.gate = gate.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_GATE, gate, "gate");
-            c.combine = combine.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_COMBINE, combine, "combine");
-            c.denormals =
-                denormals.is_none() ? -1 : EnumArg(RELUGRAD_ENUM_DENORMALS, denormals, "denormals");
-            c.threshold_rounding = threshold_rounding.is_none()
-                                       ? -1
-                                       : EnumArg(RELUGRAD_ENUM_THRESHOLD_ROUNDING,
-                                                 threshold_rounding, "threshold_rounding");
-            c.threshold = threshold;
-            c.alpha = alpha;
-            c.clip = clip.has_value();
-            if (clip) {
-              c.clip_lo = clip->first;
-              c.clip_hi = clip->second;
-            }
-            c.threads = threads;
-            c.stores = EnumArg(RELUGRAD_ENUM_STORES, stores, "stores");
-            c.stream = stream;
-            c.gate_max = gate_max;
-            relugrad_options o = MakeOptions(c);
+            // The preset's settings, then each argument given; out-of-range enum
+            // values pass through for the library to reject with its message.
+            relugrad_options o;
+            Check(relugrad_options_init(&o, static_cast<relugrad_preset>(EnumArg(
+                                                RELUGRAD_ENUM_PRESET, preset, "semantics"))));
+            if (!gate.is_none())
+              o.gate = static_cast<relugrad_gate>(EnumArg(RELUGRAD_ENUM_GATE, gate, "gate"));
+            if (!combine.is_none())
+              o.combine =
+                  static_cast<relugrad_combine>(EnumArg(RELUGRAD_ENUM_COMBINE, combine, "combine"));
+            if (!denormals.is_none())
+              o.denormals = static_cast<relugrad_denormals>(
+                  EnumArg(RELUGRAD_ENUM_DENORMALS, denormals, "denormals"));
+            if (!threshold_rounding.is_none())
+              o.threshold_rounding = static_cast<relugrad_threshold_rounding>(EnumArg(
+                  RELUGRAD_ENUM_THRESHOLD_ROUNDING, threshold_rounding, "threshold_rounding"));
+            o.threshold = threshold;
+            o.alpha = alpha;
+            o.clip = clip ? 1 : 0;
+            o.clip_lo = clip ? clip->first : 0.0;
+            o.clip_hi = clip ? clip->second : 0.0;
+            o.threads = threads;
+            o.stores =
+                static_cast<relugrad_stores>(EnumArg(RELUGRAD_ENUM_STORES, stores, "stores"));
+            o.gate_max = gate_max;
             o.backend =
                 static_cast<relugrad_backend>(EnumArg(RELUGRAD_ENUM_BACKEND, backend, "backend"));
+            o.stream = reinterpret_cast<void*>(stream);
             new (self) PyOptions{Validated(o)};
           },
           nb::arg("semantics") = nb::int_(static_cast<int>(RELUGRAD_PRESET_TORCH)), nb::kw_only(),
@@ -638,10 +498,25 @@ void BindOptionsAndPlan(nb::module_& m) {
             self->options = options.raw;
           },
           nb::arg("op"), nb::arg("dtype"), nb::arg("options"))
-      .def("__call__", &RunPlan, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
-           nb::arg("c").noconvert(),
-           "relu_grad: (dy, s, out); relu_grad_mask: (dy, mask, out); relu_forward_mask: (x, y, "
-           "mask). C-contiguous arrays of the plan's dtype and device, written in place.")
+      .def(
+          "__call__",
+          [](const PyPlan& p, nb::handle a, nb::handle b, nb::handle c) { RunPlan(p, a, b, c); },
+          nb::arg("a"), nb::arg("b"), nb::arg("c"),
+          "relu_grad: (dy, s, out); relu_grad_mask: (dy, mask, out); relu_forward_mask: (x, y, "
+          "mask). C-contiguous arrays of the plan's dtype and device, written in place.")
+      .def(
+          "reference",
+          [](const PyPlan& p, nb::handle dy, nb::handle s, nb::handle out) {
+            if (p.op() != RELUGRAD_OP_RELU_GRAD)
+              throw nb::value_error("reference: the scalar reference computes relu_grad only");
+            if (p.options.backend != RELUGRAD_BACKEND_CPU)
+              throw nb::value_error("the scalar reference reads CPU memory only; pass CPU arrays");
+            RunPlan(p, dy, s, out, /*reference=*/true);
+          },
+          nb::arg("dy"), nb::arg("s"), nb::arg("out"),
+          "A relu_grad plan's call computed by the library's scalar reference "
+          "(relugrad_relu_grad_reference, one thread) on the plan's options: the oracle of "
+          "__call__.")
       .def(
           "run_host",
           [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t c, int64_t n) {
@@ -686,93 +561,14 @@ NB_MODULE(_relugrad, m) {
   BindOptionsAndPlan(m);
 
   m.def(
-      "relu_grad_into",
-      [](const InArray& dy, const InArray& s, OutArray out, int dy_dtype, int s_dtype,
-         int out_dtype, int preset, int gate, int combine, int denormals, int threshold_rounding,
-         double threshold, double alpha, bool clip, double clip_lo, double clip_hi, int threads,
-         int stores, bool reference, uintptr_t stream, double gate_max) {
-        CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold,
-                                 alpha, clip, clip_lo, clip_hi, threads, stores, stream);
-        c.gate_max = gate_max;
-        const int declared[3] = {dy_dtype, s_dtype, out_dtype};
-        ReluGradInto(dy, s, out, declared, c, reference);
+      "dtype_of",
+      [](const char* name, const InArray& a) {
+        // The dtype a plan for this array needs, for producers whose dtype
+        // Python cannot read (generic DLPack); raw integer views are no float.
+        return CheckArray(name, a, 0);
       },
-      nb::arg("dy").noconvert(), nb::arg("s").noconvert(), nb::arg("out").noconvert(),
-      nb::arg("dy_dtype"), nb::arg("s_dtype"), nb::arg("out_dtype"), nb::arg("preset"),
-      nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"),
-      nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"),
-      nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"), nb::arg("reference"),
-      nb::arg("stream") = 0, nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
-      "Computes into out; every argument already checked by relugrad._api.");
-
-  m.def(
-      "relu_grad_host_ptr",
-      [](uintptr_t dy, uintptr_t s, uintptr_t out, int64_t n, int dtype, int preset, int gate,
-         int combine, int denormals, int threshold_rounding, double threshold, double alpha,
-         bool clip, double clip_lo, double clip_hi, int threads, int stores, double gate_max) {
-        // Host memory by address, for callers that checked the arrays
-        // themselves (relugrad's torch paths on contiguous CPU tensors of one
-        // dtype and shape): importing three tensors through DLPack cost
-        // 7 us of a 22 us call. The library still checks n, null, alignment
-        // and overlap.
-        CallOptions c = MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold,
-                                 alpha, clip, clip_lo, clip_hi, threads, stores, 0);
-        c.gate_max = gate_max;
-        relugrad_options options = MakeOptions(c);
-        options.backend = RELUGRAD_BACKEND_CPU;
-        relugrad_status status;
-        {
-          nb::gil_scoped_release release;
-          status = relugrad_relu_grad(
-              static_cast<relugrad_dtype>(dtype), n, reinterpret_cast<const void*>(dy),
-              reinterpret_cast<const void*>(s), reinterpret_cast<void*>(out), &options);
-        }
-        Check(status);
-      },
-      nb::arg("dy"), nb::arg("s"), nb::arg("out"), nb::arg("n"), nb::arg("dtype"),
-      nb::arg("preset"), nb::arg("gate"), nb::arg("combine"), nb::arg("denormals"),
-      nb::arg("threshold_rounding"), nb::arg("threshold"), nb::arg("alpha"), nb::arg("clip"),
-      nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"), nb::arg("stores"),
-      nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
-      "relu_grad on host memory given by address; the caller has checked kind, device, dtype, "
-      "shape and layout.");
-
-  m.def(
-      "relu_forward_into",
-      [](const InArray& x, OutArray y, MaskOut mask, int x_dtype, int y_dtype, int preset, int gate,
-         int combine, int denormals, int threshold_rounding, double threshold, double alpha,
-         bool clip, double clip_lo, double clip_hi, int threads, int stores, uintptr_t stream) {
-        const CallOptions c =
-            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                     clip_lo, clip_hi, threads, stores, stream);
-        const int declared[2] = {x_dtype, y_dtype};
-        ReluForwardInto(x, y, mask, declared, c);
-      },
-      nb::arg("x").noconvert(), nb::arg("y").noconvert(), nb::arg("mask").noconvert(),
-      nb::arg("x_dtype"), nb::arg("y_dtype"), nb::arg("preset"), nb::arg("gate"),
-      nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"),
-      nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"),
-      nb::arg("stores"), nb::arg("stream") = 0,
-      "y = relu(x) and the packed uint8 gate mask (ceil(n/8) bytes) into y and mask.");
-
-  m.def(
-      "relu_grad_mask_into",
-      [](const InArray& dy, const MaskIn& mask, OutArray out, int dy_dtype, int out_dtype,
-         int preset, int gate, int combine, int denormals, int threshold_rounding, double threshold,
-         double alpha, bool clip, double clip_lo, double clip_hi, int threads, int stores,
-         uintptr_t stream) {
-        const CallOptions c =
-            MakeCall(preset, gate, combine, denormals, threshold_rounding, threshold, alpha, clip,
-                     clip_lo, clip_hi, threads, stores, stream);
-        const int declared[2] = {dy_dtype, out_dtype};
-        ReluGradMaskInto(dy, mask, out, declared, c);
-      },
-      nb::arg("dy").noconvert(), nb::arg("mask").noconvert(), nb::arg("out").noconvert(),
-      nb::arg("dy_dtype"), nb::arg("out_dtype"), nb::arg("preset"), nb::arg("gate"),
-      nb::arg("combine"), nb::arg("denormals"), nb::arg("threshold_rounding"), nb::arg("threshold"),
-      nb::arg("alpha"), nb::arg("clip"), nb::arg("clip_lo"), nb::arg("clip_hi"), nb::arg("threads"),
-      nb::arg("stores"), nb::arg("stream") = 0,
-      "dx = ReluGrad(dy, mask) into out (which may be dy).");
+      nb::arg("name"), nb::arg("array").noconvert(),
+      "The relugrad dtype of a float array; TypeError naming `name` for any other.");
 
   m.def(
       "cached_bytes",

@@ -1,6 +1,7 @@
 // relugrad/_relugrad_torch.so: relugrad.torch.ReLU's eager forward and
-// backward as C++ autograd Functions, registered with TORCH_LIBRARY as
-// torch.ops.relugrad_native.relu / relu_ and loaded by relugrad/torch.py.
+// backward in C++ (ops registered with TORCH_LIBRARY as
+// torch.ops.relugrad_native.relu / relu_, loaded by relugrad/torch.py; their
+// backward is an autograd Node of this file, see Autograd nodes).
 //
 // Why C++: with torch.autograd.Function in Python, forward + backward of one
 // ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
@@ -20,13 +21,17 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
-#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/VariableTypeUtils.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +41,6 @@
 namespace relugrad_python {
 namespace {
 
-using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // Set once by relugrad_native::bind, at relugrad.torch's import.
@@ -78,7 +82,7 @@ relugrad_dtype DtypeOf(const at::Tensor& t) {
   }
 }
 
-// What a Function keeps for backward besides its tensor.
+// What a backward node keeps besides its saved tensor.
 struct Settings {
   std::string semantics;
   int64_t threads;
@@ -181,15 +185,6 @@ void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
   const int64_t unit = plan.part_unit;
   at::parallel_for(0, (n + unit - 1) / unit, std::max<int64_t>(1, kTorchGrain / unit),
                    [&](int64_t begin, int64_t end) { run(begin * unit, std::min(end * unit, n)); });
-}
-
-void Save(AutogradContext* ctx, const Settings& settings) {
-  ctx->saved_data["semantics"] = settings.semantics;
-  ctx->saved_data["threads"] = settings.threads;
-}
-
-Settings Saved(AutogradContext* ctx) {
-  return {ctx->saved_data["semantics"].toStringRef(), ctx->saved_data["threads"].toInt()};
 }
 
 // relugrad's Python-registered op `name` through the dispatcher (boxed: the
@@ -394,39 +389,118 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   return dx;
 }
 
-// y = relu(x) by torch.relu, gate on y for backward (as PyTorch's own ReLU).
-// Inputs after x are settings: backward returns no gradient for them.
-struct ReluFunction : public torch::autograd::Function<ReluFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics,
-                            int64_t threads, bool inplace) {
-    at::Tensor y;
-    if (inplace) {
-      ctx->mark_dirty({x});
-      y = at::relu_(x);
-    } else {
-      y = at::relu(x);
-    }
-    ctx->save_for_backward({y});
-    Save(ctx, {std::move(semantics), threads});
-    return y;
+// ---- Autograd nodes ----------------------------------------------------------
+// ReLU's backward is a torch::autograd::Node written here, the way PyTorch's
+// generated ReluBackward0 is, not a torch::autograd::Function: a Function's
+// bookkeeping (its context's saved_data map of IValues, wrapped outputs, input
+// and output info, a demangled type name per profiled call) cost about as much
+// as the whole n = 16 ReLU (docs/performance-notes.md, "Torch-native ReLU").
+// A node keeps what backward reads, as members: the saved tensor (a
+// SavedVariable, so saved-tensor hooks, version checks and "backward through
+// the graph a second time" behave as for ReluBackward0) and the settings.
+
+// A backward node that keeps one saved tensor and the settings; Derived
+// supplies Name() and Grad(grad, saved). Both ReLU nodes share this: the
+// lock, the unpack (torch's error when the graph was already freed) and the
+// undefined incoming gradient are handled once.
+template <typename Derived>
+struct SavedTensorNode : public torch::autograd::Node {
+  torch::autograd::SavedVariable saved;
+  Settings settings;
+
+  // A node whose gradient flows to x's history.
+  static c10::intrusive_ptr<Derived> For(const at::Tensor& x, Settings settings) {
+    auto node = c10::make_intrusive<Derived>();
+    node->set_next_edges(torch::autograd::collect_next_edges(x));
+    node->settings = std::move(settings);
+    return node;
   }
 
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const at::Tensor y = ctx->get_saved_variables()[0];
-    return {GradFromGate(grads[0], y, Saved(ctx)), at::Tensor(), at::Tensor(), at::Tensor()};
+  std::string name() const override { return Derived::Name(); }
+
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    saved.reset_data();
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const at::Tensor s = saved.unpack(getptr());
+    if (!grads[0].defined()) return {at::Tensor()};
+    return {static_cast<const Derived*>(this)->Grad(grads[0], s)};
   }
 };
 
-// relugrad's forward writes y and the 1-bit mask; only the mask is saved.
-// relugrad's forward writes y and the 1-bit mask; only the mask is saved.
+// Backward of y = relu(x): the gate reads the saved y (x's values after relu_ in place).
+struct ReluBackward : public SavedTensorNode<ReluBackward> {
+  static const char* Name() { return "relugrad::ReluBackward"; }
+  at::Tensor Grad(const at::Tensor& grad, const at::Tensor& y) const {
+    return GradFromGate(grad, y, settings);
+  }
+};
+
+// Backward from the saved 1-bit mask the forward wrote (y itself is not kept).
+struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
+  MaskLayout layout;
+
+  static const char* Name() { return "relugrad::ReluMaskBackward"; }
+  at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
+    return GradFromMask(grad, mask, settings, layout);
+  }
+};
+
+// Attaches `node` as the history of `result`: a new output's (set_history),
+// or x's after an in-place write (rebase_history: through a view, the
+// CopySlices node that wraps it). The node's saved state must be set by
+// `save` before the creation hooks see it. Returns nothing: result now
+// carries the history.
+template <typename NodeT, typename Save>
+void Attach(const c10::intrusive_ptr<NodeT>& node, const at::Tensor& result, bool inplace,
+            const Save& save) {
+  c10::intrusive_ptr<torch::autograd::Node> attached = node;
+  if (inplace) {
+    attached = torch::autograd::rebase_history(result, node);
+  } else {
+    torch::autograd::set_history(result, node);
+  }
+  save();
+  torch::autograd::fire_node_creation_hooks(attached);
+}
+
+// y = relu(x) by torch's own relu (out of place or in place); backward gates on y.
+at::Tensor ReluGate(at::Tensor x, Settings settings, bool inplace) {
+  const bool needs_grad = torch::autograd::compute_requires_grad(x);
+  if (inplace) torch::autograd::check_inplace(x, needs_grad);
+  c10::intrusive_ptr<ReluBackward> node;
+  if (needs_grad) node = ReluBackward::For(x, std::move(settings));
+  at::Tensor y;
+  if (inplace) {
+    at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView still bumps x's version
+    y = at::relu_(x);
+  } else {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    y = at::relu(x);
+  }
+  if (node) {
+    Attach(node, y, inplace, [&] {
+      node->saved = torch::autograd::SavedVariable(y, /*is_output=*/true, inplace && y.is_view());
+    });
+  }
+  return y;
+}
+
+// relugrad's forward writes y and the 1-bit mask; only the mask is kept.
 // y has torch.relu(x)'s layout; the kernel runs over x's storage when x is
 // dense (y then shares x's storage order), else over a copy of x in y's layout.
-struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, std::string semantics,
-                            int64_t threads, bool inplace) {
-    const Settings settings{std::move(semantics), threads};
-    at::Tensor src = x;  // what the kernel reads, dense
-    at::Tensor y;        // what it writes: y's layout, maybe src itself
+at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
+  const bool needs_grad = torch::autograd::compute_requires_grad(x);
+  if (inplace) torch::autograd::check_inplace(x, needs_grad);
+  at::Tensor y;  // what the kernel writes: y's layout, maybe src itself
+  at::Tensor mask;
+  std::vector<int64_t> mask_strides;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;  // the copies below record no history
+    at::Tensor src = x;                          // what the kernel reads, dense
     if (inplace && x.is_non_overlapping_and_dense()) {
       y = x;
     } else if (!FastLayout(x, x, &y)) {
@@ -438,7 +512,7 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
     const int64_t n = src.numel();
     const relugrad_dtype dtype = DtypeOf(src);
     const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype);
-    at::Tensor mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
+    mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
@@ -447,38 +521,30 @@ struct ReluMaskFunction : public torch::autograd::Function<ReluMaskFunction> {
       Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
                                    mask_p + begin / 8));
     });
-    const std::vector<int64_t> mask_strides = y.strides().vec();
-    if (inplace) {
-      if (!y.is_same(x)) x.copy_(y);  // a non-dense x gets y's values in its own layout
-      ctx->mark_dirty({x});
-      y = x;
-    }
-    ctx->saved_data["contiguous"] = y.is_contiguous() && SameOrder(y, mask_strides);
-    ctx->saved_data["mask_strides"] = mask_strides;
-    ctx->saved_data["result_strides"] = y.strides().vec();
-    ctx->mark_non_differentiable({mask});
-    ctx->save_for_backward({mask});
-    Save(ctx, settings);
-    return y;
+    mask_strides = y.strides().vec();
+    if (inplace && !y.is_same(x)) x.copy_(y);  // a non-dense x gets y's values in its own layout
   }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const at::Tensor mask = ctx->get_saved_variables()[0];
-    const MaskLayout layout{ctx->saved_data["mask_strides"].toIntVector(),
-                            ctx->saved_data["result_strides"].toIntVector(),
-                            ctx->saved_data["contiguous"].toBool()};
-    return {GradFromMask(grads[0], mask, Saved(ctx), layout), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+  if (inplace) {
+    torch::autograd::increment_version(x);  // the kernel wrote x's memory directly
+    y = x;
   }
-};
+  if (needs_grad) {
+    auto node = ReluMaskBackward::For(x, std::move(settings));
+    node->layout = {mask_strides, y.strides().vec(),
+                    y.is_contiguous() && SameOrder(y, mask_strides)};
+    Attach(node, y, inplace,
+           [&] { node->saved = torch::autograd::SavedVariable(mask, /*is_output=*/false); });
+  }
+  return y;
+}
 
 at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
                 bool inplace) {
   TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
-  std::string name(semantics.data(), semantics.size());
-  return mask ? ReluMaskFunction::apply(x, std::move(name), threads, inplace)
-              : ReluFunction::apply(x, std::move(name), threads, inplace);
+  Settings settings{std::string(semantics.data(), semantics.size()), threads};
+  return mask ? ReluMask(x, std::move(settings), inplace)
+              : ReluGate(x, std::move(settings), inplace);
 }
 
 at::Tensor ReluOutOfPlace(const at::Tensor& x, c10::string_view semantics, int64_t threads,
@@ -499,7 +565,7 @@ TORCH_LIBRARY(relugrad_native, m) {
   m.def("relu_(Tensor(a!) x, str semantics, int threads, bool mask) -> Tensor(a!)");
 }
 
-// CompositeImplicitAutograd: the kernels are the autograd Functions themselves.
+// CompositeImplicitAutograd: the kernels record their own autograd nodes.
 TORCH_LIBRARY_IMPL(relugrad_native, CompositeImplicitAutograd, m) {
   m.impl("relu", &relugrad_python::ReluOutOfPlace);
   m.impl("relu_", &relugrad_python::ReluInPlace);

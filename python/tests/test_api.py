@@ -189,3 +189,58 @@ def test_deprecated_spelling_warns_and_means_the_canonical_one():
     new = relugrad.relu_grad(dy, s, denormals="ftz_daz")
     assert old.view(np.uint32).tolist() == new.view(np.uint32).tolist() == [0]
     assert relugrad.relu_grad(dy, s, denormals="ieee").view(np.uint32).tolist() == [0x3F800000]
+
+
+def test_numpy_bfloat16_never_passes_for_float16():
+    # NumPy bf16 reaches a plan as its bits viewed as uint16, which a 16-bit plan reads as its
+    # own dtype: a call mixing f16 and bf16 arrays must still be refused, naming the argument.
+    f16, bf16 = np.ones(4, np.float16), np.ones(4, BF16)
+    with pytest.raises(TypeError, match="s: dtype bf16 does not match dy's f16"):
+        relugrad.relu_grad(f16, bf16)
+    with pytest.raises(TypeError, match="out: dtype bf16 does not match dy's f16"):
+        relugrad.relu_grad(f16, f16, out=np.empty(4, BF16))
+    with pytest.raises(TypeError, match="out: dtype f16 does not match dy's bf16"):
+        relugrad.relu_grad_reference(bf16, bf16, out=np.empty(4, np.float16))
+    with pytest.raises(TypeError, match="y: dtype bf16 does not match x's f16"):
+        relugrad.relu_forward(f16, out=np.empty(4, BF16))
+    _, mask = relugrad.relu_forward(f16)
+    with pytest.raises(TypeError, match="out: dtype bf16 does not match dy's f16"):
+        relugrad.relu_grad_mask(f16, mask, out=np.empty(4, BF16))
+
+
+class _DLPackOnly:
+    """A CPU array known to relugrad only through the DLPack protocol and its shape (no dtype
+    attribute relugrad reads): the generic producer path. Results go into out= arrays, since
+    relugrad allocates like a generic producer from its dtype."""
+
+    def __init__(self, a):
+        self._a = a
+        self.shape = a.shape
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_generic_dlpack_arrays_get_the_bits_of_numpy_arrays():
+    for dtype in ("f32", "f16", "f64"):
+        dy, s = random_case(dtype, n=300)
+        want = relugrad.relu_grad(dy, s, semantics="onednn", alpha=0.25)
+        got = np.empty_like(dy)
+        relugrad.relu_grad(_DLPackOnly(dy), _DLPackOnly(s), semantics="onednn", alpha=0.25, out=_DLPackOnly(got))
+        assert np.array_equal(to_bits(got), to_bits(want)), dtype
+        want_y, want_mask = relugrad.relu_forward(s)
+        y, mask = np.empty_like(s), np.empty_like(want_mask)
+        relugrad.relu_forward(_DLPackOnly(s), out=_DLPackOnly(y), mask_out=mask)
+        assert np.array_equal(to_bits(y), to_bits(want_y)) and np.array_equal(mask, want_mask), dtype
+        dx = np.empty_like(dy)
+        relugrad.relu_grad_mask(_DLPackOnly(dy), mask, out=_DLPackOnly(dx))
+        assert np.array_equal(to_bits(dx), to_bits(relugrad.relu_grad(dy, s))), dtype
+    with pytest.raises(TypeError, match=r"dy: dtype int32 is not supported \(float16, bfloat16"):
+        relugrad.relu_grad(_DLPackOnly(np.ones(4, np.int32)), np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="s: dtype uint16 is not supported"):
+        relugrad.relu_grad(np.ones(4, np.float16), _DLPackOnly(np.ones(4, np.uint16)))
+    with pytest.raises(TypeError, match="s: dtype f64 does not match dy's f32"):
+        relugrad.relu_grad(np.ones(4, np.float32), _DLPackOnly(np.ones(4)))

@@ -139,6 +139,7 @@ def test_plan_by_address_and_from_many_threads():
 
 def test_functional_calls_reuse_one_plan_per_configuration_and_keep_signed_zeros_apart():
     _options._RESOLVED.clear()
+    _options._CALLS.clear()  # the memo of exact arguments in front of it
     dy = np.array([5.0, -5.0], np.float32)
     s = np.array([1.0, 1.0], np.float32)
     a = relugrad.relu_grad(dy, s, clip=(0.0, 1.0))
@@ -148,4 +149,43 @@ def test_functional_calls_reuse_one_plan_per_configuration_and_keep_signed_zeros
     assert a.view(np.uint32).tolist() == [0x3F800000, 0x00000000]
     assert b.view(np.uint32).tolist() == [0x3F800000, 0x80000000]
     assert len(_options._RESOLVED) == 2
-    assert all(len(entry[2]) == 1 for entry in _options._RESOLVED.values())
+    assert all(len(config.plans) == 1 for config in _options._RESOLVED.values())
+
+
+def test_functional_calls_treat_signed_zero_threshold_alpha_and_gate_max_as_the_library_does():
+    # The functional calls' memo keys floats as Python compares them (-0.0 == 0.0), so a call
+    # with -0.0 may run the plan built for 0.0: exact only if the library gives both the same
+    # bits. Each case runs the memo's way (0.0 first, then -0.0) and a fresh plan of -0.0.
+    dy, s = random_case("f32", n=512)
+    s[:64] = 0.0
+    s[64:128] = -0.0
+    cases = [dict(alpha=a) for a in (0.0, -0.0)] + [dict(threshold=t) for t in (0.0, -0.0)]
+    cases += [dict(threshold=-1.0, gate_max=h) for h in (0.0, -0.0)]
+    for semantics in relugrad.PRESETS:
+        for combine in ("select", "multiply"):
+            for kw in cases:
+                got = relugrad.relu_grad(dy, s, semantics=semantics, combine=combine, **kw)
+                plan = relugrad.Plan("relu_grad", "f32", relugrad.Options(semantics, combine=combine, **kw))
+                want = np.empty_like(dy)
+                plan(dy, s, want)
+                assert np.array_equal(to_bits(got), to_bits(want)), (semantics, combine, kw)
+
+
+def test_plan_arguments_that_are_no_usable_array_are_named():
+    # Imported without conversion: a read-only or non-uint8 array is refused, never copied
+    # into a temporary that would take the result.
+    plan = relugrad.Plan("relu_grad", "f32", relugrad.Options())
+    dy = np.ones(4, np.float32)
+    ro = np.zeros(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match=r"out: expected a writable array .*, got ndarray"):
+        plan(dy, dy, ro)
+    assert not ro.any()
+    with pytest.raises(TypeError, match=r"dy: expected an array .*, got list"):
+        plan([1.0] * 4, dy, np.empty(4, np.float32))
+    with pytest.raises(TypeError, match=r"mask: expected a uint8 array, got ndarray"):
+        relugrad.Plan("relu_grad_mask", "f32", relugrad.Options())(np.ones(8, np.float32), np.zeros(1, np.int8),
+                                                                    np.empty(8, np.float32))
+    with pytest.raises(TypeError, match=r"mask: expected a writable uint8 array"):
+        relugrad.Plan("relu_forward_mask", "f32", relugrad.Options())(dy, np.empty(4, np.float32),
+                                                                       np.zeros(1, np.float32))

@@ -33,8 +33,8 @@ def test_relu_grad_on_tensors_is_zero_copy_and_returns_tensors():
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("semantics", ["torch", "tensorflow", "jax", "onednn", "mindspore"])
 def test_tensors_give_the_bits_of_numpy_arrays(dtype, semantics):
-    # CPU tensors go to the library by address (relu_grad_host_ptr), NumPy
-    # arrays through the checked bindings: the same bits, special values
+    # CPU tensors go to the library by address (Plan.run_host), NumPy
+    # arrays through the checked plan call: the same bits, special values
     # (negative NaNs tell f16 from bf16) and every preset, allocating, with
     # out= and through the custom op.
     dy, s = special_case(dtype)
@@ -151,8 +151,8 @@ def test_threads_one_gives_the_same_gradients():
 
 def _assert_took_path(y, path, mask):
     if path == "native":
-        name = "ReluMaskFunction" if mask else "ReluFunction"
-        assert y.grad_fn.name().endswith(f"::{name}>"), f"eager ReLU did not take the native path: {y.grad_fn.name()}"
+        name = "relugrad::ReluMaskBackward" if mask else "relugrad::ReluBackward"
+        assert y.grad_fn.name() == name, f"eager ReLU did not take the native path: {y.grad_fn.name()}"
     else:
         name = "_ReluMaskOpBackward" if mask else "_ReluOpBackward"
         assert type(y.grad_fn).__name__ == name, f"eager ReLU did not take the custom ops: {y.grad_fn.name()}"
@@ -460,13 +460,13 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
     # hands the library.
     from relugrad import _relugrad
     seen = []
-    real = _relugrad.relu_grad_host_ptr
+    real = _relugrad.Plan.run_host
 
-    def spy(*args):
-        seen.append(args[15])  # the threads argument
-        return real(*args)
+    def spy(plan, *args):
+        seen.append(plan.options.threads)  # the threads of the plan the call runs
+        return real(plan, *args)
 
-    monkeypatch.setattr(_relugrad, "relu_grad_host_ptr", spy)
+    monkeypatch.setattr(_relugrad.Plan, "run_host", spy)
     monkeypatch.setattr(rt, "_native_relu", None)
     monkeypatch.setattr(rt, "_native_relu_", None)
     before = torch.get_num_threads()

@@ -80,9 +80,10 @@ MODELS = {
 
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
-    ThresholdBackward; relugrad's C++ ReluFunction / ReluMaskFunction (eager ReLU), ReluDropoutFunction
-    (ReLUDropout) and the custom ops' autograd nodes (_ReluOpBackward, _ReluMaskOpBackward: captured
-    graphs, and eager ReLU without the native library)."""
+    ThresholdBackward; relugrad's C++ nodes relugrad::ReluBackward / relugrad::ReluMaskBackward
+    (eager ReLU; in place without the native library, the Python Functions' _ReluFunctionBackward /
+    _ReluMaskFunctionBackward), ReluDropoutFunction (ReLUDropout) and the custom ops' autograd nodes
+    (_ReluOpBackward, _ReluMaskOpBackward: captured graphs, and eager ReLU without the native library)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
         fn = stack.pop()
@@ -92,9 +93,9 @@ def relu_nodes(out):
         name = fn.name()
         if "ReluDropoutFunction" in name:  # ReLUDropout (replace_relu(mask=True) of ReLU + Dropout)
             found["relugrad_dropout"] += 1
-        elif "ReluMaskFunction" in name:
+        elif name in ("relugrad::ReluMaskBackward", "_ReluMaskFunctionBackward"):
             found["relugrad_mask"] += 1
-        elif "ReluFunction" in name:
+        elif name in ("relugrad::ReluBackward", "_ReluFunctionBackward"):
             found["relugrad"] += 1
         elif name in ("_ReluOpBackward", "_ReluMaskOpBackward"):
             found["relugrad_op"] += 1

@@ -49,28 +49,12 @@ int DefaultThreads() {
   return count;
 }
 
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads, relugrad_stores stores) {
-  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, LaunchPolicy::ForThisMachine());
-}
+namespace {
 
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads, relugrad_stores stores,
-                            CpuVariantId variant) {
-  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, LaunchPolicy::ForThisMachine(),
-                     variant);
-}
-
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads, relugrad_stores stores,
-                            const LaunchPolicy& policy) {
-  return CpuReluGrad(dtype, n, dy, s, dx, params, threads, stores, policy,
-                     SelectCpuVariant(dtype, params));
-}
-
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads, relugrad_stores stores,
-                            const LaunchPolicy& policy, CpuVariantId variant) {
+// Both entry points' body, inlined into each.
+inline relugrad_status RunReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                                   const KernelParams& params, int threads, relugrad_stores stores,
+                                   CpuVariantId variant, const LaunchPolicy& policy) {
   if (n == 0) return RELUGRAD_OK;
   ApplyIsaEnvironmentOnce();
   const int elem_bytes = DtypeSize(dtype);
@@ -100,6 +84,21 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job);
   NoteSplittableCallEnd();
   return RELUGRAD_OK;
+}
+
+}  // namespace
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            CpuVariantId variant) {
+  return RunReluGrad(dtype, n, dy, s, dx, params, threads, stores, variant,
+                     LaunchPolicy::ForThisMachine());
+}
+
+relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
+                            const KernelParams& params, int threads, relugrad_stores stores,
+                            CpuVariantId variant, const LaunchPolicy& policy) {
+  return RunReluGrad(dtype, n, dy, s, dx, params, threads, stores, variant, policy);
 }
 
 }  // namespace relugrad

@@ -11,24 +11,20 @@
 
 namespace relugrad {
 
+// dx for n elements with the kernel variant row `variant`, which must be
+// SelectCpuVariant(dtype, params) (a plan selects it once at create).
 // threads: 0 = all cores. Arguments already validated. Blocks, chunks,
 // stores and wake-ups as LaunchPolicy::ForThisMachine() decides.
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads,
-                            relugrad_stores stores = RELUGRAD_STORES_AUTO);
-// The same with the kernel variant chosen beforehand (a plan's: it is
-// SelectCpuVariant(dtype, params), selected once at create).
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores,
                             CpuVariantId variant);
 // The same under `policy` (tests and benchmarks: a forced split, a forced
-// store), with the variant selected here unless given.
+// store). Two entry points rather than a defaulted argument: the plan's is
+// compiled with this machine's policy as a known object, and passing it by
+// reference measured slower on small calls.
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores,
-                            const LaunchPolicy& policy);
-relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
-                            const KernelParams& params, int threads, relugrad_stores stores,
-                            const LaunchPolicy& policy, CpuVariantId variant);
+                            CpuVariantId variant, const LaunchPolicy& policy);
 
 // Worker count for threads == 0.
 int DefaultThreads();

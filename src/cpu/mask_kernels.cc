@@ -9,6 +9,7 @@
 
 #if HWY_ONCE
 #include "cpu/mask_kernels.h"
+#include "cpu/variants.h"
 
 namespace relugrad {
 
@@ -20,6 +21,14 @@ HWY_EXPORT(GradMaskBlockF16);
 HWY_EXPORT(GradMaskBlockBF16);
 HWY_EXPORT(GradMaskBlockF32);
 HWY_EXPORT(GradMaskBlockF64);
+HWY_EXPORT(MaskForwardKernelsF16);
+HWY_EXPORT(MaskForwardKernelsBF16);
+HWY_EXPORT(MaskForwardKernelsF32);
+HWY_EXPORT(MaskForwardKernelsF64);
+HWY_EXPORT(MaskGradKernelsF16);
+HWY_EXPORT(MaskGradKernelsBF16);
+HWY_EXPORT(MaskGradKernelsF32);
+HWY_EXPORT(MaskGradKernelsF64);
 
 ForwardKernel DispatchForwardKernel(Dtype dtype) {
   switch (dtype) {
@@ -45,6 +54,38 @@ GradMaskKernel DispatchGradMaskKernel(Dtype dtype) {
       return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF32);
     case Dtype::kF64:
       return &HWY_DYNAMIC_DISPATCH(GradMaskBlockF64);
+  }
+  return nullptr;
+}
+
+ForwardKernel MaskForwardVariantKernel(MaskForwardVariantId id, Dtype dtype) {
+  const int row = static_cast<int>(id);
+  if (row < 0 || row >= kMaskForwardVariantCount) return nullptr;
+  switch (dtype) {
+    case Dtype::kF16:
+      return HWY_DYNAMIC_DISPATCH(MaskForwardKernelsF16)()[row];
+    case Dtype::kBF16:
+      return HWY_DYNAMIC_DISPATCH(MaskForwardKernelsBF16)()[row];
+    case Dtype::kF32:
+      return HWY_DYNAMIC_DISPATCH(MaskForwardKernelsF32)()[row];
+    case Dtype::kF64:
+      return HWY_DYNAMIC_DISPATCH(MaskForwardKernelsF64)()[row];
+  }
+  return nullptr;
+}
+
+GradMaskKernel MaskGradVariantKernel(MaskGradVariantId id, Dtype dtype) {
+  const int row = static_cast<int>(id);
+  if (row < 0 || row >= kMaskGradVariantCount) return nullptr;
+  switch (dtype) {
+    case Dtype::kF16:
+      return HWY_DYNAMIC_DISPATCH(MaskGradKernelsF16)()[row];
+    case Dtype::kBF16:
+      return HWY_DYNAMIC_DISPATCH(MaskGradKernelsBF16)()[row];
+    case Dtype::kF32:
+      return HWY_DYNAMIC_DISPATCH(MaskGradKernelsF32)()[row];
+    case Dtype::kF64:
+      return HWY_DYNAMIC_DISPATCH(MaskGradKernelsF64)()[row];
   }
   return nullptr;
 }

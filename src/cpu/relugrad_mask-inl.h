@@ -38,6 +38,7 @@
 #include "core/dtype_traits.h"
 #include "core/element_rule.h"
 #include "core/semantics.h"
+#include "cpu/mask_kernels.h"
 #include "cpu/rules-inl.h"
 #include "cpu/variants.h"
 #include "hwy/cache_control.h"
@@ -224,16 +225,17 @@ HWY_INLINE void GradGroups(const KernelParams& p, const void* dy_v, const uint8_
   }
 }
 
-// y and the mask for [begin, end); begin is a multiple of 8.
-template <Dtype D>
-HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, uint8_t* mask,
-                               int64_t begin, int64_t end, bool stream) {
+// One row of mask_forward_variants.inc: y and the mask for [begin, end).
+template <Dtype D, MaskForwardVariantId V>
+HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void* y, uint8_t* mask,
+                                      int64_t begin, int64_t end, bool stream) {
   using U = typename DtypeTraits<D>::Bits;
   using DU = hn::ScalableTag<U>;
+  using Id = MaskForwardVariantId;
   const DU du;
   const BitConstants<D, DU> c(du, p);
   const bool nan_open = p.gate_nan_open;
-  if (p.closed != ClosedRule::kMulAlpha) {
+  if constexpr (V == Id::kZeroClosed) {
     // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
@@ -241,17 +243,56 @@ HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, ui
                        const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
                        return hn::IfThenElseZero(keep, v);
                      });
-    return;
+  } else {
+    static_assert(V == Id::kAlpha || V == Id::kAlpha16, "every row has a body");
+    // Leaky ReLU: closed_fwd(x) = x*alpha (NaN quieted by the multiply). One
+    // body for both rows: the dtype decides the per-element 16-bit path.
+    const bool wide = sizeof(U) >= 4;
+    ForwardGroups<D>(
+        p, x, y, mask, begin, end, !wide, stream, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+          *open = GateOpen<D>(du, c, nan_open, v);
+          hn::Vec<DU> closed = hn::Zero(du);  // 16-bit: fixed up per element by ForwardGroups
+          if constexpr (sizeof(U) >= 4) closed = MulAlphaVec<D>(du, c, p, v);
+          return hn::IfThenElse(*open, v, closed);
+        });
   }
-  // Leaky ReLU: closed_fwd(x) = x*alpha (NaN quieted by the multiply).
-  const bool wide = sizeof(U) >= 4;
-  ForwardGroups<D>(
-      p, x, y, mask, begin, end, !wide, stream, [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-        *open = GateOpen<D>(du, c, nan_open, v);
-        hn::Vec<DU> closed = hn::Zero(du);  // 16-bit: fixed up per element by ForwardGroups
-        if constexpr (sizeof(U) >= 4) closed = MulAlphaVec<D>(du, c, p, v);
-        return hn::IfThenElse(*open, v, closed);
-      });
+}
+
+// One row's forward kernel, as MaskForwardVariantKernel hands it out.
+template <Dtype D, MaskForwardVariantId V>
+HWY_NOINLINE void MaskForwardVariantBlock(const KernelParams& p, const void* x, void* y,
+                                          uint8_t* mask, int64_t begin, int64_t end, bool stream) {
+  RunMaskForwardVariant<D, V>(p, x, y, mask, begin, end, stream);
+}
+
+// This target's forward kernels of every row, indexed by MaskForwardVariantId.
+template <Dtype D>
+HWY_INLINE const ForwardKernel* MaskForwardVariantTable() {
+  static constexpr ForwardKernel kTable[] = {
+#define RG_MASK_FORWARD_VARIANT(id, ...) &MaskForwardVariantBlock<D, MaskForwardVariantId::id>,
+#include "cpu/mask_forward_variants.inc"
+#undef RG_MASK_FORWARD_VARIANT
+  };
+  static_assert(sizeof(kTable) / sizeof(kTable[0]) == kMaskForwardVariantCount, "one body per row");
+  return kTable;
+}
+
+// y and the mask for [begin, end); begin is a multiple of 8. Runs the first
+// row of mask_forward_variants.inc that holds (the bodies inlined here, as
+// the if on the closed rule they replace was).
+template <Dtype D>
+HWY_NOINLINE void ForwardBlock(const KernelParams& p, const void* x, void* y, uint8_t* mask,
+                               int64_t begin, int64_t end, bool stream) {
+  switch (SelectMaskForwardVariant(D, p)) {
+#define RG_MASK_FORWARD_VARIANT(id, ...)                                                   \
+  case MaskForwardVariantId::id:                                                           \
+    RunMaskForwardVariant<D, MaskForwardVariantId::id>(p, x, y, mask, begin, end, stream); \
+    return;
+#include "cpu/mask_forward_variants.inc"
+#undef RG_MASK_FORWARD_VARIANT
+    case MaskForwardVariantId::kCount:
+      break;
+  }
 }
 
 // One row of mask_variants.inc: dx for [begin, end) from the mask.
@@ -291,6 +332,25 @@ HWY_INLINE void RunMaskGradVariant(const KernelParams& p, const void* dy, const 
   }
 }
 
+// One row's kernel, as MaskGradVariantKernel hands it out.
+template <Dtype D, MaskGradVariantId V>
+HWY_NOINLINE void MaskGradVariantBlock(const KernelParams& p, const void* dy, const uint8_t* mask,
+                                       void* dx, int64_t begin, int64_t end, bool stream) {
+  RunMaskGradVariant<D, V>(p, dy, mask, dx, begin, end, stream);
+}
+
+// This target's kernels of every backward-from-mask row, indexed by id.
+template <Dtype D>
+HWY_INLINE const GradMaskKernel* MaskGradVariantTable() {
+  static constexpr GradMaskKernel kTable[] = {
+#define RG_MASK_VARIANT(id, ...) &MaskGradVariantBlock<D, MaskGradVariantId::id>,
+#include "cpu/mask_variants.inc"
+#undef RG_MASK_VARIANT
+  };
+  static_assert(sizeof(kTable) / sizeof(kTable[0]) == kMaskGradVariantCount, "one body per row");
+  return kTable;
+}
+
 // dx for [begin, end) from the mask; begin is a multiple of 8. Runs the
 // first row of mask_variants.inc that holds.
 template <Dtype D>
@@ -324,6 +384,32 @@ HWY_NOINLINE void ForwardBlockF32(const KernelParams& p, const void* x, void* y,
 HWY_NOINLINE void ForwardBlockF64(const KernelParams& p, const void* x, void* y, uint8_t* m,
                                   int64_t b, int64_t e, bool st) {
   ForwardBlock<Dtype::kF64>(p, x, y, m, b, e, st);
+}
+// The forward rows' kernels exported per target (one table per element width).
+HWY_NOINLINE const ForwardKernel* MaskForwardKernelsF16() {
+  return MaskForwardVariantTable<Dtype::kF16>();
+}
+HWY_NOINLINE const ForwardKernel* MaskForwardKernelsBF16() {
+  return MaskForwardVariantTable<Dtype::kBF16>();
+}
+HWY_NOINLINE const ForwardKernel* MaskForwardKernelsF32() {
+  return MaskForwardVariantTable<Dtype::kF32>();
+}
+HWY_NOINLINE const ForwardKernel* MaskForwardKernelsF64() {
+  return MaskForwardVariantTable<Dtype::kF64>();
+}
+// The backward rows' kernels exported per target.
+HWY_NOINLINE const GradMaskKernel* MaskGradKernelsF16() {
+  return MaskGradVariantTable<Dtype::kF16>();
+}
+HWY_NOINLINE const GradMaskKernel* MaskGradKernelsBF16() {
+  return MaskGradVariantTable<Dtype::kBF16>();
+}
+HWY_NOINLINE const GradMaskKernel* MaskGradKernelsF32() {
+  return MaskGradVariantTable<Dtype::kF32>();
+}
+HWY_NOINLINE const GradMaskKernel* MaskGradKernelsF64() {
+  return MaskGradVariantTable<Dtype::kF64>();
 }
 HWY_NOINLINE void GradMaskBlockF16(const KernelParams& p, const void* dy, const uint8_t* m,
                                    void* dx, int64_t b, int64_t e, bool st) {

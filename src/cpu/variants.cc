@@ -29,9 +29,24 @@ constexpr MaskGradVariant kMaskRows[] = {
 };
 static_assert(sizeof(kMaskRows) / sizeof(kMaskRows[0]) == kMaskGradVariantCount, "one row per id");
 
+constexpr MaskForwardVariant kMaskForwardRows[] = {
+#define RG_MASK_FORWARD_VARIANT(id, name, requirement, ...)                                  \
+  {MaskForwardVariantId::id, name, requirement, [](Dtype d, const KernelParams& p) -> bool { \
+     (void)d;                                                                                \
+     (void)p;                                                                                \
+     return __VA_ARGS__;                                                                     \
+   }},
+#include "cpu/mask_forward_variants.inc"
+#undef RG_MASK_FORWARD_VARIANT
+};
+static_assert(sizeof(kMaskForwardRows) / sizeof(kMaskForwardRows[0]) == kMaskForwardVariantCount,
+              "one row per id");
+
 }  // namespace
 
 const CpuVariant* CpuVariants() { return kRows; }
+
+const MaskForwardVariant* MaskForwardVariants() { return kMaskForwardRows; }
 
 const MaskGradVariant* MaskGradVariants() { return kMaskRows; }
 

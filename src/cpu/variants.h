@@ -12,6 +12,7 @@
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/mask_kernels.h"
 #include "cpu/scoped_ieee_float.h"
 
 namespace relugrad {
@@ -24,6 +25,15 @@ inline bool IsMulZeroFast(const KernelParams& p) {
          !p.gate_upper;
 }
 
+// One row of a variant table (each table has its own Id enum).
+template <class Id>
+struct VariantRow {
+  Id id;
+  const char* name;         // stable: tests, benchmarks and `relugrad info --variants` use it
+  const char* requirement;  // the predicate in words
+  bool (*holds)(Dtype dtype, const KernelParams& p);
+};
+
 enum class CpuVariantId : uint8_t {
 #define RG_CPU_VARIANT(id, name, requirement, ...) id,
 #include "cpu/variants.inc"
@@ -32,12 +42,7 @@ enum class CpuVariantId : uint8_t {
 };
 inline constexpr int kCpuVariantCount = static_cast<int>(CpuVariantId::kCount);
 
-struct CpuVariant {
-  CpuVariantId id;
-  const char* name;         // stable: tests, benchmarks and `relugrad info --variants` use it
-  const char* requirement;  // the predicate in words
-  bool (*holds)(Dtype dtype, const KernelParams& p);
-};
+using CpuVariant = VariantRow<CpuVariantId>;
 
 // The rows in priority order (kCpuVariantCount of them; row i has id i).
 const CpuVariant* CpuVariants();
@@ -71,12 +76,7 @@ enum class MaskGradVariantId : uint8_t {
 };
 inline constexpr int kMaskGradVariantCount = static_cast<int>(MaskGradVariantId::kCount);
 
-struct MaskGradVariant {
-  MaskGradVariantId id;
-  const char* name;
-  const char* requirement;
-  bool (*holds)(Dtype dtype, const KernelParams& p);
-};
+using MaskGradVariant = VariantRow<MaskGradVariantId>;
 
 const MaskGradVariant* MaskGradVariants();
 
@@ -88,6 +88,38 @@ inline MaskGradVariantId SelectMaskGradVariant(Dtype d, const KernelParams& p) {
 #undef RG_MASK_VARIANT
   return MaskGradVariantId::kGeneral;
 }
+
+// The row's kernel for `dtype` on the target dispatch uses now, as
+// MaskForwardVariantKernel below; nullptr for an id outside the table.
+GradMaskKernel MaskGradVariantKernel(MaskGradVariantId id, Dtype dtype);
+
+// The rows of the forward-with-mask kernel (mask_forward_variants.inc), as
+// above; ForwardBlock selects per block and runs the row's kernel.
+enum class MaskForwardVariantId : uint8_t {
+#define RG_MASK_FORWARD_VARIANT(id, name, requirement, ...) id,
+#include "cpu/mask_forward_variants.inc"
+#undef RG_MASK_FORWARD_VARIANT
+  kCount
+};
+inline constexpr int kMaskForwardVariantCount = static_cast<int>(MaskForwardVariantId::kCount);
+
+using MaskForwardVariant = VariantRow<MaskForwardVariantId>;
+
+const MaskForwardVariant* MaskForwardVariants();
+
+inline MaskForwardVariantId SelectMaskForwardVariant(Dtype d, const KernelParams& p) {
+#define RG_MASK_FORWARD_VARIANT(id, name, requirement, ...) \
+  if (__VA_ARGS__) return MaskForwardVariantId::id;
+#include "cpu/mask_forward_variants.inc"
+#undef RG_MASK_FORWARD_VARIANT
+  return MaskForwardVariantId::kZeroClosed;
+}
+
+// The row's forward kernel for `dtype` on the target dispatch uses now (the
+// ISA cap applies, as for CpuVariantKernel); nullptr for an id outside the
+// table. Bit-exact for the params the row admits (its predicate, and every
+// earlier row's failure).
+ForwardKernel MaskForwardVariantKernel(MaskForwardVariantId id, Dtype dtype);
 
 }  // namespace relugrad
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/variants.h"
 #include "io/npy.h"
 #include "relugrad/relugrad.h"
 #include "cli_harness.h"
@@ -246,6 +247,32 @@ TEST(Cli, VerifyAndInfo) {
   const CliResult help = RunCli("run --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("--semantics"), std::string::npos);
+}
+
+// info --variants lists every row of each variant table in priority order,
+// and the rows the options select.
+TEST(Cli, InfoVariantsListsEveryRowOfEveryTable) {
+  const CliResult r = RunCli("info --variants");
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t at = 0;
+  const auto expect_in_order = [&](const char* name) {
+    const size_t found = r.out.find(std::string(" ") + name + " ", at);
+    EXPECT_NE(found, std::string::npos) << name << " missing or out of order in:\n" << r.out;
+    if (found != std::string::npos) at = found;
+  };
+  for (int i = 0; i < kCpuVariantCount; ++i) expect_in_order(CpuVariants()[i].name);
+  for (int i = 0; i < kMaskGradVariantCount; ++i) expect_in_order(MaskGradVariants()[i].name);
+  for (int i = 0; i < kMaskForwardVariantCount; ++i) expect_in_order(MaskForwardVariants()[i].name);
+  EXPECT_NE(r.out.find("selected f32: nan_open_zero_gate, mask: mask_plain_select, mask forward: "
+                       "mask_forward_zero_closed"),
+            std::string::npos)
+      << r.out;
+  const CliResult leaky = RunCli("info --variants --semantics onednn --alpha 0.25 --dtype bf16");
+  ASSERT_EQ(leaky.status, 0) << leaky.err;
+  EXPECT_NE(leaky.out.find("selected bf16: alpha16_scalar, mask: mask_general, mask forward: "
+                           "mask_forward_alpha16"),
+            std::string::npos)
+      << leaky.out;
 }
 
 }  // namespace

@@ -17,58 +17,12 @@
 #include <vector>
 
 #include "relugrad/relugrad.h"
+#include "support/cuda_device.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-constexpr unsigned char kSentinel = 0xA5;
-constexpr size_t kGuard = 64;
-
-// "" when a device is usable, else the reason (for the skip message).
-std::string NoDeviceReason() {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  }
-  if (count == 0) return "the CUDA runtime reports 0 devices";
-  return "";
-}
-
-#define SKIP_WITHOUT_DEVICE()                                                    \
-  do {                                                                           \
-    const std::string reason_ = NoDeviceReason();                                \
-    if (!reason_.empty())                                                        \
-      GTEST_SKIP() << "no CUDA device (" << reason_ << "): device test skipped"; \
-  } while (0)
-
-#define CUDA_ASSERT(expr)                                                  \
-  do {                                                                     \
-    const cudaError_t e_ = (expr);                                         \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
-  } while (0)
-
-// Device memory with RAII.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-    if (cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes) != cudaSuccess) ptr_ = nullptr;
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(ptr_); }
-  size_t size() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_;
-};
 
 relugrad_options OnDevice(relugrad_options o, void* stream = nullptr) {
   o.backend = RELUGRAD_BACKEND_CUDA;
@@ -102,35 +56,19 @@ enum class InPlace { kNo, kOnDy, kOnS };
 void RunOnDevice(relugrad_dtype d, const relugrad_options& o, const std::vector<unsigned char>& dy,
                  const std::vector<unsigned char>& s, size_t dy_off, size_t s_off, size_t dx_off,
                  InPlace in_place, const std::string& what) {
-  const size_t bytes = dy.size();
-  const size_t n = bytes / relugrad_dtype_size(d);
-  const size_t total = bytes + 2 * kGuard + 16;
-  DeviceBuffer a(total), b(total), c(total);
-  ASSERT_NE(a.get(), nullptr);
-  ASSERT_NE(b.get(), nullptr);
-  ASSERT_NE(c.get(), nullptr);
-  CUDA_ASSERT(cudaMemset(a.get(), kSentinel, total));
-  CUDA_ASSERT(cudaMemset(b.get(), kSentinel, total));
-  CUDA_ASSERT(cudaMemset(c.get(), kSentinel, total));
-  unsigned char* pa = a.get() + kGuard + dy_off;  // cudaMalloc is 256-byte aligned
-  unsigned char* pb = b.get() + kGuard + s_off;
-  unsigned char* pc = c.get() + kGuard + dx_off;
-  CUDA_ASSERT(cudaMemcpy(pa, dy.data(), bytes, cudaMemcpyHostToDevice));
-  CUDA_ASSERT(cudaMemcpy(pb, s.data(), bytes, cudaMemcpyHostToDevice));
-  unsigned char* out = in_place == InPlace::kOnDy ? pa : in_place == InPlace::kOnS ? pb : pc;
-  const DeviceBuffer& out_buf = in_place == InPlace::kOnDy ? a : in_place == InPlace::kOnS ? b : c;
+  const size_t n = dy.size() / relugrad_dtype_size(d);
+  const DeviceGuarded a(dy, dy_off), b(s, s_off), c(dy.size(), dx_off, kSentinel);
+  for (const DeviceGuarded* g : {&a, &b, &c}) ASSERT_EQ(g->error(), "") << what;
+  const DeviceGuarded& out = in_place == InPlace::kOnDy ? a : in_place == InPlace::kOnS ? b : c;
   const relugrad_options od = OnDevice(o);
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), pa, pb, out, &od), RELUGRAD_OK)
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), a.data(), b.data(), out.data(), &od),
+            RELUGRAD_OK)
       << what << ": " << relugrad_last_error();
   CUDA_ASSERT(cudaDeviceSynchronize());
-  std::vector<unsigned char> host(total);
-  CUDA_ASSERT(cudaMemcpy(host.data(), out_buf.get(), total, cudaMemcpyDeviceToHost));
-  const size_t off = static_cast<size_t>(out - out_buf.get());
+  const std::vector<unsigned char> host = out.Download();
+  ASSERT_EQ(out.CheckGuards(host), "") << what << ": dx";
   const auto expected = Reference(d, dy, s, o);
-  ASSERT_EQ(CompareBits(d, expected.data(), host.data() + off, n, dy.data(), s.data()), "") << what;
-  for (size_t i = 0; i < off; ++i) ASSERT_EQ(host[i], kSentinel) << what << ": write before dx";
-  for (size_t i = off + bytes; i < total; ++i)
-    ASSERT_EQ(host[i], kSentinel) << what << ": write after dx";
+  ASSERT_EQ(CompareBits(d, expected.data(), out.Array(host), n, dy.data(), s.data()), "") << what;
 }
 
 std::string Where(relugrad_dtype d, const std::string& config, size_t n, size_t o1, size_t o2,
@@ -166,14 +104,7 @@ TEST(CudaBackendTest, ReportsBuilt) {
 TEST(CudaBackendTest, SpecialValueCrossProductEveryConfig) {
   SKIP_WITHOUT_DEVICE();
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy_bits, s_bits;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy_bits.push_back(v);
-        s_bits.push_back(g);
-      }
-    }
+    const auto [dy_bits, s_bits] = SpecialValuePairs(d);
     const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
     for (const Config& c : GradConfigs()) {
       ASSERT_NO_FATAL_FAILURE(RunOnDevice(d, c.options, dy, s, 0, 0, 0, InPlace::kNo, c.name));

@@ -87,14 +87,7 @@ void ExpectSameAsReference(relugrad_dtype dt, const relugrad_options& o,
 
 TEST(CudaElementTest, SpecialValueCrossProductEveryConfig) {
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy, s;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy.push_back(v);
-        s.push_back(g);
-      }
-    }
+    const auto [dy, s] = SpecialValuePairs(d);
     for (const Config& c : GradConfigs()) ExpectSameAsReference(d, c.options, dy, s, c.name);
   }
 }

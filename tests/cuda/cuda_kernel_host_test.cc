@@ -170,14 +170,7 @@ TEST(CudaKernelHostTest, LengthsPhasesAndGrids) {
 
 TEST(CudaKernelHostTest, EveryConfigSpecialValues) {
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy_bits, s_bits;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy_bits.push_back(v);
-        s_bits.push_back(g);
-      }
-    }
+    const auto [dy_bits, s_bits] = SpecialValuePairs(d);
     const auto dy = Pack(d, dy_bits), s = Pack(d, s_bits);
     const size_t es = relugrad_dtype_size(d);
     for (const Config& c : GradConfigs()) {

@@ -17,53 +17,12 @@
 #include "core/semantics.h"
 #include "cuda/cuda_mask.h"
 #include "relugrad/relugrad.h"
+#include "support/cuda_device.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-constexpr unsigned char kSentinel = 0xA5;
-constexpr size_t kGuard = 64;
-
-std::string NoDeviceReason() {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  }
-  return count == 0 ? "the CUDA runtime reports 0 devices" : "";
-}
-
-#define SKIP_WITHOUT_DEVICE()                                                    \
-  do {                                                                           \
-    const std::string reason_ = NoDeviceReason();                                \
-    if (!reason_.empty())                                                        \
-      GTEST_SKIP() << "no CUDA device (" << reason_ << "): device test skipped"; \
-  } while (0)
-
-#define CUDA_ASSERT(expr)                                                  \
-  do {                                                                     \
-    const cudaError_t e_ = (expr);                                         \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
-  } while (0)
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) {
-    if (cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes) != cudaSuccess) ptr_ = nullptr;
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
 
 Rules Resolve(const relugrad_options& o) {
   Rules sem;
@@ -71,20 +30,9 @@ Rules Resolve(const relugrad_options& o) {
   return sem;
 }
 
-std::vector<unsigned char> Download(const DeviceBuffer& b, size_t bytes) {
-  std::vector<unsigned char> h(bytes);
-  if (cudaMemcpy(h.data(), b.get(), bytes, cudaMemcpyDeviceToHost) != cudaSuccess) h.clear();
-  return h;
-}
-
-void ExpectGuards(const std::vector<unsigned char>& h, size_t begin, size_t bytes,
-                  const std::string& what) {
-  ASSERT_FALSE(h.empty()) << what << ": download failed";
-  for (size_t i = 0; i < begin; ++i) ASSERT_EQ(h[i], kSentinel) << what << ": write before";
-  for (size_t i = begin + bytes; i < h.size(); ++i)
-    ASSERT_EQ(h[i], kSentinel) << what << ": write after";
-}
-
+// Forward x -> (y, mask), then backward (dy, mask) -> dx, each against the
+// reference, every array in a guarded device buffer; in_place puts y on x
+// and dx on dy.
 void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<unsigned char>& x,
                const std::vector<unsigned char>& dy, size_t offset, bool in_place,
                const std::string& what) {
@@ -92,41 +40,34 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
   const Dtype d = ToDtype(dt);
   const KernelParams kp = MakeKernelParams(d, sem);
   const size_t bytes = x.size(), n = bytes / relugrad_dtype_size(dt), mb = (n + 7) / 8;
-  const size_t total = bytes + 2 * kGuard + 16, mtotal = mb + 2 * kGuard;
   std::vector<unsigned char> want_y(bytes), want_mask(mb), want_dx(bytes);
   ReferenceForwardRun(d, static_cast<int64_t>(n), x.data(), want_y.data(), want_mask.data(), sem);
   ReferenceGradMaskRun(d, static_cast<int64_t>(n), dy.data(), want_mask.data(), want_dx.data(),
                        sem);
 
-  DeviceBuffer xb(total), yb(total), mbuf(mtotal), gb(total), db(total);
-  for (const DeviceBuffer* b : {&xb, &yb, &gb, &db})
-    CUDA_ASSERT(cudaMemset(b->get(), kSentinel, total));
-  CUDA_ASSERT(cudaMemset(mbuf.get(), kSentinel, mtotal));
-  const size_t at = kGuard + offset;
-  CUDA_ASSERT(cudaMemcpy(xb.get() + at, x.data(), bytes, cudaMemcpyHostToDevice));
-  CUDA_ASSERT(cudaMemcpy(gb.get() + at, dy.data(), bytes, cudaMemcpyHostToDevice));
-  const DeviceBuffer& yout = in_place ? xb : yb;
-  const DeviceBuffer& dxout = in_place ? gb : db;
-  uint8_t* mask = mbuf.get() + kGuard;
-  ASSERT_EQ(CudaReluForwardMask(d, static_cast<int64_t>(n), xb.get() + at, yout.get() + at, mask,
-                                kp, /*stream=*/nullptr),
+  const DeviceGuarded gx(x, offset), gy(bytes, offset, kSentinel), gm(mb, 0, kSentinel),
+      gg(dy, offset), gd(bytes, offset, kSentinel);
+  for (const DeviceGuarded* g : {&gx, &gy, &gm, &gg, &gd}) ASSERT_EQ(g->error(), "") << what;
+  const DeviceGuarded& yout = in_place ? gx : gy;
+  const DeviceGuarded& dxout = in_place ? gg : gd;
+  ASSERT_EQ(CudaReluForwardMask(d, static_cast<int64_t>(n), gx.data(), yout.data(), gm.data(), kp,
+                                /*stream=*/nullptr),
             RELUGRAD_OK)
       << what << ": " << relugrad_last_error();
-  ASSERT_EQ(CudaReluGradMask(d, static_cast<int64_t>(n), gb.get() + at, mask, dxout.get() + at, kp,
+  ASSERT_EQ(CudaReluGradMask(d, static_cast<int64_t>(n), gg.data(), gm.data(), dxout.data(), kp,
                              /*stream=*/nullptr),
             RELUGRAD_OK)
       << what << ": " << relugrad_last_error();
   CUDA_ASSERT(cudaDeviceSynchronize());
-  const auto y = Download(yout, total), m = Download(mbuf, mtotal), dx = Download(dxout, total);
-  ASSERT_EQ(CompareBits(dt, want_y.data(), y.data() + at, n, x.data(), x.data()), "")
+  const auto y = yout.Download(), m = gm.Download(), dx = dxout.Download();
+  ASSERT_EQ(yout.CheckGuards(y), "") << what << " y";
+  ASSERT_EQ(gm.CheckGuards(m), "") << what << " mask";
+  ASSERT_EQ(dxout.CheckGuards(dx), "") << what << " dx";
+  ASSERT_EQ(CompareBits(dt, want_y.data(), yout.Array(y), n, x.data(), x.data()), "")
       << what << " y";
-  ASSERT_EQ(mb == 0 ? 0 : std::memcmp(want_mask.data(), m.data() + kGuard, mb), 0)
-      << what << " mask";
-  ASSERT_EQ(CompareBits(dt, want_dx.data(), dx.data() + at, n, dy.data(), x.data()), "")
+  ASSERT_EQ(mb == 0 ? 0 : std::memcmp(want_mask.data(), gm.Array(m), mb), 0) << what << " mask";
+  ASSERT_EQ(CompareBits(dt, want_dx.data(), dxout.Array(dx), n, dy.data(), x.data()), "")
       << what << " dx";
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(y, at, bytes, what + " y"));
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(m, kGuard, mb, what + " mask"));
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(dx, at, bytes, what + " dx"));
 }
 
 TEST(CudaMaskDeviceTest, NoDeviceIsUnsupported) {
@@ -176,14 +117,7 @@ TEST(CudaMaskDeviceTest, EveryConfigLengthsOffsets) {
 TEST(CudaMaskDeviceTest, SpecialValuesEveryConfig) {
   SKIP_WITHOUT_DEVICE();
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> xs, gs;
-    for (uint64_t a : special) {
-      for (uint64_t b : special) {
-        xs.push_back(a);
-        gs.push_back(b);
-      }
-    }
+    const auto [gs, xs] = SpecialValuePairs(d);
     const auto x = Pack(d, xs), g = Pack(d, gs);
     for (const Config& c : AllConfigs()) {
       ASSERT_NO_FATAL_FAILURE(RoundTrip(d, c.options, x, g, 0, false, c.name));

@@ -16,14 +16,12 @@
 #include "cuda/device_params.h"
 #include "cuda/kernel_body.h"
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-constexpr unsigned char kSentinel = 0xA5;
-constexpr size_t kGuard = 64;
 
 template <Dtype D>
 void Simulate(bool forward, const cuda::DeviceParams& p, int64_t n, const void* in, void* out,
@@ -57,20 +55,6 @@ void SimulateAny(Dtype d, bool forward, const cuda::DeviceParams& p, int64_t n, 
   }
 }
 
-unsigned char* Aligned64(std::vector<unsigned char>& v) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-  return v.data() + ((64 - p % 64) % 64);
-}
-
-void ExpectGuards(const std::vector<unsigned char>& buf, const unsigned char* begin, size_t bytes,
-                  const std::string& what) {
-  for (const unsigned char* q = buf.data(); q < begin; ++q)
-    ASSERT_EQ(*q, kSentinel) << what << ": write before";
-  for (const unsigned char* q = begin + bytes; q < buf.data() + buf.size(); ++q) {
-    ASSERT_EQ(*q, kSentinel) << what << ": write after";
-  }
-}
-
 // Forward x -> (y, mask), then backward (dy, mask) -> dx, each against the
 // reference; in_place puts y on x and dx on dy.
 void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<unsigned char>& x,
@@ -81,33 +65,28 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
   const Dtype d = ToDtype(dt);
   const cuda::DeviceParams p = cuda::ToDeviceParams(MakeKernelParams(d, sem));
   const size_t bytes = x.size(), n = bytes / relugrad_dtype_size(dt), mb = (n + 7) / 8;
-  const size_t total = bytes + 2 * kGuard + 128;
 
   std::vector<unsigned char> want_y(bytes), want_mask(mb), want_dx(bytes);
   ReferenceForwardRun(d, static_cast<int64_t>(n), x.data(), want_y.data(), want_mask.data(), sem);
   ReferenceGradMaskRun(d, static_cast<int64_t>(n), dy.data(), want_mask.data(), want_dx.data(),
                        sem);
 
-  std::vector<unsigned char> xb(total, kSentinel), yb(total, kSentinel),
-      mbuf(mb + 2 * kGuard + 64, kSentinel);
-  unsigned char* px = Aligned64(xb) + kGuard + offset;
-  unsigned char* py = in_place ? px : Aligned64(yb) + kGuard + offset;
-  uint8_t* pm = Aligned64(mbuf) + kGuard;
-  if (bytes) std::memcpy(px, x.data(), bytes);
-  SimulateAny(d, true, p, static_cast<int64_t>(n), px, py, pm, max_blocks);
-  ASSERT_EQ(CompareBits(dt, want_y.data(), py, n, x.data(), x.data()), "") << what << " forward y";
-  ASSERT_EQ(mb == 0 ? 0 : std::memcmp(want_mask.data(), pm, mb), 0) << what << " forward mask";
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(in_place ? xb : yb, py, bytes, what + " y"));
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(mbuf, pm, mb, what + " mask"));
+  Guarded gx(x, offset), gy(bytes, offset, kSentinel), gm(mb, 0, kSentinel);
+  Guarded& yout = in_place ? gx : gy;
+  SimulateAny(d, true, p, static_cast<int64_t>(n), gx.data(), yout.data(), gm.data(), max_blocks);
+  ASSERT_EQ(CompareBits(dt, want_y.data(), yout.data(), n, x.data(), x.data()), "")
+      << what << " forward y";
+  ASSERT_EQ(mb == 0 ? 0 : std::memcmp(want_mask.data(), gm.data(), mb), 0)
+      << what << " forward mask";
+  ASSERT_EQ(yout.CheckGuards(), "") << what << " y";
+  ASSERT_EQ(gm.CheckGuards(), "") << what << " mask";
 
-  std::vector<unsigned char> gb(total, kSentinel), db(total, kSentinel);
-  unsigned char* pg = Aligned64(gb) + kGuard + offset;
-  unsigned char* pd = in_place ? pg : Aligned64(db) + kGuard + offset;
-  if (bytes) std::memcpy(pg, dy.data(), bytes);
-  SimulateAny(d, false, p, static_cast<int64_t>(n), pg, pd, pm, max_blocks);
-  ASSERT_EQ(CompareBits(dt, want_dx.data(), pd, n, dy.data(), x.data()), "")
+  Guarded gg(dy, offset), gd(bytes, offset, kSentinel);
+  Guarded& dxout = in_place ? gg : gd;
+  SimulateAny(d, false, p, static_cast<int64_t>(n), gg.data(), dxout.data(), gm.data(), max_blocks);
+  ASSERT_EQ(CompareBits(dt, want_dx.data(), dxout.data(), n, dy.data(), x.data()), "")
       << what << " backward dx";
-  ASSERT_NO_FATAL_FAILURE(ExpectGuards(in_place ? gb : db, pd, bytes, what + " dx"));
+  ASSERT_EQ(dxout.CheckGuards(), "") << what << " dx";
 }
 
 TEST(CudaMaskHostTest, EveryConfigLengthsOffsetsGrids) {
@@ -140,14 +119,7 @@ TEST(CudaMaskHostTest, EveryConfigLengthsOffsetsGrids) {
 
 TEST(CudaMaskHostTest, SpecialValuesEveryConfig) {
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> xs, gs;
-    for (uint64_t a : special) {
-      for (uint64_t b : special) {
-        xs.push_back(a);
-        gs.push_back(b);
-      }
-    }
+    const auto [gs, xs] = SpecialValuePairs(d);
     const auto x = Pack(d, xs), g = Pack(d, gs);
     for (const Config& c : AllConfigs()) {
       ASSERT_NO_FATAL_FAILURE(RoundTrip(d, c.options, x, g, 0, false, 1 << 20, c.name + " vector"));

@@ -99,14 +99,7 @@ void CheckEquivalence(relugrad_dtype d, const relugrad_options& o, const Bytes& 
 
 TEST_P(MaskKernelTest, SpecialValueCrossProduct) {
   for (relugrad_dtype d : kAllDtypes) {
-    const auto special = SpecialValues(d);
-    std::vector<uint64_t> dy_bits, x_bits;
-    for (uint64_t g : special) {
-      for (uint64_t v : special) {
-        dy_bits.push_back(v);
-        x_bits.push_back(g);
-      }
-    }
+    const auto [dy_bits, x_bits] = SpecialValuePairs(d);
     const Bytes dy = Pack(d, dy_bits), x = Pack(d, x_bits);
     for (const Config& c : AllConfigs()) {
       const std::string what = c.name + " " + relugrad_dtype_name(d);

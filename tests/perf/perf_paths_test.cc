@@ -12,13 +12,12 @@
 
 #include "cpu/cpu_backend.h"
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
 namespace testing {
 namespace {
-
-constexpr unsigned char kSentinel = 0x5A;
 
 class StreamingTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -29,22 +28,16 @@ class StreamingTest : public ::testing::TestWithParam<std::string> {
 
 void CheckPlaced(relugrad_dtype d, const relugrad_options& o, size_t n, size_t dx_off,
                  uint64_t seed) {
-  const size_t es = relugrad_dtype_size(d), bytes = n * es;
   const auto dy = Pack(d, RandomBits(d, n, seed));
   const auto s = Pack(d, RandomBits(d, n, seed + 1));
-  std::vector<unsigned char> out(bytes + 256, kSentinel);
-  const uintptr_t p = reinterpret_cast<uintptr_t>(out.data());
-  unsigned char* dx = out.data() + (64 - p % 64) % 64 + 64 + dx_off;
-  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx, &o),
+  Guarded dx(dy.size(), dx_off, 0x5A);
+  ASSERT_EQ(relugrad_relu_grad(d, static_cast<int64_t>(n), dy.data(), s.data(), dx.data(), &o),
             RELUGRAD_OK)
       << relugrad_last_error();
   const auto expected = Reference(d, dy, s, o);
-  ASSERT_EQ(CompareBits(d, expected.data(), dx, n, dy.data(), s.data()), "")
+  ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), n, dy.data(), s.data()), "")
       << "n=" << n << " dx_off=" << dx_off << " threads=" << o.threads;
-  for (unsigned char* q = out.data(); q < dx; ++q)
-    ASSERT_EQ(*q, kSentinel) << "write before dx, n=" << n;
-  for (unsigned char* q = dx + bytes; q < out.data() + out.size(); ++q)
-    ASSERT_EQ(*q, kSentinel) << "write after dx, n=" << n;
+  ASSERT_EQ(dx.CheckGuards(), "") << "dx, n=" << n;
 }
 
 TEST_P(StreamingTest, EveryConfigRaggedEndsAndMisalignments) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "relugrad/relugrad.h"
+#include "support/guarded.h"
 #include "test_support.h"
 
 namespace relugrad {
@@ -32,7 +33,7 @@ struct Job {
   relugrad_dtype dtype;
   size_t n;
   relugrad_options options;
-  size_t dy_off, s_off, dx_off;  // elements past a 64-byte boundary
+  size_t dy_off, s_off, dx_off;  // elements past a 64-byte boundary (guarded placement)
   int alias;                     // 0 none, 1 dx=dy, 2 dx=s
   std::vector<unsigned char> dy, s, expected;
 };
@@ -58,18 +59,11 @@ Job MakeJob(std::mt19937_64& rng, const std::vector<Config>& configs) {
 // Runs a job in freshly laid out buffers; "" or the failure.
 std::string RunJob(const Job& j) {
   const size_t es = relugrad_dtype_size(j.dtype), bytes = j.n * es;
-  std::vector<unsigned char> a(bytes + 128), b(bytes + 128), c(bytes + 128, 0x5c);
-  const auto at = [](std::vector<unsigned char>& v, size_t off_elems, size_t e) {
-    unsigned char* base = v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
-    return base + off_elems * e;
-  };
-  unsigned char* dy = at(a, j.dy_off, es);
-  unsigned char* s = at(b, j.s_off, es);
-  unsigned char* dx = j.alias == 1 ? dy : j.alias == 2 ? s : at(c, j.dx_off, es);
-  if (bytes) {
-    std::memcpy(dy, j.dy.data(), bytes);
-    std::memcpy(s, j.s.data(), bytes);
-  }
+  Guarded a(j.dy, j.dy_off * es), b(j.s, j.s_off * es), c(bytes, j.dx_off * es, 0x5c);
+  Guarded& out = j.alias == 1 ? a : j.alias == 2 ? b : c;
+  unsigned char* dy = a.data();
+  unsigned char* s = b.data();
+  unsigned char* dx = out.data();
   const relugrad_status st =
       relugrad_relu_grad(j.dtype, static_cast<int64_t>(j.n), dy, s, dx, &j.options);
   if (st != RELUGRAD_OK)
@@ -80,7 +74,8 @@ std::string RunJob(const Job& j) {
     return diff + " (threads=" + std::to_string(j.options.threads) +
            " alias=" + std::to_string(j.alias) + ")";
   }
-  return "";
+  const std::string guards = out.CheckGuards();
+  return guards.empty() ? "" : guards + " (alias=" + std::to_string(j.alias) + ")";
 }
 
 // Callers x iterations, each caller with its own random jobs.

@@ -19,15 +19,21 @@ Guarded::Guarded(const std::vector<unsigned char>& contents, size_t offset)
   if (!contents.empty()) std::memcpy(p_, contents.data(), contents.size());
 }
 
-std::string Guarded::CheckGuards() const {
-  for (const unsigned char* q = storage_.data(); q < p_; ++q) {
-    if (*q != kSentinel) return "write " + std::to_string(p_ - q) + " bytes before the array";
+std::string CheckSentinels(const unsigned char* storage, size_t size, size_t begin, size_t bytes) {
+  for (size_t i = 0; i < begin; ++i) {
+    if (storage[i] != kSentinel)
+      return "write " + std::to_string(begin - i) + " bytes before the array";
   }
-  for (const unsigned char* q = p_ + bytes_; q < storage_.data() + storage_.size(); ++q) {
-    if (*q != kSentinel)
-      return "write " + std::to_string(q - (p_ + bytes_)) + " bytes after the array";
+  for (size_t i = begin + bytes; i < size; ++i) {
+    if (storage[i] != kSentinel)
+      return "write " + std::to_string(i - (begin + bytes)) + " bytes after the array";
   }
   return "";
+}
+
+std::string Guarded::CheckGuards() const {
+  return CheckSentinels(storage_.data(), storage_.size(), static_cast<size_t>(p_ - storage_.data()),
+                        bytes_);
 }
 
 }  // namespace testing

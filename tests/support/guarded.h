@@ -16,6 +16,12 @@ constexpr unsigned char kSentinel = 0xA5;
 // target, and the line a streaming store writes).
 constexpr size_t kGuardBytes = 64;
 
+// "" when every byte of storage[0, size) outside [begin, begin + bytes) is
+// kSentinel, else how far outside the array the first stray write was. The
+// check of Guarded and of copies of guarded buffers from elsewhere (device
+// memory: support/cuda_device.h).
+std::string CheckSentinels(const unsigned char* storage, size_t size, size_t begin, size_t bytes);
+
 class Guarded {
  public:
   // `bytes` bytes set to `fill`, at `offset` bytes past a 64-byte boundary.

@@ -42,11 +42,19 @@ int PrintVariants(const Args& args) {
     const MaskGradVariant& row = MaskGradVariants()[i];
     std::printf("  %2d %-30s %s\n", i, row.name, row.requirement);
   }
+  std::printf("mask_forward_variants: %d, first that holds is selected\n",
+              kMaskForwardVariantCount);
+  for (int i = 0; i < kMaskForwardVariantCount; ++i) {
+    const MaskForwardVariant& row = MaskForwardVariants()[i];
+    std::printf("  %2d %-30s %s\n", i, row.name, row.requirement);
+  }
   for (relugrad_dtype d : dtypes) {
     const KernelParams p = MakeKernelParams(ToDtype(d), sem);
-    std::printf("selected %s: %s, mask: %s\n", relugrad_dtype_name(d),
-                CpuVariants()[static_cast<int>(SelectCpuVariant(ToDtype(d), p))].name,
-                MaskGradVariants()[static_cast<int>(SelectMaskGradVariant(ToDtype(d), p))].name);
+    std::printf(
+        "selected %s: %s, mask: %s, mask forward: %s\n", relugrad_dtype_name(d),
+        CpuVariants()[static_cast<int>(SelectCpuVariant(ToDtype(d), p))].name,
+        MaskGradVariants()[static_cast<int>(SelectMaskGradVariant(ToDtype(d), p))].name,
+        MaskForwardVariants()[static_cast<int>(SelectMaskForwardVariant(ToDtype(d), p))].name);
   }
   return 0;
 }
