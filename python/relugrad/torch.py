@@ -874,47 +874,43 @@ def _plain_cpu(x) -> bool:
     or nn.Parameter itself (no subclass: FakeTensor, DTensor, wrappers), strided
     and not nested, on the CPU (not meta), of relugrad's dtypes, not wrapped by
     torch.func, no forward-AD level and no TorchDispatchMode active, not
-    being compiled. Everything else takes ReLU._forward_other."""
-    return (type(x) is Tensor or type(x) is nn.Parameter) and _plain_cpu_exact(x)
-
-
-def _plain_cpu_exact(x) -> bool:
-    """_plain_cpu for an x already known to be a torch.Tensor or nn.Parameter itself."""
-    return (not _is_compiling() and x.is_cpu and x.dtype in _NATIVE_DTYPES and x.layout is _STRIDED
-            and not x.is_nested and _fwAD._current_level < 0 and not _is_wrapped(x) and not _dispatch_modes())
+    being compiled: the fused modules' fast-path test (ReLU's is the native
+    entry's own, PlainCpu in python/src/torch_python_module.cc)."""
+    return ((type(x) is Tensor or type(x) is nn.Parameter) and not _is_compiling() and x.is_cpu
+            and x.dtype in _NATIVE_DTYPES and x.layout is _STRIDED and not x.is_nested
+            and _fwAD._current_level < 0 and not _is_wrapped(x) and not _dispatch_modes())
 
 
 # ---- The torch-native eager path ---------------------------------------------
-# _relugrad_torch.so (python/src/torch_native.cc) holds ReLU's forward and
-# backward in C++ (autograd nodes of its own), registered as
-# torch.ops.relugrad_native.relu / relu_ (docs/performance-notes.md,
-# "Torch-native ReLU"). It is built against one torch version and loaded only
-# under that version; otherwise (one RuntimeWarning says why), or with
-# RELUGRAD_TORCH_NATIVE=0 in the environment (no warning: asked for), eager
-# ReLU runs through the custom ops.
+# relugrad._relugrad_torch (python/src/torch_native.cc) holds ReLU's forward and
+# backward in C++ (autograd nodes of its own); its module function
+# relu(x, semantics, threads, mask, inplace) is the forward's entry
+# (docs/performance-notes.md, "Torch-native ReLU", "A Python entry for the
+# eager ReLU"), and importing it registers its torch.ops.relugrad_native
+# operators (ReLUDropout, LinearReLU). It is built against one torch version
+# and imported only under that version; otherwise (one RuntimeWarning says
+# why), or with RELUGRAD_TORCH_NATIVE=0 in the environment (no warning: asked
+# for), eager ReLU runs through the custom ops.
 
-def _load_native() -> Tuple[Optional[object], Optional[object], str]:
-    """(relu, relu_ op overloads or None, and why not)."""
+def _load_native() -> Tuple[Optional[object], str]:
+    """(the native relu(x, semantics, threads, mask, inplace) or None, and why not)."""
     if os.environ.get("RELUGRAD_TORCH_NATIVE", "1") == "0":
-        return None, None, "disabled by RELUGRAD_TORCH_NATIVE=0"
+        return None, "disabled by RELUGRAD_TORCH_NATIVE=0"
     built_for = _api._torch_native_stamp()
     if built_for is None:
-        return None, None, ("not built: relugrad was built without torch (build it with torch installed: "
-                            "pip install --no-build-isolation .)")
+        return None, ("not built: relugrad was built without torch (build it with torch installed: "
+                      "pip install --no-build-isolation .)")
     if built_for != torch.__version__:
-        return None, None, f"built for torch {built_for}, this is torch {torch.__version__}: rebuild relugrad"
+        return None, f"built for torch {built_for}, this is torch {torch.__version__}: rebuild relugrad"
     try:
-        torch.ops.load_library(_api._TORCH_NATIVE_LIB)
+        from . import _relugrad_torch
         torch.ops.relugrad_native.bind(_C.c_api_table())
-    except (OSError, RuntimeError) as e:
-        return None, None, f"{_api._TORCH_NATIVE_LIB} did not load: {e}"
-    # The overloads' own dispatcher entry (OpOverload._op, what OpOverload.__call__ calls): one
-    # Python frame less per ReLU (0.4 of the n = 16 forward's 3.3 us); the overload where absent.
-    ops = torch.ops.relugrad_native
-    return getattr(ops.relu.default, "_op", ops.relu.default), getattr(ops.relu_.default, "_op", ops.relu_.default), "loaded"
+    except (ImportError, OSError, RuntimeError) as e:
+        return None, f"{_api._TORCH_NATIVE_LIB} did not load: {e}"
+    return _relugrad_torch.relu, "loaded"
 
 
-_native_relu, _native_relu_, NATIVE_STATUS = _load_native()
+_native_relu, NATIVE_STATUS = _load_native()
 NATIVE = _native_relu is not None
 if not NATIVE and not NATIVE_STATUS.startswith("disabled"):
     warnings.warn(f"relugrad.torch: the torch-native ReLU is not loaded ({NATIVE_STATUS}); eager ReLU runs "
@@ -955,16 +951,15 @@ class ReLU(nn.Module):
         self.mask = bool(mask)
 
     def forward(self, x: Tensor) -> Tensor:
-        # Each check runs once: the exact-type test serves both the capture check and the
-        # native path's predicate (this body is part of every n = 16 call).
-        exact = type(x) is Tensor or type(x) is nn.Parameter
-        if not (exact or isinstance(x, Tensor)) or _tracing_state() is not None or _is_exporting():
+        # The native entry decides in C++ whether x is its plain case (NotImplemented if not);
+        # torch.compile, torch.export and forward AD are Python's flags, read here first so that
+        # dynamo sees the branch to the custom ops (this body is part of every n = 16 call).
+        if _native_relu is not None and not (_is_compiling() or _is_exporting()) and _fwAD._current_level < 0:
+            y = _native_relu(x, self.semantics, self.threads, self.mask, self.inplace)
+            if y is not NotImplemented:
+                return y
+        if not isinstance(x, Tensor) or _tracing_state() is not None or _is_exporting():
             return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
-        if exact and _native_relu is not None and _plain_cpu_exact(x):
-            if self.mask and not (x.requires_grad and _grad_enabled()):
-                return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
-            op = _native_relu_ if self.inplace else _native_relu
-            return op(x, self.semantics, self.threads, self.mask)
         return self._forward_other(x)
 
     def _forward_other(self, x: Tensor) -> Tensor:

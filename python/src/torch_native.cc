@@ -1,13 +1,13 @@
 // relugrad/_relugrad_torch.so: relugrad.torch.ReLU's eager forward and
-// backward in C++ (ops registered with TORCH_LIBRARY as
-// torch.ops.relugrad_native.relu / relu_, loaded by relugrad/torch.py; their
-// backward is an autograd Node of this file, see Autograd nodes).
+// backward in C++: NativeRelu (torch_native.h), called from Python through
+// the module function of torch_python_module.cc; its backward is an autograd
+// Node of this file (see Autograd nodes).
 //
 // Why C++: with torch.autograd.Function in Python, forward + backward of one
 // ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
 // Python: Function.apply's context object, then the autograd engine calling
 // back into the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU"). Here
-// forward is one dispatcher call and backward never enters Python.
+// forward is one C++ call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
 // (relugrad/torch.py's _plain_cpu decides); everything else goes elsewhere
@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "c_api_table.h"
+#include "torch_native.h"
 
 namespace relugrad_python {
 namespace {
@@ -82,9 +83,11 @@ relugrad_dtype DtypeOf(const at::Tensor& t) {
   }
 }
 
-// What a backward node keeps besides its saved tensor.
+// What a backward node keeps besides its saved tensor: the preset, resolved
+// once by the forward, and its name for the custom ops of create_graph.
 struct Settings {
   std::string semantics;
+  relugrad_preset preset;
   int64_t threads;
 };
 
@@ -159,14 +162,12 @@ class ThreadPlans {
 
 CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype) {
   const CApiTable& api = Api();
-  relugrad_preset preset;
-  Check(api.preset_from_name(settings.semantics.c_str(), &preset));
   relugrad_host_split how;
   Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
                            static_cast<int32_t>(at::get_num_threads()), kTorchGrain, &how));
   thread_local ThreadPlans plans;
   CallPlan plan;
-  plan.plan = plans.Get(op, dtype, preset, how.threads, how.stores);
+  plan.plan = plans.Get(op, dtype, settings.preset, how.threads, how.stores);
   plan.split = how.split != 0;
   plan.part_unit = how.part_unit_elems;
   return plan;
@@ -538,35 +539,22 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
   return y;
 }
 
-at::Tensor Relu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
-                bool inplace) {
+}  // namespace
+
+at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
+                      bool inplace) {
   TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
-  Settings settings{std::string(semantics.data(), semantics.size()), threads};
+  TORCH_CHECK(threads >= 0, "relugrad: threads must be 0 (torch's threads) or a positive count, got ",
+              threads);
+  Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH, threads};
+  Check(Api().preset_from_name(settings.semantics.c_str(), &settings.preset));
   return mask ? ReluMask(x, std::move(settings), inplace)
               : ReluGate(x, std::move(settings), inplace);
 }
 
-at::Tensor ReluOutOfPlace(const at::Tensor& x, c10::string_view semantics, int64_t threads,
-                          bool mask) {
-  return Relu(x, semantics, threads, mask, /*inplace=*/false);
-}
-
-at::Tensor ReluInPlace(at::Tensor x, c10::string_view semantics, int64_t threads, bool mask) {
-  return Relu(x, semantics, threads, mask, /*inplace=*/true);
-}
-
-}  // namespace
 }  // namespace relugrad_python
 
 TORCH_LIBRARY(relugrad_native, m) {
   m.def("bind(int c_api_table) -> ()", &relugrad_python::Bind);
-  m.def("relu(Tensor x, str semantics, int threads, bool mask) -> Tensor");
-  m.def("relu_(Tensor(a!) x, str semantics, int threads, bool mask) -> Tensor(a!)");
-}
-
-// CompositeImplicitAutograd: the kernels record their own autograd nodes.
-TORCH_LIBRARY_IMPL(relugrad_native, CompositeImplicitAutograd, m) {
-  m.impl("relu", &relugrad_python::ReluOutOfPlace);
-  m.impl("relu_", &relugrad_python::ReluInPlace);
 }

@@ -468,7 +468,6 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
 
     monkeypatch.setattr(_relugrad.Plan, "run_host", spy)
     monkeypatch.setattr(rt, "_native_relu", None)
-    monkeypatch.setattr(rt, "_native_relu_", None)
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     try:

@@ -256,7 +256,6 @@ def test_mask_relu_keeps_no_mask_when_autograd_records_nothing(dtype, inplace, m
     for native in (True, False):
         if not native:
             monkeypatch.setattr(rt, "_native_relu", None)
-            monkeypatch.setattr(rt, "_native_relu_", None)
         for semantics in relugrad.PRESETS:
             x = as_torch(special_case(dtype)[1])
             want = torch.ops.relugrad.relu_mask(x, semantics)[0]

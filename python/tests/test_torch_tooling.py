@@ -197,7 +197,6 @@ def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeyp
         pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
     if path == "ops":
         monkeypatch.setattr(rt, "_native_relu", None)
-        monkeypatch.setattr(rt, "_native_relu_", None)
     torch.manual_seed(0)
     stock = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), Functional())
     ours = rt.replace_relu(copy.deepcopy(stock), functional=True)

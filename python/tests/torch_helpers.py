@@ -32,5 +32,4 @@ def eager_path(request, monkeypatch):
             pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
     else:
         monkeypatch.setattr(rt, "_native_relu", None)
-        monkeypatch.setattr(rt, "_native_relu_", None)
     return request.param

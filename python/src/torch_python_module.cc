@@ -1,0 +1,122 @@
+// relugrad._relugrad_torch as a Python module: relu(x, semantics, threads,
+// mask, inplace), the entry of relugrad.torch.ReLU's eager forward
+// (NativeRelu, torch_native.h).
+//
+// Why a module function and not a torch.ops operator: a torch.ops call parses
+// its Python arguments against the op's schema into a boxed stack of IValues
+// and calls the op through the dispatcher, about 2 us more per call than
+// torch.relu's generated binding; at n = 16 that was most of the gap to
+// nn.ReLU's forward (docs/performance-notes.md, "A Python entry for the eager
+// ReLU"). This function reads its five arguments directly, decides itself
+// whether x is the plain case NativeRelu serves (PlainCpu: one key-set test
+// in C++ instead of eight Python attribute reads) and calls it. Like torch's
+// own bindings it releases the GIL while the op runs, records a profiler
+// event under the op's name and raises the Python exception torch would for
+// a c10::Error. Anything else returns NotImplemented: relugrad.torch then
+// takes its other paths (custom ops, torch's own ops).
+//
+// Plain CPython rather than nanobind: the tensor crosses with torch's own
+// THPVariable_Unpack / THPVariable_Wrap (libtorch_python), for which
+// nanobind has no caster, and four scalar arguments need no binding library.
+#include <ATen/record_function.h>
+#include <torch/csrc/Exceptions.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/csrc/autograd/VariableTypeUtils.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/jit/frontend/tracer.h>
+#include <torch/csrc/python_headers.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "torch_native.h"
+
+namespace {
+
+// Releases the GIL for a scope (reacquired on exit, exceptions included).
+class GilReleased {
+ public:
+  GilReleased() : state_(PyEval_SaveThread()) {}
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+  ~GilReleased() { PyEval_RestoreThread(state_); }
+
+ private:
+  PyThreadState* state_;
+};
+
+// The dispatch keys of a plain CPU tensor: dense CPU memory, its autograd and
+// autocast keys. Any other key is a wrapper or a mode the dispatcher must
+// route (torch.func's grad and vmap wrappers, functionalization, Python
+// subclasses, zero tensors, conjugate and negative views, sparse, nested, meta).
+const c10::DispatchKeySet kPlainCpuKeys({c10::DispatchKey::CPU, c10::DispatchKey::ADInplaceOrView,
+                                         c10::DispatchKey::AutogradCPU,
+                                         c10::DispatchKey::AutocastCPU});
+
+// The one case NativeRelu serves: a torch.Tensor or nn.Parameter itself (no
+// subclass), strided and dense on the CPU with only kPlainCpuKeys, of
+// relugrad's dtypes, with no TorchDispatchMode active and no jit.trace
+// recording (which must see an op). Python checks what only Python knows:
+// torch.compile, torch.export and forward-mode AD levels.
+bool PlainCpu(PyObject* object) {
+  if (!THPVariable_CheckExact(object)) return false;
+  const at::Tensor& x = THPVariable_Unpack(object);
+  // Raw bits, backend bits included (a CUDA or meta tensor has other ones).
+  if (!x.defined() || !kPlainCpuKeys.isSupersetOf(x.key_set())) return false;
+  const at::ScalarType dtype = x.scalar_type();
+  return x.device().is_cpu() && x.layout() == at::kStrided &&
+         (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
+          dtype == at::kDouble) &&
+         c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
+}
+
+constexpr const char* kSignature = "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
+
+PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 5) {
+    PyErr_Format(PyExc_TypeError, "%s takes 5 arguments, got %zd", kSignature, nargs);
+    return nullptr;
+  }
+  Py_ssize_t semantics_size = 0;
+  const char* semantics = PyUnicode_AsUTF8AndSize(args[1], &semantics_size);
+  if (semantics == nullptr) return nullptr;
+  const long long threads = PyLong_AsLongLong(args[2]);
+  if (threads == -1 && PyErr_Occurred()) return nullptr;
+  const int mask = PyObject_IsTrue(args[3]);
+  if (mask < 0) return nullptr;
+  const int inplace = PyObject_IsTrue(args[4]);
+  if (inplace < 0) return nullptr;
+  if (!PlainCpu(args[0])) Py_RETURN_NOTIMPLEMENTED;
+  const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
+  // With mask and nothing recorded, Python computes y alone: no mask is written or kept.
+  if (mask != 0 && !torch::autograd::compute_requires_grad(x)) Py_RETURN_NOTIMPLEMENTED;
+  at::Tensor y;
+  {
+    GilReleased no_gil;
+    RECORD_FUNCTION(inplace ? "relugrad_native::relu_" : "relugrad_native::relu",
+                    std::vector<c10::IValue>({x}));
+    y = relugrad_python::NativeRelu(x, c10::string_view(semantics, static_cast<size_t>(semantics_size)),
+                                    static_cast<int64_t>(threads), mask != 0, inplace != 0);
+  }
+  // In place, y is x's TensorImpl: THPVariable_Wrap returns x's own Python object.
+  return THPVariable_Wrap(std::move(y));
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef g_methods[] = {
+    {"relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Relu)), METH_FASTCALL,
+     "relu(x, semantics, threads, mask, inplace) -> Tensor, or NotImplemented where x is not a "
+     "plain CPU tensor (or mask is set and nothing is recorded): relugrad.torch.ReLU's eager forward."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "_relugrad_torch",
+                        "relugrad.torch's torch-native ReLU (built against one torch version).", -1,
+                        g_methods, nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+// Importing the module also registers the library's torch.ops operators (its
+// TORCH_LIBRARY blocks run when the shared library loads).
+PyMODINIT_FUNC PyInit__relugrad_torch() { return PyModule_Create(&g_module); }

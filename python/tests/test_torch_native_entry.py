@@ -1,0 +1,125 @@
+"""The torch-native ReLU's Python entry, relugrad._relugrad_torch.relu: it serves
+exactly the plain CPU case (NotImplemented for everything else, so
+relugrad.torch takes its other paths), rejects malformed arguments with a
+Python error, and behaves as torch's own bindings do (in place returns x
+itself, a profiler event, torch's exceptions)."""
+import pytest
+import torch
+
+import relugrad.torch as rt
+
+pytestmark = pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+
+
+def entry(x, mask=False, inplace=False, semantics="torch"):
+    return rt._native_relu(x, semantics, 0, mask, inplace)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("make", [lambda t: t, lambda t: t.requires_grad_(True), torch.nn.Parameter,
+                                  lambda t: t.t(), lambda t: t[:, ::2]])
+def test_plain_cpu_tensors_are_served(dtype, make):
+    x = make(torch.randn(6, 4).to(dtype))
+    y = entry(x)
+    assert isinstance(y, torch.Tensor)
+    assert torch.equal(y, torch.relu(x.detach()))
+    if x.requires_grad:
+        assert y.grad_fn.name() == "relugrad::ReluBackward"
+
+
+class _Subclass(torch.Tensor):
+    pass
+
+
+def _not_plain():
+    yield "int dtype", torch.arange(4)
+    yield "complex", torch.randn(4, dtype=torch.complex64)
+    yield "meta", torch.empty(4, device="meta")
+    yield "sparse", torch.randn(4, 4).to_sparse()
+    yield "nested", torch.nested.nested_tensor([torch.randn(2), torch.randn(3)])
+    yield "subclass", torch.randn(4).as_subclass(_Subclass)
+    yield "zero tensor", torch._efficientzerotensor(4)
+    yield "not a tensor", [1.0, -1.0]
+    yield "None", None
+
+
+@pytest.mark.parametrize("name,x", list(_not_plain()), ids=[n for n, _ in _not_plain()])
+def test_everything_else_is_not_implemented(name, x):
+    assert entry(x) is NotImplemented
+
+
+def test_torch_func_wrappers_and_dispatch_modes_are_not_implemented():
+    seen = []
+    torch.func.grad(lambda a: seen.append(entry(a)) or a.sum())(torch.randn(3))
+    torch.vmap(lambda a: seen.append(entry(a)) or a)(torch.randn(2, 3))
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        seen.append(entry(torch.randn(3)))
+    assert seen == [NotImplemented] * 3
+
+
+def test_jit_trace_records_an_op_instead():
+    seen = []
+
+    def f(a):
+        seen.append(entry(a))
+        return a * 2
+
+    torch.jit.trace(f, torch.randn(3), check_trace=False)
+    assert seen == [NotImplemented]
+
+
+def test_mask_without_recorded_history_is_left_to_python():
+    x = torch.randn(8)
+    assert entry(x, mask=True) is NotImplemented  # needs no gradient: no mask is written
+    with torch.no_grad():
+        assert entry(torch.randn(8, requires_grad=True), mask=True) is NotImplemented
+    y = entry(torch.randn(8, requires_grad=True), mask=True)
+    assert y.grad_fn.name() == "relugrad::ReluMaskBackward"
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_in_place_returns_x_itself(mask):
+    leaf = torch.randn(16, requires_grad=True)
+    x = leaf * 1
+    version = x._version
+    y = entry(x, mask=mask, inplace=True)
+    assert y is x
+    assert x._version > version
+    assert torch.equal(x.detach(), torch.relu(leaf.detach()))
+
+
+def test_malformed_arguments_raise_type_errors():
+    x = torch.randn(4)
+    with pytest.raises(TypeError, match="takes 5 arguments, got 2"):
+        rt._native_relu(x, "torch")
+    with pytest.raises(TypeError):
+        rt._native_relu(x, 7, 0, False, False)  # semantics not a str
+    with pytest.raises(TypeError):
+        rt._native_relu(x, "torch", "0", False, False)  # threads not an int
+    with pytest.raises(OverflowError):
+        rt._native_relu(x, "torch", 2**70, False, False)
+
+
+def test_library_errors_are_torchs_runtime_errors():
+    with pytest.raises(RuntimeError, match="relugrad"):
+        entry(torch.randn(4), semantics="no-such-preset")
+    with pytest.raises(RuntimeError, match="relugrad"):
+        rt._native_relu(torch.randn(4), "torch", -3, False, False)
+    # a leaf that needs a gradient cannot be written in place: torch's own message
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        entry(torch.randn(4, requires_grad=True), inplace=True)
+
+
+def test_the_profiler_records_the_op():
+    x = torch.randn(64, requires_grad=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        entry(x)
+        entry(x * 1, inplace=True)
+    names = {e.name for e in prof.events()}
+    assert {"relugrad_native::relu", "relugrad_native::relu_"} <= names
