@@ -60,7 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     if not rt.NATIVE:
         raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
-    native = (rt._native_relu, rt._native_relu_)
+    native = rt._native_relu
     print(f"torch {torch.__version__}, {platform.machine()}, mask={args.mask}; us per forward+backward "
           f"(median of {args.rounds} rounds), ratio = median of per-round ratios relugrad / nn.ReLU")
     head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else [])
@@ -82,13 +82,13 @@ def main() -> None:
                     times = {k: [] for k in cands}
                     for _ in range(args.rounds):
                         for name, module in cands.items():
-                            rt._native_relu, rt._native_relu_ = (None, None) if name == "ops" else native
+                            rt._native_relu = None if name == "ops" else native
 
                             def run(module=module):
                                 module(x).backward(g)
                                 x.grad = None
                             times[name].append(per_call(run))
-                    rt._native_relu, rt._native_relu_ = native
+                    rt._native_relu = native
                     ratio = statistics.median(a / b for a, b in zip(times["relugrad"], times["nn.ReLU"]))
                     row = {"threads": threads, "dtype": dname, "layout": layout, "n": n,
                            "stock_us": 1e6 * statistics.median(times["nn.ReLU"]),
