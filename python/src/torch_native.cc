@@ -545,9 +545,10 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
                       bool inplace) {
   TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
-  TORCH_CHECK(threads >= 0, "relugrad: threads must be 0 (torch's threads) or a positive count, got ",
-              threads);
-  Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH, threads};
+  TORCH_CHECK(threads >= 0,
+              "relugrad: threads must be 0 (torch's threads) or a positive count, got ", threads);
+  Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH,
+                    threads};
   Check(Api().preset_from_name(settings.semantics.c_str(), &settings.preset));
   return mask ? ReluMask(x, std::move(settings), inplace)
               : ReluGate(x, std::move(settings), inplace);
@@ -555,6 +556,4 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
 
 }  // namespace relugrad_python
 
-TORCH_LIBRARY(relugrad_native, m) {
-  m.def("bind(int c_api_table) -> ()", &relugrad_python::Bind);
-}
+TORCH_LIBRARY(relugrad_native, m) { m.def("bind(int c_api_table) -> ()", &relugrad_python::Bind); }

@@ -71,7 +71,8 @@ bool PlainCpu(PyObject* object) {
          c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
 }
 
-constexpr const char* kSignature = "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
+constexpr const char* kSignature =
+    "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
 
 PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
@@ -97,8 +98,9 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
     GilReleased no_gil;
     RECORD_FUNCTION(inplace ? "relugrad_native::relu_" : "relugrad_native::relu",
                     std::vector<c10::IValue>({x}));
-    y = relugrad_python::NativeRelu(x, c10::string_view(semantics, static_cast<size_t>(semantics_size)),
-                                    static_cast<int64_t>(threads), mask != 0, inplace != 0);
+    y = relugrad_python::NativeRelu(
+        x, c10::string_view(semantics, static_cast<size_t>(semantics_size)),
+        static_cast<int64_t>(threads), mask != 0, inplace != 0);
   }
   // In place, y is x's TensorImpl: THPVariable_Wrap returns x's own Python object.
   return THPVariable_Wrap(std::move(y));
@@ -108,12 +110,19 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef g_methods[] = {
     {"relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Relu)), METH_FASTCALL,
      "relu(x, semantics, threads, mask, inplace) -> Tensor, or NotImplemented where x is not a "
-     "plain CPU tensor (or mask is set and nothing is recorded): relugrad.torch.ReLU's eager forward."},
+     "plain CPU tensor (or mask is set and nothing is recorded): relugrad.torch.ReLU's eager "
+     "forward."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "_relugrad_torch",
-                        "relugrad.torch's torch-native ReLU (built against one torch version).", -1,
-                        g_methods, nullptr, nullptr, nullptr, nullptr};
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
+                        "_relugrad_torch",
+                        "relugrad.torch's torch-native ReLU (built against one torch version).",
+                        -1,
+                        g_methods,
+                        nullptr,
+                        nullptr,
+                        nullptr,
+                        nullptr};
 
 }  // namespace
 
