@@ -25,8 +25,8 @@ Modules:
     relugrad.torch.LinearReLU(in_features, out_features) # Linear + ReLU, the bias gradient summed
                                                          # in the ReluGrad pass (_linear.py)
 
-In eager mode ReLU runs C++ ops and autograd nodes from _relugrad_torch.so
-(torch.ops.relugrad_native) when the package was built against this torch;
+In eager mode ReLU runs the C++ forward and autograd nodes of the
+relugrad._relugrad_torch module when the package was built against this torch;
 NATIVE (bool) and NATIVE_STATUS ("loaded" or why not) say whether it did.
 Everywhere else (torch.compile, torch.func, fake tensors, CUDA, or eager mode
 without the native library) ReLU calls the custom ops above.

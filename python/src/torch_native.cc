@@ -10,8 +10,8 @@
 // forward is one C++ call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
-// (relugrad/torch.py's _plain_cpu decides); everything else goes elsewhere
-// there (custom ops, Python Functions, torch's own ops). Results have the
+// (PlainCpu in torch_python_module.cc decides); relugrad/torch.py sends everything
+// else elsewhere (custom ops, Python Functions, torch's own ops). Results have the
 // layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls
 // relugrad's torch.library ops, whose autograd formulas make it differentiable again. The library
 // is the _relugrad module's, reached through c_api_table.h, not a second copy.
