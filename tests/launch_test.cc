@@ -4,6 +4,8 @@
 #include "cpu/launch.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -82,7 +84,7 @@ const LaunchPolicy kMeasured = LaunchPolicy::FromMachine(512 * kKiB, 32 * kMiB, 
 LaunchDecision F32(LaunchOp op, int64_t n, int threads, ReadyWorkersFn ready,
                    relugrad_stores stores = RELUGRAD_STORES_AUTO, bool aliases = false,
                    const LaunchPolicy& policy = kMeasured) {
-  return Decide(policy, op, n, 4, threads, stores, aliases, ready);
+  return Decide(policy, op, n, 4, threads, stores, aliases, nullptr, ready);
 }
 constexpr LaunchOp kGrad = LaunchOp::kReluGrad;
 
@@ -172,30 +174,30 @@ TEST(Decide, MaskOpsStreamFromTheMaskThresholdOnWholeMaskBytes) {
 // The torch-native library's rule, for ATen's grain of 32768 elements.
 TEST(HostSplit, SplitsOverTheHostsThreadsWithTheStoresOfTheWholeCall) {
   const int64_t grain = 32768;
-  HostSplit h = DecideHostSplit(kMeasured, grain + 1, 4, 0, 2, grain);
+  HostSplit h = DecideHostSplit(kMeasured, grain + 1, 4, 0, 2, grain, nullptr);
   EXPECT_TRUE(h.split);
   EXPECT_EQ(h.threads, 1);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
   EXPECT_EQ(h.part_unit_elems, 512);
-  h = DecideHostSplit(kMeasured, 2 * kMiB, 4, 0, 2, grain);  // 8 MiB: the split threshold
+  h = DecideHostSplit(kMeasured, 2 * kMiB, 4, 0, 2, grain, nullptr);  // 8 MiB: the split threshold
   EXPECT_TRUE(h.split);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_STREAMING);
-  h = DecideHostSplit(kMeasured, 2 * kMiB - 16, 4, 0, 2, grain);
+  h = DecideHostSplit(kMeasured, 2 * kMiB - 16, 4, 0, 2, grain, nullptr);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
   // Not split: one relugrad call on one thread, cached below 2 MiB.
-  h = DecideHostSplit(kMeasured, grain, 4, 0, 2, grain);
+  h = DecideHostSplit(kMeasured, grain, 4, 0, 2, grain, nullptr);
   EXPECT_FALSE(h.split);
   EXPECT_EQ(h.threads, 1);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
-  h = DecideHostSplit(kMeasured, 4 * kMiB, 4, 0, 1, grain);  // one host thread, 16 MiB
+  h = DecideHostSplit(kMeasured, 4 * kMiB, 4, 0, 1, grain, nullptr);  // one host thread, 16 MiB
   EXPECT_FALSE(h.split);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
-  h = DecideHostSplit(kMeasured, kMiB / 2 - 16, 4, 1, 2, grain);
+  h = DecideHostSplit(kMeasured, kMiB / 2 - 16, 4, 1, 2, grain, nullptr);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
-  h = DecideHostSplit(kMeasured, kMiB / 2, 4, 1, 2, grain);  // 2 MiB
+  h = DecideHostSplit(kMeasured, kMiB / 2, 4, 1, 2, grain, nullptr);  // 2 MiB
   EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
   // threads = 2: relugrad's own pool and its own store rule.
-  h = DecideHostSplit(kMeasured, 64 * kMiB, 4, 2, 2, grain);
+  h = DecideHostSplit(kMeasured, 64 * kMiB, 4, 2, 2, grain, nullptr);
   EXPECT_FALSE(h.split);
   EXPECT_EQ(h.threads, 2);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
@@ -203,24 +205,103 @@ TEST(HostSplit, SplitsOverTheHostsThreadsWithTheStoresOfTheWholeCall) {
 
 TEST(HostSplit, TheCEntryPointAnswersAsThePolicyAndRefusesBadArguments) {
   relugrad_host_split out;
-  ASSERT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 1 << 20, 0, 2, 32768, &out), RELUGRAD_OK);
-  const HostSplit h = DecideHostSplit(LaunchPolicy::ForThisMachine(), 1 << 20, 4, 0, 2, 32768);
+  ASSERT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 1 << 20, 0, 2, 32768, nullptr, &out),
+            RELUGRAD_OK);
+  const HostSplit h =
+      DecideHostSplit(LaunchPolicy::ForThisMachine(), 1 << 20, 4, 0, 2, 32768, nullptr);
   EXPECT_EQ(out.split, h.split ? 1 : 0);
   EXPECT_EQ(out.threads, h.threads);
   EXPECT_EQ(out.stores, h.stores);
   EXPECT_EQ(out.part_unit_elems, h.part_unit_elems);
-  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, 32768, nullptr),
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, 32768, nullptr, nullptr),
             RELUGRAD_INVALID_ARGUMENT);
   EXPECT_NE(std::string(relugrad_last_error()).find("out"), std::string::npos);
-  EXPECT_EQ(relugrad_cpu_host_split(static_cast<relugrad_dtype>(99), 16, 0, 2, 32768, &out),
+  EXPECT_EQ(
+      relugrad_cpu_host_split(static_cast<relugrad_dtype>(99), 16, 0, 2, 32768, nullptr, &out),
+      RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, -1, 0, 2, 32768, nullptr, &out),
             RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, -1, 0, 2, 32768, &out),
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, -1, 2, 32768, nullptr, &out),
             RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, -1, 2, 32768, &out),
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 0, 32768, nullptr, &out),
             RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 0, 32768, &out),
+  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, -1, nullptr, &out),
             RELUGRAD_INVALID_ARGUMENT);
-  EXPECT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, 16, 0, 2, -1, &out), RELUGRAD_INVALID_ARGUMENT);
+}
+
+// AUTO streams a large output only when its pages are resident: a fresh
+// anonymous mapping (as a large allocation is) is not, until written.
+class FreshMapping {
+ public:
+  explicit FreshMapping(int64_t bytes) : bytes_(bytes) {
+    p_ = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
+  ~FreshMapping() {
+    if (p_ != MAP_FAILED) munmap(p_, static_cast<size_t>(bytes_));
+  }
+  FreshMapping(const FreshMapping&) = delete;
+  FreshMapping& operator=(const FreshMapping&) = delete;
+  char* data() const { return static_cast<char*>(p_); }
+  bool ok() const { return p_ != MAP_FAILED; }
+
+ private:
+  int64_t bytes_;
+  void* p_;
+};
+
+TEST(Residency, FreshPagesAreNotResidentUntilWritten) {
+  const int64_t bytes = 16 * kMiB;
+  FreshMapping m(bytes);
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(OutputPagesResident(m.data(), bytes));
+  m.data()[0] = 1;  // the first page only: the middle and the last are still fresh
+  EXPECT_FALSE(OutputPagesResident(m.data(), bytes));
+  m.data()[bytes / 2] = 1;
+  EXPECT_FALSE(OutputPagesResident(m.data(), bytes));
+  m.data()[bytes - 1] = 1;
+  EXPECT_TRUE(OutputPagesResident(m.data(), bytes));
+  // Unknown (no pointer) and unmapped memory (mincore refuses): the size rule alone.
+  EXPECT_TRUE(OutputPagesResident(nullptr, bytes));
+  void* const stale = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(stale, MAP_FAILED);
+  ASSERT_EQ(munmap(stale, static_cast<size_t>(bytes)), 0);
+  EXPECT_TRUE(OutputPagesResident(stale, bytes));
+}
+
+TEST(Residency, AutoStreamsOnlyResidentOutputs) {
+  const int64_t n = 4 * kMiB;  // 16 MiB of f32: above every AUTO threshold of kMeasured
+  FreshMapping m(n * 4);
+  ASSERT_TRUE(m.ok());
+  for (int threads : {1, 2}) {
+    EXPECT_FALSE(
+        Decide(kMeasured, kGrad, n, 4, threads, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady)
+            .stream)
+        << threads;
+    EXPECT_TRUE(Decide(kMeasured, kGrad, n, 4, threads, RELUGRAD_STORES_STREAMING, false, m.data(),
+                       &AllReady)
+                    .stream)
+        << "an explicit hint is obeyed, threads=" << threads;
+    EXPECT_FALSE(Decide(kMeasured, LaunchOp::kGradMask, n, 4, threads, RELUGRAD_STORES_AUTO, false,
+                        m.data(), &AllReady)
+                     .stream)
+        << threads;
+  }
+  EXPECT_EQ(DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data()).stores, RELUGRAD_STORES_CACHED);
+  for (int64_t i = 0; i < n * 4; i += 4096) m.data()[i] = 0;  // fault every page in
+  for (int threads : {1, 2}) {
+    EXPECT_TRUE(
+        Decide(kMeasured, kGrad, n, 4, threads, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady)
+            .stream)
+        << threads;
+  }
+  EXPECT_EQ(DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data()).stores,
+            RELUGRAD_STORES_STREAMING);
+  relugrad_host_split out;
+  ASSERT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, n, 0, 2, 32768, m.data(), &out), RELUGRAD_OK);
+  EXPECT_EQ(out.stores,
+            DecideHostSplit(LaunchPolicy::ForThisMachine(), n, 4, 0, 2, 32768, m.data()).stores);
 }
 
 }  // namespace

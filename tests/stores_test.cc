@@ -180,14 +180,15 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
 
 TEST(StoresHint, DecisionTable) {
   constexpr int64_t kAuto = 1 << 20;
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto - 1, kAuto, false));
-  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, kAuto, false));
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, -1, false));  // benchmark "never"
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false));
-  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false));
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto - 1, kAuto, false, nullptr));
+  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, kAuto, false, nullptr));
   EXPECT_FALSE(
-      UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true));  // aliasing wins
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true));
+      UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, -1, false, nullptr));  // benchmark "never"
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false, nullptr));
+  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false, nullptr));
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true,
+                                  nullptr));  // aliasing wins
+  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true, nullptr));
 }
 
 }  // namespace

@@ -113,10 +113,12 @@ typedef enum relugrad_backend {
  * bit-identical under every setting). Streaming (non-temporal) stores skip
  * the read-for-ownership of the output and leave it out of the caches:
  * right when the output will not be read again soon, wrong when the next
- * operation reads it from cache. AUTO streams outputs of at least 1 MiB
- * when the call runs on one thread and 8 MiB when it is split over threads
- * (and the mask path), the sizes from which streaming measured faster
- * whether or not the output was re-read; below that, pass STREAMING if you
+ * operation reads it from cache. AUTO streams outputs of at least twice the
+ * L2 when the call runs on one thread and a quarter of the L3 when it is
+ * split over threads (and the mask path), and only when the output's pages
+ * are already resident: the kernel zeroes a page it faults in with ordinary
+ * stores, which leaves its lines cached, and streaming into cached lines
+ * measured up to 2.2x slower. Below that, pass STREAMING if you
  * know the output goes cold (up to 1.4x for cold 4K-4M outputs), CACHED if
  * the next operation reads it (docs/performance.md). Outputs that alias an input are never
  * streamed. The CUDA and Ascend backends ignore it. */
@@ -384,8 +386,10 @@ RELUGRAD_API const char* relugrad_build_info(void);
  * policy says whether to split, and the threads option and store hint of
  * each part's call. `threads` is the caller's relugrad option (0: the
  * host's threads), host_threads the host's thread count, host_grain_elems
- * the count at or below which the host would not split. The output is
- * taken to be read right away by the next operation (autograd). The rule:
+ * the count at or below which the host would not split, `output` the
+ * call's output (whether its pages are resident decides streaming; NULL:
+ * unknown, the size rule alone). The output is taken to be read right away
+ * by the next operation (autograd). The rule:
  * docs/performance-notes.md, "One CPU launch policy". */
 typedef struct relugrad_host_split {
   int32_t split;           /* 1: split over the host's threads, one call per part */
@@ -395,7 +399,7 @@ typedef struct relugrad_host_split {
 } relugrad_host_split;
 RELUGRAD_API relugrad_status relugrad_cpu_host_split(relugrad_dtype dtype, int64_t n,
                                                      int32_t threads, int32_t host_threads,
-                                                     int64_t host_grain_elems,
+                                                     int64_t host_grain_elems, const void* output,
                                                      relugrad_host_split* out);
 
 #ifdef __cplusplus

@@ -18,7 +18,7 @@ namespace relugrad_python {
 // Bump when a field changes; the borrower refuses any other version. Fields
 // are only ever appended within a version; struct_size says which fields the
 // lender filled.
-inline constexpr int32_t kCApiTableVersion = 2;
+inline constexpr int32_t kCApiTableVersion = 3;
 
 struct CApiTable {
   int32_t version;

@@ -160,11 +160,13 @@ class ThreadPlans {
   std::vector<Entry> entries_;
 };
 
-CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype) {
+// `out`: the call's output, whose pages' residency the store choice reads.
+CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype,
+              const void* out) {
   const CApiTable& api = Api();
   relugrad_host_split how;
   Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
-                           static_cast<int32_t>(at::get_num_threads()), kTorchGrain, &how));
+                           static_cast<int32_t>(at::get_num_threads()), kTorchGrain, out, &how));
   thread_local ThreadPlans plans;
   CallPlan plan;
   plan.plan = plans.Get(op, dtype, settings.preset, how.threads, how.stores);
@@ -325,11 +327,11 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
   const relugrad_dtype dtype = DtypeOf(dy);
-  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD, dx.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* s_p = static_cast<const char*>(s.const_data_ptr());
   auto* dx_p = static_cast<char*>(dx.mutable_data_ptr());
+  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD, dx.numel(), dtype, dx_p);
   ForEachPart(plan, dx.numel(), [&](int64_t begin, int64_t end) {
     const int64_t at = begin * size;
     Check(Api().plan_run(plan.plan, end - begin, dy_p + at, s_p + at, dx_p + at));
@@ -377,11 +379,11 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   at::Tensor target =
       direct ? dx : (dy.is_same(grad) ? EmptyStrided(grad, layout.mask_strides) : dy);
   const relugrad_dtype dtype = DtypeOf(dy);
-  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD_MASK, dy.numel(), dtype);
   const int64_t size = static_cast<int64_t>(dy.element_size());
   const auto* dy_p = static_cast<const char*>(dy.const_data_ptr());
   const auto* mask_p = static_cast<const uint8_t*>(mask.const_data_ptr());
   auto* dx_p = static_cast<char*>(target.mutable_data_ptr());
+  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_GRAD_MASK, dy.numel(), dtype, dx_p);
   ForEachPart(plan, dy.numel(), [&](int64_t begin, int64_t end) {
     Check(Api().plan_run(plan.plan, end - begin, dy_p + begin * size, mask_p + begin / 8,
                          dx_p + begin * size));
@@ -512,11 +514,11 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     }
     const int64_t n = src.numel();
     const relugrad_dtype dtype = DtypeOf(src);
-    const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype);
     mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
+    const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype, y_p);
     auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
     ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
       Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,

@@ -8,7 +8,7 @@
 
 extern "C" relugrad_status relugrad_cpu_host_split(relugrad_dtype dtype, int64_t n, int32_t threads,
                                                    int32_t host_threads, int64_t host_grain_elems,
-                                                   relugrad_host_split* out) {
+                                                   const void* output, relugrad_host_split* out) {
   using namespace relugrad;
   RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, n));
   if (out == nullptr) return Fail(RELUGRAD_INVALID_ARGUMENT, "out is NULL");
@@ -22,7 +22,7 @@ extern "C" relugrad_status relugrad_cpu_host_split(relugrad_dtype dtype, int64_t
   }
   const HostSplit h = DecideHostSplit(LaunchPolicy::ForThisMachine(), n,
                                       static_cast<int>(DtypeSize(ToDtype(dtype))), threads,
-                                      host_threads, host_grain_elems);
+                                      host_threads, host_grain_elems, output);
   out->split = h.split ? 1 : 0;
   out->threads = h.threads;
   out->stores = h.stores;

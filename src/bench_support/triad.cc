@@ -71,7 +71,7 @@ void Triad(float* a, const float* b, const float* c, float q, int64_t n, bool st
   // triad's own store choice.
   const LaunchPolicy& policy = LaunchPolicy::ForThisMachine();
   const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, 4, threads, RELUGRAD_STORES_AUTO,
-                                  false, &ReadyWorkersNow);
+                                  false, a, &ReadyWorkersNow);
   if (d.OneBlock()) {
     HWY_DYNAMIC_DISPATCH(TriadBlock)(a, b, c, q, 0, n, streaming);
     if (d.splittable) NoteSplittableCallEnd();

@@ -59,7 +59,7 @@ inline relugrad_status RunReluGrad(Dtype dtype, int64_t n, const void* dy, const
   ApplyIsaEnvironmentOnce();
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kReluGrad, n, elem_bytes, threads, stores,
-                                  dx == dy || dx == s, &ReadyWorkersNow);
+                                  dx == dy || dx == s, dx, &ReadyWorkersNow);
   // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
   const BlockKernel kernel = CpuVariantKernel(variant, dtype, d.stream);
   if (d.OneBlock()) {

@@ -1,5 +1,6 @@
 #include "cpu/launch.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,6 +84,29 @@ std::atomic<int64_t> g_last_splittable_end_ns{0};
 
 }  // namespace
 
+bool OutputPagesResident(const void* p, int64_t bytes) {
+#if defined(__linux__)
+  if (p == nullptr || bytes <= 0) return true;
+  static const uintptr_t page = [] {
+    const long size = sysconf(_SC_PAGESIZE);
+    return size > 0 ? static_cast<uintptr_t>(size) : uintptr_t{4096};
+  }();
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t probes[3] = {first, first + static_cast<uintptr_t>(bytes / 2),
+                               first + static_cast<uintptr_t>(bytes - 1)};
+  for (const uintptr_t at : probes) {
+    unsigned char resident = 0;  // bit 0: the page is resident
+    if (mincore(reinterpret_cast<void*>(at & ~(page - 1)), 1, &resident) != 0) return true;
+    if ((resident & 1) == 0) return false;
+  }
+  return true;
+#else
+  (void)p;
+  (void)bytes;
+  return true;
+#endif
+}
+
 LaunchPolicy LaunchPolicy::FromMachine(int64_t l2_bytes, int64_t l3_bytes, int cores) {
   LaunchPolicy p;
   p.l2_bytes = l2_bytes > 0 ? l2_bytes : kFallbackL2Bytes;
@@ -133,7 +157,7 @@ WorkPlan PlanBlocks(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem
 
 LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t out_bytes,
                                 int max_blocks, relugrad_stores stores, bool aliases_input,
-                                ReadyWorkersFn ready_workers) {
+                                const void* out, ReadyWorkersFn ready_workers) {
   LaunchDecision d;
   d.splittable = max_blocks > 1 && out_bytes >= 2 * policy.grain_bytes;
   d.blocks = d.splittable ? max_blocks : 1;
@@ -150,7 +174,7 @@ LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t
   const int64_t threshold = op != LaunchOp::kReluGrad ? policy.mask_stream_bytes
                                                       : (split ? policy.stream_bytes_split
                                                                : policy.stream_bytes_one_block);
-  d.stream = UseStreamingStores(stores, out_bytes, threshold, aliases_input);
+  d.stream = UseStreamingStores(stores, out_bytes, threshold, aliases_input, out);
   return d;
 }
 
@@ -163,7 +187,7 @@ int ReadyWorkersNow(const LaunchPolicy& policy) {
 void NoteSplittableCallEnd() { g_last_splittable_end_ns.store(NowNs(), std::memory_order_relaxed); }
 
 HostSplit DecideHostSplit(const LaunchPolicy& policy, int64_t n, int elem_bytes, int threads,
-                          int host_threads, int64_t host_grain_elems) {
+                          int host_threads, int64_t host_grain_elems, const void* out) {
   HostSplit h;
   const int64_t out_bytes = n * elem_bytes;
   h.split = threads == 0 && n > host_grain_elems && host_threads > 1;
@@ -173,7 +197,9 @@ HostSplit DecideHostSplit(const LaunchPolicy& policy, int64_t n, int elem_bytes,
     // Each part is a one-thread call, which alone would take the one-block
     // threshold: the parts get the stores the whole split call would.
     h.stores =
-        out_bytes >= policy.stream_bytes_split ? RELUGRAD_STORES_STREAMING : RELUGRAD_STORES_CACHED;
+        UseStreamingStores(RELUGRAD_STORES_AUTO, out_bytes, policy.stream_bytes_split, false, out)
+            ? RELUGRAD_STORES_STREAMING
+            : RELUGRAD_STORES_CACHED;
   } else if (h.threads == 1 && out_bytes < policy.consumed_cached_bytes_one_thread) {
     h.stores = RELUGRAD_STORES_CACHED;
   }

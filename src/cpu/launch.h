@@ -98,41 +98,54 @@ struct LaunchDecision {
   bool OneBlock() const { return blocks <= 1; }
 };
 
-// Whether an output of out_bytes is written with streaming stores, given the
-// caller's hint and the AUTO threshold (<= 0: AUTO never streams). An output
-// that aliases an input never is (the kernels read and write it as one
-// restrict-free stream).
+// Whether the pages holding the first, middle and last byte of [p, p + bytes)
+// are resident (mincore). True for p == nullptr (unknown: the size rule
+// alone decides) and where it cannot be asked (not Linux, mincore refuses).
+// One system call per page asked, about a microsecond: read only for
+// outputs large enough to stream.
+bool OutputPagesResident(const void* p, int64_t bytes);
+
+// Whether an output of out_bytes at `out` is written with streaming stores,
+// given the caller's hint and the AUTO threshold (<= 0: AUTO never streams).
+// An output that aliases an input never is (the kernels read and write it as
+// one restrict-free stream). AUTO streams a large output only when its pages
+// are already resident: pages not yet faulted in are zeroed by the kernel with
+// ordinary stores, so their lines are cached when the kernel writes them, and
+// a streaming store to a cached line costs more than a cached one (fresh
+// 32-256 MiB outputs 1.5-2.2x slower streamed on the Xeon VM; the rule and
+// measurements: docs/performance-notes.md, "Streaming stores and fresh pages").
 inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
-                               bool aliases_input) {
+                               bool aliases_input, const void* out) {
   if (aliases_input || stores == RELUGRAD_STORES_CACHED) return false;
   if (stores == RELUGRAD_STORES_STREAMING) return true;
-  return auto_threshold > 0 && out_bytes >= auto_threshold;
+  return auto_threshold > 0 && out_bytes >= auto_threshold && OutputPagesResident(out, out_bytes);
 }
 
 // The decision for a call that may split (Decide's slow half).
 LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t out_bytes,
                                 int max_blocks, relugrad_stores stores, bool aliases_input,
-                                ReadyWorkersFn ready_workers);
+                                const void* out, ReadyWorkersFn ready_workers);
 
 // The one launch decision, for op over n elements of elem_bytes: threads is
 // the caller's option (0 = policy.default_threads), stores its hint,
-// aliases_input whether the output is an input. ready_workers is asked at
+// aliases_input whether the output is an input, out the output (its pages'
+// residency; nullptr: unknown). ready_workers is asked at
 // most once (nullptr: none ready). Inline: a call that cannot split (the
 // small calls whose fixed cost counts) costs two compares and the store rule.
 inline LaunchDecision Decide(const LaunchPolicy& policy, LaunchOp op, int64_t n, int elem_bytes,
                              int threads, relugrad_stores stores, bool aliases_input,
-                             ReadyWorkersFn ready_workers) {
+                             const void* out, ReadyWorkersFn ready_workers) {
   const int64_t out_bytes = n * elem_bytes;
   const int max_blocks = threads == 0 ? policy.default_threads : threads;
   if (max_blocks > 1 && out_bytes >= 2 * policy.grain_bytes) {
-    return DecideSplittable(policy, op, out_bytes, max_blocks, stores, aliases_input,
+    return DecideSplittable(policy, op, out_bytes, max_blocks, stores, aliases_input, out,
                             ready_workers);
   }
   LaunchDecision d;
   d.stream = UseStreamingStores(
       stores, out_bytes,
       op == LaunchOp::kReluGrad ? policy.stream_bytes_one_block : policy.mask_stream_bytes,
-      aliases_input);
+      aliases_input, out);
   return d;
 }
 
@@ -152,7 +165,8 @@ void NoteSplittableCallEnd();
 // How a caller that owns threads (a framework's intra-op pool) runs one call
 // of n elements, asked with threads (the relugrad option: 0 = the host's
 // threads) and the host's thread count and grain (elements below which the
-// host does not split). The output is read right away by the next operation.
+// host does not split), out the output (its pages' residency; nullptr:
+// unknown). The output is read right away by the next operation.
 struct HostSplit {
   bool split = false;  // over the host's threads, one relugrad call per part
   int threads = 1;     // relugrad's threads option for each call
@@ -160,7 +174,7 @@ struct HostSplit {
   int64_t part_unit_elems = 1;                    // parts start at multiples of this
 };
 HostSplit DecideHostSplit(const LaunchPolicy& policy, int64_t n, int elem_bytes, int threads,
-                          int host_threads, int64_t host_grain_elems);
+                          int host_threads, int64_t host_grain_elems, const void* out);
 
 }  // namespace relugrad
 

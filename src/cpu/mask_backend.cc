@@ -83,7 +83,7 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   ApplyIsaEnvironmentOnce();
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kForwardMask, n, elem_bytes, threads, stores,
-                                  y == x, &ReadyWorkersNow);
+                                  y == x, y, &ReadyWorkersNow);
   if (d.OneBlock()) {  // no plan, no pool (60 -> 48 ns at n = 16)
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
@@ -115,7 +115,7 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
   ApplyIsaEnvironmentOnce();
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kGradMask, n, elem_bytes, threads, stores,
-                                  dx == dy, &ReadyWorkersNow);
+                                  dx == dy, dx, &ReadyWorkersNow);
   if (d.OneBlock()) {
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
