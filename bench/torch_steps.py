@@ -6,9 +6,10 @@
 
 For each model and layout, a stock model and a copy with relugrad.torch.replace_relu (same
 weights) each run `loss = model(x).square().mean(); loss.backward(); zero_grad` in alternating
-rounds; a round times each candidate over --steps steps, and the reported ratio is the median
-of the per-round ratios relugrad / stock (the machine is shared: only ratios taken side by side
-mean anything). Saved-for-backward bytes are counted with saved_tensors_hooks (each storage
+rounds (the first of each round alternating); a round times each candidate over --steps steps,
+and the reported ratio is the median of the per-round ratios relugrad / stock with a
+distribution-free ~95% interval of that median in brackets (the machine is shared: only ratios
+taken side by side mean anything). Saved-for-backward bytes are counted with saved_tensors_hooks (each storage
 once). Both candidates' first step is checked bit for bit (loss and every gradient, the same
 generator seed for dropout) before timing; with --mask that first step is also replace_relu's
 probe step, which decides each ReLU's mask.
@@ -66,6 +67,21 @@ MODELS = {
     "mlp_dropout": (mlp_dropout, (1024, 512), False),
     "transformer": (transformer, (8, 128, 256), False),
 }
+
+
+def median_interval(sorted_values):
+    """A distribution-free ~95% interval of the median: the order statistics k and n-1-k, k the
+    largest with P(Binomial(n, 1/2) <= k) <= 2.5% (for n < 6 none exists: the extremes)."""
+    n = len(sorted_values)
+    k, cdf, term = -1, 0.0, 0.5 ** n
+    for j in range(n):
+        cdf += term
+        if cdf > 0.025:
+            break
+        k = j
+        term *= (n - j) / (j + 1)
+    k = max(k, 0)
+    return sorted_values[k], sorted_values[n - 1 - k]
 
 
 def saved_bytes(model: nn.Module, x: torch.Tensor) -> int:
@@ -189,7 +205,7 @@ def main() -> None:
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
           f"rounds of {args.steps} steps")
     peak_head = " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
-    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock | saved MiB stock | "
+    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | saved MiB stock | "
           "saved MiB relugrad | saved ratio |" + peak_head)
     print("|---" * (9 + 3 * args.peak) + "|")
     for name in args.models.split(","):
@@ -205,15 +221,17 @@ def main() -> None:
             same = same_first_step(stock, ours, x)
             bytes_stock, bytes_ours = saved_bytes(stock, x), saved_bytes(ours, x)
             times = {"stock": [], "ours": []}
-            for _ in range(args.rounds):
-                times["stock"].append(time_steps(stock, x, args.steps))
-                times["ours"].append(time_steps(ours, x, args.steps))
-            ratio = statistics.median(o / s for o, s in zip(times["ours"], times["stock"]))
+            for r in range(args.rounds):  # who runs first alternates from round to round
+                for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
+                    times[who].append(time_steps(stock if who == "stock" else ours, x, args.steps))
+            ratios = sorted(o / s for o, s in zip(times["ours"], times["stock"]))
+            ratio = statistics.median(ratios)
+            lo, hi = median_interval(ratios)
             row = {"model": name, "layout": layout, "same_bits": same, "stock_ms": 1e3 * min(times["stock"]),
-                   "relugrad_ms": 1e3 * min(times["ours"]), "time_ratio": ratio,
+                   "relugrad_ms": 1e3 * min(times["ours"]), "time_ratio": ratio, "ratio_ci95": [lo, hi],
                    "saved_stock": bytes_stock, "saved_relugrad": bytes_ours}
             line = (f"| {name} | {layout} | {'yes' if same else 'NO'} | {row['stock_ms']:.1f} | "
-                    f"{row['relugrad_ms']:.1f} | {ratio:.3f} | {bytes_stock / 2**20:.1f} | "
+                    f"{row['relugrad_ms']:.1f} | {ratio:.3f} [{lo:.3f}, {hi:.3f}] | {bytes_stock / 2**20:.1f} | "
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
             if args.peak:
                 del stock, ours

@@ -1,0 +1,122 @@
+"""The ReLU calls of a real model, alone: stock nn.ReLU against relugrad.torch.ReLU on the exact
+tensor shapes a model's ReLUs see in one forward, interleaved in one process.
+
+    .venv/bin/python bench/torch_relu_sites.py --model resnet50 --json docs/results/relu_sites.json
+    .venv/bin/python bench/torch_relu_sites.py --model resnet18 --batch 8 --threads 2 --layouts nchw
+
+A model step hides ReLU's ~2% in the noise of its convolutions; this times only the ReLU sites,
+so a few percent either way shows. The shapes come from forward hooks on every nn.ReLU of the
+model (torchvision's resnet50 at 4x3x112x112: 49 calls, 19.5M elements). For each torch thread
+count, layout and dtype, two measures, each a pass over every site:
+  fwd+bwd  module(x).backward(g) per site, as in training (AccumulateGrad included);
+  bwd      the backward alone: torch.autograd.grad(y, x, g, retain_graph=True) per site, on a
+           graph built once (stock: ReluBackward0 = threshold_backward; relugrad: its node).
+A round times each candidate (best of 3 passes), the first candidate alternating from round to
+round; the ratio is the median over rounds of the per-round ratio relugrad / stock.
+"""
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+import relugrad.torch as rt
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def relu_shapes(model_name: str, batch: int, size: int):
+    """The input shape of every nn.ReLU call in one forward of a torchvision model."""
+    import torchvision  # optional: only this benchmark needs it
+
+    model = getattr(torchvision.models, model_name)(weights=None).eval()
+    shapes = []
+    hooks = [m.register_forward_pre_hook(lambda _m, args: shapes.append(tuple(args[0].shape)))
+             for m in model.modules() if isinstance(m, nn.ReLU)]
+    with torch.no_grad():
+        model(torch.randn(batch, 3, size, size))
+    for h in hooks:
+        h.remove()
+    return shapes
+
+
+def best_pass(fn, repeats=3) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="resnet50")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--size", type=int, default=112, help="input height and width")
+    ap.add_argument("--threads", default="1,2", help="torch.set_num_threads values")
+    ap.add_argument("--layouts", default="nchw,channels_last")
+    ap.add_argument("--dtypes", default="f32")
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not rt.NATIVE:
+        raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
+    shapes = relu_shapes(args.model, args.batch, args.size)
+    elements = sum(torch.Size(s).numel() for s in shapes)
+    print(f"torch {torch.__version__}, {platform.machine()}; {args.model} at {args.batch}x3x{args.size}x{args.size}: "
+          f"{len(shapes)} ReLU calls, {elements / 1e6:.1f}M elements; ms per pass over every site (each side's "
+          f"median), ratio = median of {args.rounds} per-round ratios relugrad / stock")
+    print("| threads | dtype | layout | measure | stock ms | relugrad ms | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    rows = []
+    for threads in (int(t) for t in args.threads.split(",")):
+        torch.set_num_threads(threads)
+        for dname in args.dtypes.split(","):
+            for layout in args.layouts.split(","):
+                fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+                xs = [torch.randn(s).to(DTYPES[dname]).contiguous(memory_format=fmt).requires_grad_(True)
+                      for s in shapes]
+                gs = [torch.randn(s).to(DTYPES[dname]).contiguous(memory_format=fmt) for s in shapes]
+                mods = {"stock": nn.ReLU(), "relugrad": rt.ReLU()}
+                graphs = {k: [m(x) for x in xs] for k, m in mods.items()}
+
+                def fwd_bwd(m):
+                    for x, g in zip(xs, gs):
+                        m(x).backward(g)
+                        x.grad = None
+
+                def bwd(ys):
+                    for x, y, g in zip(xs, ys, gs):
+                        torch.autograd.grad(y, x, g, retain_graph=True)
+
+                measures = {"fwd+bwd": {k: (lambda m=m: fwd_bwd(m)) for k, m in mods.items()},
+                            "bwd": {k: (lambda ys=graphs[k]: bwd(ys)) for k in mods}}
+                for measure, cands in measures.items():
+                    times = {k: [] for k in cands}
+                    order = list(cands)
+                    for r in range(args.rounds):
+                        for k in (order if r % 2 == 0 else order[::-1]):
+                            times[k].append(best_pass(cands[k]))
+                    ratio = statistics.median(o / s for o, s in zip(times["relugrad"], times["stock"]))
+                    row = {"threads": threads, "dtype": dname, "layout": layout, "measure": measure,
+                           "stock_ms": 1e3 * statistics.median(times["stock"]),
+                           "relugrad_ms": 1e3 * statistics.median(times["relugrad"]), "ratio": ratio}
+                    rows.append(row)
+                    print(f"| {threads} | {dname} | {layout} | {measure} | {row['stock_ms']:.2f} | "
+                          f"{row['relugrad_ms']:.2f} | {ratio:.3f} |", flush=True)
+                del xs, gs, graphs
+    if args.json:
+        meta = {"torch": torch.__version__, "machine": platform.machine(), "model": args.model,
+                "input": [args.batch, 3, args.size, args.size], "sites": len(shapes), "elements": elements,
+                "rounds": args.rounds, "command": " ".join(sys.argv)}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
