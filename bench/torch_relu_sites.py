@@ -9,6 +9,8 @@ so a few percent either way shows. The shapes come from forward hooks on every n
 model (torchvision's resnet50 at 4x3x112x112: 49 calls, 19.5M elements). For each torch thread
 count, layout and dtype, two measures, each a pass over every site:
   fwd+bwd  module(x).backward(g) per site, as in training (AccumulateGrad included);
+  fwd+bwd in place  the same with ReLU(inplace=True), as torchvision builds them, on x.clone()
+           (the clone's copy and its backward are in both sides' time);
   bwd      the backward alone: torch.autograd.grad(y, x, g, retain_graph=True) per site, on a
            graph built once (stock: ReluBackward0 = threshold_backward; relugrad: its node).
 A round times each candidate (best of 3 passes), the first candidate alternating from round to
@@ -83,6 +85,7 @@ def main() -> None:
                       for s in shapes]
                 gs = [torch.randn(s).to(DTYPES[dname]).contiguous(memory_format=fmt) for s in shapes]
                 mods = {"stock": nn.ReLU(), "relugrad": rt.ReLU()}
+                inplace = {"stock": nn.ReLU(inplace=True), "relugrad": rt.ReLU(inplace=True)}
                 graphs = {k: [m(x) for x in xs] for k, m in mods.items()}
 
                 def fwd_bwd(m):
@@ -90,11 +93,17 @@ def main() -> None:
                         m(x).backward(g)
                         x.grad = None
 
+                def fwd_bwd_inplace(m):
+                    for x, g in zip(xs, gs):
+                        m(x.clone()).backward(g)
+                        x.grad = None
+
                 def bwd(ys):
                     for x, y, g in zip(xs, ys, gs):
                         torch.autograd.grad(y, x, g, retain_graph=True)
 
                 measures = {"fwd+bwd": {k: (lambda m=m: fwd_bwd(m)) for k, m in mods.items()},
+                            "fwd+bwd in place": {k: (lambda m=m: fwd_bwd_inplace(m)) for k, m in inplace.items()},
                             "bwd": {k: (lambda ys=graphs[k]: bwd(ys)) for k in mods}}
                 for measure, cands in measures.items():
                     times = {k: [] for k in cands}

@@ -14,6 +14,15 @@ once). Both candidates' first step is checked bit for bit (loss and every gradie
 generator seed for dropout) before timing; with --mask that first step is also replace_relu's
 probe step, which decides each ReLU's mask.
 
+--control: the "relugrad" candidate is a plain copy of the stock model (no replace_relu): an A/A run
+that shows what the bench itself puts between two identical models (placement, order).
+
+--relu-profile: the time a step spends in its ReLUs, from torch.profiler over --steps steps per
+candidate (two profiled passes each, interleaved): the summed CPU time of every top-level ReLU
+event, forward (stock aten::relu/relu_, relugrad relugrad_native::relu/relu_ and the custom ops)
+and backward (the engine's evaluate_function of ReluBackward0 / relugrad's nodes), an event
+nested in another one counted once. Both sides pay the profiler's per-event cost.
+
 --peak: the peak memory of one eager training step (also with --compile), measured in a child process per model and
 candidate (so neither sees the other's allocations): after two warm-up steps the kernel's
 resident-set high-water mark is reset (writing 5 to /proc/self/clear_refs), one step runs, and
@@ -27,6 +36,7 @@ import copy
 import ctypes
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -119,6 +129,31 @@ def same_first_step(stock: nn.Module, ours: nn.Module, x: torch.Tensor) -> bool:
     return same
 
 
+RELU_EVENTS = re.compile(
+    r"^(aten::relu_?|relugrad_native::relu_?|relugrad::relu(_mask)?"
+    r"|autograd::engine::evaluate_function: (ReluBackward0|relugrad::Relu(Mask)?Backward))$")
+
+
+def relu_ms_per_step(model: nn.Module, x: torch.Tensor, steps: int) -> float:
+    """CPU ms per step in top-level ReLU events (see --relu-profile)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step(model, x)
+            model.zero_grad(set_to_none=True)
+    total_us = 0.0
+    for event in prof.events():
+        if not RELU_EVENTS.match(event.name):
+            continue
+        parent = event.cpu_parent
+        while parent is not None and not RELU_EVENTS.match(parent.name):
+            parent = parent.cpu_parent
+        if parent is None:
+            total_us += event.cpu_time_total
+    return total_us / 1e3 / steps
+
+
 def time_steps(model: nn.Module, x: torch.Tensor, steps: int) -> float:
     start = time.perf_counter()
     for _ in range(steps):
@@ -127,15 +162,18 @@ def time_steps(model: nn.Module, x: torch.Tensor, steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def build(name: str, layout: str, mask: bool):
+def build(name: str, layout: str, mask: bool, control: bool = False):
     """(stock, relugrad, x) for model `name`: the same weights, replace_relu(mask=mask), with
     functional=True only where a functional relu would be left (the transformer's activation):
     the functional scope costs a Python call per torch function in the forward."""
     make, shape, _ = MODELS[name]
     torch.manual_seed(0)
     stock = make()
-    ours, report = rt.replace_relu(copy.deepcopy(stock), mask=mask, return_report=True)
-    if report.left:
+    if control:
+        ours = copy.deepcopy(stock)
+    else:
+        ours, report = rt.replace_relu(copy.deepcopy(stock), mask=mask, return_report=True)
+    if not control and report.left:
         ours = rt.replace_relu(copy.deepcopy(stock), mask=mask, functional=True)
     x = torch.randn(shape)
     if layout == "channels_last":
@@ -190,6 +228,8 @@ def main() -> None:
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--peak", action="store_true", help="also the peak memory of a step (a child process each)")
     ap.add_argument("--json", help="write the rows to this JSON file")
+    ap.add_argument("--control", action="store_true", help="A/A: the second candidate is a copy of stock")
+    ap.add_argument("--relu-profile", action="store_true", help="also the ReLUs' time per step (torch.profiler)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
     ap.add_argument("--compile", default="", metavar="BACKEND",
                     help="torch.compile both models with this backend (inductor, aot_eager) before timing")
@@ -203,15 +243,16 @@ def main() -> None:
     rows = []
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, relugrad native={rt.NATIVE}, "
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
-          f"rounds of {args.steps} steps")
-    peak_head = " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
+          f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else ""))
+    peak_head = " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
+    peak_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | saved MiB stock | "
           "saved MiB relugrad | saved ratio |" + peak_head)
-    print("|---" * (9 + 3 * args.peak) + "|")
+    print("|---" * (9 + 3 * args.peak + 3 * args.relu_profile) + "|")
     for name in args.models.split(","):
         _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
-            stock, ours, x = build(name, layout, args.mask)
+            stock, ours, x = build(name, layout, args.mask, args.control)
             if args.compile:  # the first steps compile; bits are compared on compiled steps
                 torch._dynamo.reset()
                 stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
@@ -233,6 +274,14 @@ def main() -> None:
             line = (f"| {name} | {layout} | {'yes' if same else 'NO'} | {row['stock_ms']:.1f} | "
                     f"{row['relugrad_ms']:.1f} | {ratio:.3f} [{lo:.3f}, {hi:.3f}] | {bytes_stock / 2**20:.1f} | "
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
+            if args.relu_profile:
+                relu = {"stock": [], "ours": []}
+                for r in range(2):
+                    for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
+                        relu[who].append(relu_ms_per_step(stock if who == "stock" else ours, x, args.steps))
+                row["relu_ms_stock"], row["relu_ms_relugrad"] = min(relu["stock"]), min(relu["ours"])
+                line += (f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | "
+                         f"{row['relu_ms_relugrad'] / row['relu_ms_stock']:.3f} |")
             if args.peak:
                 del stock, ours
                 row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads)
@@ -243,7 +292,8 @@ def main() -> None:
             rows.append(row)
     if args.json:
         meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
-                "rounds": args.rounds, "steps": args.steps, "command": " ".join(sys.argv)}
+                "rounds": args.rounds, "steps": args.steps, "control": args.control,
+                "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
