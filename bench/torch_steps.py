@@ -79,6 +79,18 @@ MODELS = {
 }
 
 
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), for the record of which machine measured."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def median_interval(sorted_values):
     """A distribution-free ~95% interval of the median: the order statistics k and n-1-k, k the
     largest with P(Binomial(n, 1/2) <= k) <= 2.5% (for n < 6 none exists: the extremes)."""
@@ -291,7 +303,7 @@ def main() -> None:
             print(line, flush=True)
             rows.append(row)
     if args.json:
-        meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
+        meta = {"torch": torch.__version__, "machine": cpu_name() + ",", "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "control": args.control,
                 "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
