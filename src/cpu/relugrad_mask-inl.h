@@ -57,7 +57,11 @@ constexpr int64_t MaxGroup() {
 }
 
 // One group of g elements (a multiple of the lane count and of 8):
-// forward. `bits` is a zeroed scratch of g/8 + 8 bytes receiving the mask.
+// forward. Writes exactly g/8 bytes of mask bits to `bits`: the output mask
+// itself for a whole group in place, else a scratch. The bits go straight to
+// memory as each vector makes them: staging them in a scratch and copying
+// its 8 bytes after four 2-byte stores failed store forwarding once per group
+// (f32 on AVX-512; docs/performance-notes.md, "Mask forward on the torch gate").
 template <bool kStream, class DU, class Op>
 HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFromD<DU>* y,
                              uint8_t* bits, const Op& op) {
@@ -70,7 +74,7 @@ HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFro
         hn::Stream(out, du, y + e);
       else
         hn::StoreU(out, du, y + e);
-      hn::StoreMaskBits(du, open, bits + e / 8);  // whole bytes; the padding absorbs over-writes
+      hn::StoreMaskBits(du, open, bits + e / 8);  // exactly lanes/8 bytes: (N + 7) / 8
     }
     return;
   }
@@ -147,13 +151,11 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
   int64_t i = begin;
   if (!via_buffers) {
     for (; i + g <= end; i += g) {
-      std::memset(bits, 0, sizeof(bits));
       if (stream && reinterpret_cast<uintptr_t>(y + i) % vec_bytes == 0) {
-        ForwardGroup<true>(du, g, x + i, y + i, bits, op);
+        ForwardGroup<true>(du, g, x + i, y + i, mask + i / 8, op);
       } else {
-        ForwardGroup<false>(du, g, x + i, y + i, bits, op);
+        ForwardGroup<false>(du, g, x + i, y + i, mask + i / 8, op);
       }
-      std::memcpy(mask + i / 8, bits, static_cast<size_t>(g / 8));
     }
     if (stream) hwy::FlushStream();
   }
@@ -235,7 +237,15 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
   const DU du;
   const BitConstants<D, DU> c(du, p);
   const bool nan_open = p.gate_nan_open;
-  if constexpr (V == Id::kZeroClosed) {
+  if constexpr (V == Id::kZeroGateNanOpen) {
+    const typename NanOpenZeroGate<D>::template Consts<DU> zc(du);
+    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
+                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+                       const auto closed = NanOpenZeroGate<D>::Closed(du, zc, v);
+                       *open = hn::Not(closed);
+                       return hn::IfThenZeroElse(closed, v);
+                     });
+  } else if constexpr (V == Id::kZeroClosed) {
     // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
