@@ -345,7 +345,10 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
 struct MaskLayout {
   std::vector<int64_t> mask_strides;
   std::vector<int64_t> result_strides;
-  bool contiguous;  // both C-contiguous: the backward's fast case
+  // y dense with the mask in its own order (result_strides == mask_strides):
+  // a gradient with exactly those strides is the backward's fast case (dx gets
+  // them too, as TensorIterator gives operands of one dense layout).
+  bool dense;
 };
 
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
@@ -363,8 +366,9 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   }
   at::Tensor dx;
   at::Tensor dy;
-  if (layout.contiguous && grad.is_contiguous()) {
-    dx = at::empty(grad.sizes(), grad.options());
+  if (layout.dense && grad.strides() == at::IntArrayRef(layout.mask_strides) &&
+      grad.is_non_overlapping_and_dense()) {
+    dx = EmptyStrided(grad, layout.mask_strides);
     dy = grad;
   } else {
     // a meta tensor: only its sizes and strides are read
@@ -533,8 +537,9 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
   }
   if (needs_grad) {
     auto node = ReluMaskBackward::For(x, std::move(settings));
-    node->layout = {mask_strides, y.strides().vec(),
-                    y.is_contiguous() && SameOrder(y, mask_strides)};
+    node->layout = {
+        mask_strides, y.strides().vec(),
+        y.is_non_overlapping_and_dense() && y.strides() == at::IntArrayRef(mask_strides)};
     Attach(node, y, inplace,
            [&] { node->saved = torch::autograd::SavedVariable(mask, /*is_output=*/false); });
   }
