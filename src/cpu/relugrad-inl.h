@@ -93,6 +93,36 @@ struct RawGate {
   }
 };
 
+// RawGate<D, true> when gate_key_lo == 1 (zero_if_le with t = +-0: the
+// torch preset). Closed <=> bits <= bits(-inf) as signed integers (-0, the
+// negative numbers, -inf) or bits == +0; open is everything else: the
+// positive patterns (+inf and +NaN included) and the negative NaNs, as
+// RawGate decides. Two signed compares and an or, where RawGate needs an
+// unsigned compare too, which AVX2 lacks (Highway emulates it with an
+// xor): two vector operations fewer per vector, for the L1-bound small
+// calls (docs/performance-notes.md, "Fixed cost of a call").
+template <Dtype D>
+struct NanOpenZeroGate {
+  using Tr = DtypeTraits<D>;
+  using U = typename Tr::Bits;
+  template <class DU>
+  struct Consts {
+    hn::Vec<hn::RebindToSigned<DU>> neg_inf_plus_1, zero;
+    explicit Consts(DU du) {
+      const hn::RebindToSigned<DU> di;
+      neg_inf_plus_1 = hn::BitCast(di, hn::Set(du, static_cast<U>((Tr::kSign | Tr::kInf) + 1)));
+      zero = hn::Zero(di);
+    }
+  };
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+    const hn::RebindToSigned<DU> di;
+    const auto bits = hn::BitCast(di, s);
+    const auto closed = hn::Or(hn::Lt(bits, c.neg_inf_plus_1), hn::Eq(bits, c.zero));
+    return hn::IfThenZeroElse(hn::RebindMask(du, closed), dy);
+  }
+};
+
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail
 // through a bounce buffer. Unrolled by two (docs/performance-notes.md, "Unrolling and prefetch").
 template <Dtype D, class Op>

@@ -61,7 +61,7 @@ constexpr int64_t MaxGroup() {
 // itself for a whole group in place, else a scratch. The bits go straight to
 // memory as each vector makes them: staging them in a scratch and copying
 // its 8 bytes after four 2-byte stores failed store forwarding once per group
-// (f32 on AVX-512; docs/performance-notes.md, "Mask forward on the torch gate").
+// (f32 on AVX-512; docs/performance-notes.md, "Mask forward: bits straight to the mask").
 template <bool kStream, class DU, class Op>
 HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFromD<DU>* y,
                              uint8_t* bits, const Op& op) {
@@ -237,15 +237,7 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
   const DU du;
   const BitConstants<D, DU> c(du, p);
   const bool nan_open = p.gate_nan_open;
-  if constexpr (V == Id::kZeroGateNanOpen) {
-    const typename NanOpenZeroGate<D>::template Consts<DU> zc(du);
-    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
-                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-                       const auto closed = NanOpenZeroGate<D>::Closed(du, zc, v);
-                       *open = hn::Not(closed);
-                       return hn::IfThenZeroElse(closed, v);
-                     });
-  } else if constexpr (V == Id::kZeroClosed) {
+  if constexpr (V == Id::kZeroClosed) {
     // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {

@@ -258,42 +258,6 @@ HWY_INLINE hn::Vec<DU> CombineVec(DU du, const BitConstants<D, DU>& c, const Ker
   return hn::IfThenElse(open, pass, closed);
 }
 
-// The gate when gate_key_lo == 1 (zero_if_le with t = +-0: the torch
-// preset), on the bits of s. Closed <=> bits <= bits(-inf) as signed
-// integers (-0, the negative numbers, -inf) or bits == +0; open is
-// everything else: the positive patterns (+inf and +NaN included) and the
-// negative NaNs, as GateOpen decides. Two signed compares and an or, where
-// GateOpen needs an order key and an unsigned compare too, which AVX2 lacks
-// (Highway emulates it with an xor): fewer vector operations per vector,
-// for the L1-bound small calls (docs/performance-notes.md, "Fixed cost of a
-// call"). Used by relu_grad's nan_open_zero_gate row and the forward with
-// mask's mask_forward_zero_gate row.
-template <Dtype D>
-struct NanOpenZeroGate {
-  using Tr = DtypeTraits<D>;
-  using U = typename Tr::Bits;
-  template <class DU>
-  struct Consts {
-    hn::Vec<hn::RebindToSigned<DU>> neg_inf_plus_1, zero;
-    explicit Consts(DU du) {
-      const hn::RebindToSigned<DU> di;
-      neg_inf_plus_1 = hn::BitCast(di, hn::Set(du, static_cast<U>((Tr::kSign | Tr::kInf) + 1)));
-      zero = hn::Zero(di);
-    }
-  };
-  template <class DU>
-  static HWY_INLINE hn::Mask<DU> Closed(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
-    const hn::RebindToSigned<DU> di;
-    const auto bits = hn::BitCast(di, s);
-    return hn::RebindMask(du, hn::Or(hn::Lt(bits, c.neg_inf_plus_1), hn::Eq(bits, c.zero)));
-  }
-  // dx = closed ? +0 : dy.
-  template <class DU>
-  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
-    return hn::IfThenZeroElse(Closed(du, c, s), dy);
-  }
-};
-
 }  // namespace HWY_NAMESPACE
 }  // namespace relugrad
 HWY_AFTER_NAMESPACE();
