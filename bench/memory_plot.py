@@ -54,11 +54,12 @@ def main() -> None:
         y += 2 * (BAR + GAP) + GROUP_GAP
     meta = run["meta"]
     legend_y = height + 8
+    machine = escape(meta["machine"]) + ", " if meta.get("machine") else ""
     legend = [f'<rect x="{LEFT}" y="{legend_y}" width="12" height="12" fill="{STOCK}"/>',
               f'<text x="{LEFT + 16}" y="{legend_y + 11}">stock torch</text>',
               f'<rect x="{LEFT + 110}" y="{legend_y}" width="12" height="12" fill="{OURS}"/>',
               f'<text x="{LEFT + 126}" y="{legend_y + 11}">relugrad replace_relu(mask=True)</text>',
-              f'<text x="{LEFT}" y="{legend_y + 32}" font-size="11">{escape(meta.get("machine", ""))} torch '
+              f'<text x="{LEFT}" y="{legend_y + 32}" font-size="11">{machine}torch '
               f'{escape(meta["torch"])}, {meta["threads"]} threads; time ratios are medians of interleaved rounds '
               f'(docs/python.md)</text>']
     total_h = legend_y + 44

@@ -366,8 +366,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   }
   at::Tensor dx;
   at::Tensor dy;
-  if (layout.dense && grad.strides() == at::IntArrayRef(layout.mask_strides) &&
-      grad.is_non_overlapping_and_dense()) {
+  // Equal sizes and the strides of a dense layout: grad is dense too.
+  if (layout.dense && grad.strides() == at::IntArrayRef(layout.mask_strides)) {
     dx = EmptyStrided(grad, layout.mask_strides);
     dy = grad;
   } else {
