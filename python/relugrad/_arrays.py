@@ -226,9 +226,10 @@ def _torch_host_dtype(dtype: Any) -> Optional[int]:
 
 def _torch_host_code(dy: Any, s: Any) -> Optional[int]:
     """The relugrad dtype of dy when dy and s are contiguous CPU tensors of
-    one supported dtype and shape (the by-address path), else None."""
+    one supported dtype and shape whose memory holds their values (no lazy
+    negation bit: the by-address path), else None."""
     code = _torch_host_dtype(dy.dtype)
     if (code is None or not dy.is_cpu or not s.is_cpu or s.dtype != dy.dtype or s.shape != dy.shape
-            or not dy.is_contiguous() or not s.is_contiguous()):
+            or not dy.is_contiguous() or not s.is_contiguous() or dy.is_neg() or s.is_neg()):
         return None
     return code

@@ -349,6 +349,9 @@ def _relu_grad_eager(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
         raise TypeError(f"dy: dtype {dy.dtype} is not supported (float16, bfloat16, float32, float64)")
     if dy.device != s.device:
         raise ValueError(f"s: device {s.device} differs from dy's {dy.device}; all tensors of a call must be on one device")
+    # The kernels read raw memory: lazily negated tensors (torch._neg_view) are negated first,
+    # as the dispatcher's fallback does for torch's own ops.
+    dy, s = dy.resolve_neg(), s.resolve_neg()
     config = _config(semantics, threshold, alpha, threads)
     out, flat = _grad_output(dy, s)
     if not flat:
@@ -471,6 +474,7 @@ def _relu_grad_mask_eager(dy: Tensor, mask: Tensor, semantics: str, threads: int
     _check_semantics(semantics)
     _check_threads(threads)
     torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
+    dy = dy.resolve_neg()  # the kernel reads raw memory (see _relu_grad_eager)
     if mask_strides is None:
         mask_strides = _order_strides(dy.shape, None)
     if result_strides is None:
@@ -974,7 +978,7 @@ class ReLU(nn.Module):
                               or (exact and (x.is_meta or _is_wrapped(x) or _fwAD._current_level >= 0
                                              or _dispatch_modes())))
         if not seen_by_transforms:
-            if not (exact and _kernels_serve(x)):
+            if not (exact and _kernels_serve(x)) or x.is_neg():  # a lazy negation: torch's ops
                 return _torch_relu(x, self.semantics, self.inplace)
             if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
                 return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask

@@ -91,7 +91,10 @@ void ReluGradBiasKernel(const T* dy, const T* y, T* dx, T* db, int64_t rows, int
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> ReluGradBias(const at::Tensor& dy, const at::Tensor& y) {
+std::tuple<at::Tensor, at::Tensor> ReluGradBias(const at::Tensor& dy_in, const at::Tensor& y_in) {
+  // The kernel reads raw memory: lazily negated tensors (torch._neg_view) are negated first.
+  const at::Tensor dy = dy_in.resolve_neg();
+  const at::Tensor y = y_in.resolve_neg();
   TORCH_CHECK(dy.dim() >= 1, "relu_grad_bias: dy must have at least one dim (the features)");
   TORCH_CHECK(dy.device().is_cpu() && y.device().is_cpu() && dy.layout() == at::kStrided &&
                   y.layout() == at::kStrided && dy.is_contiguous() && y.is_contiguous(),

@@ -96,8 +96,10 @@ void ForwardParts(const T* x, T s, T* noise, uint8_t* g, uint8_t* k, int64_t n, 
   });
 }
 
-at::Tensor ReluDropoutBackward(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor& keep,
-                               double scale) {
+at::Tensor ReluDropoutBackward(const at::Tensor& dy_in, const at::Tensor& gate,
+                               const at::Tensor& keep, double scale) {
+  // The kernel reads raw memory: a lazily negated gradient (torch._neg_view) is negated first.
+  const at::Tensor dy = dy_in.resolve_neg();
   TORCH_CHECK(dy.device().is_cpu() && dy.layout() == at::kStrided && dy.is_contiguous(),
               "relu_dropout_backward: dy must be a contiguous CPU tensor");
   TORCH_CHECK(dy.scalar_type() == at::kFloat || dy.scalar_type() == at::kDouble,

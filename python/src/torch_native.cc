@@ -21,10 +21,14 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/MemoryFormat.h>
+#include <c10/util/strides.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/saved_variable.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -263,20 +267,48 @@ at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides) {
   return at::empty_strided(like.sizes(), strides, like.options());
 }
 
-// True when TensorIterator's fast setup serves (dy, s); *out is then its output.
-bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
+// The strides TensorIterator's fast setup gives the output of (dy, s): true
+// and *strides set when it serves them.
+bool FastStrides(const at::Tensor& dy, const at::Tensor& s, std::vector<int64_t>* strides) {
   if (dy.is_contiguous() && s.is_contiguous()) {
-    *out = at::empty(dy.sizes(), dy.options());
+    const c10::DimVector contiguous = c10::contiguous_strides(dy.sizes());
+    strides->assign(contiguous.begin(), contiguous.end());
   } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) &&
              s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    *out = at::empty(dy.sizes(), dy.options().memory_format(at::MemoryFormat::ChannelsLast));
+    *strides = c10::get_channels_last_strides_2d(dy.sizes());
   } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() &&
              dy.strides() == s.strides()) {
-    *out = EmptyStrided(dy, dy.strides());
+    *strides = dy.strides().vec();
   } else {
     return false;
   }
   return true;
+}
+
+// True when TensorIterator's fast setup serves (dy, s); *out is then its output.
+bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
+  std::vector<int64_t> strides;
+  if (!FastStrides(dy, s, &strides)) return false;
+  *out = EmptyStrided(dy, strides);
+  return true;
+}
+
+// True when the backward may write dx over the incoming gradient: nothing but
+// this call holds the tensor or its storage (the engine moved it in; a post
+// hook, a retained or stashed gradient, the profiler's inputs or a live view
+// would hold a second reference: torch's own rule, is_tensor_stealable, by
+// which AccumulateGrad takes a gradient without a copy), the storage is torch's
+// CPU allocator's (not a NumPy array or another owner's blob), grad covers
+// exactly that storage, and it already has dx's strides. dx = grad then costs
+// no allocation, and its stores land on the lines the kernel has just read.
+bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
+  if (!torch::autograd::impl::is_tensor_stealable(grad) || grad.requires_grad() ||
+      grad.is_inference() || grad.storage_offset() != 0 || grad.strides() != dx_strides) {
+    return false;
+  }
+  const c10::Storage& storage = grad.storage();
+  return storage.use_count() == 1 && storage.allocator() == c10::GetCPUAllocator() &&
+         storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
 }
 
 // threshold_backward(dy, s)'s output, uninitialised; *flat: dy and s share its
@@ -322,8 +354,17 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
     // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
-  bool flat = false;
-  at::Tensor dx = EmptyGradOutput(grad, y, &flat);
+  if (grad.is_neg()) return GradFromGate(grad.resolve_neg(), y, settings);
+  std::vector<int64_t> strides;
+  const bool flat = FastStrides(grad, y, &strides);
+  at::Tensor dx;
+  if (!flat) {
+    dx = EmptyStrided(grad, TiStrides(grad.sizes(), {y.strides(), grad.strides()}));
+  } else if (WritableInPlace(grad, strides)) {
+    dx = grad;
+  } else {
+    dx = EmptyStrided(grad, strides);
+  }
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
   const relugrad_dtype dtype = DtypeOf(dy);
@@ -364,11 +405,13 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     return CallOp("relugrad::relu_grad_mask",
                   {grad, mask, settings.semantics, settings.threads, order});
   }
+  if (grad.is_neg()) return GradFromMask(grad.resolve_neg(), mask, settings, layout);
   at::Tensor dx;
   at::Tensor dy;
   // Equal sizes and the strides of a dense layout: grad is dense too.
   if (layout.dense && grad.strides() == at::IntArrayRef(layout.mask_strides)) {
-    dx = EmptyStrided(grad, layout.mask_strides);
+    dx =
+        WritableInPlace(grad, layout.mask_strides) ? grad : EmptyStrided(grad, layout.mask_strides);
     dy = grad;
   } else {
     // a meta tensor: only its sizes and strides are read
