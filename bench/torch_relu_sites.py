@@ -12,13 +12,15 @@ count, layout and dtype, two measures, each a pass over every site:
   fwd+bwd in place  the same with ReLU(inplace=True), as torchvision builds them, on x.clone()
            (the clone's copy and its backward are in both sides' time);
   bwd      the backward alone: torch.autograd.grad(y, x, g, retain_graph=True) per site, on a
-           graph built once (stock: ReluBackward0 = threshold_backward; relugrad: its node).
+           graph built once (stock: ReluBackward0 = threshold_backward; relugrad: its node);
+  bwd after mul  the same on z = y * w, so that ReLU's gradient is made by an op (MulBackward), as
+           in a model, not handed in by the caller: relugrad may write dx over a gradient nothing
+           else holds (the mul's backward is in both sides' time).
 A round times each candidate (best of 3 passes), the first candidate alternating from round to
 round; the ratio is the median over rounds of the per-round ratio relugrad / stock.
 """
 import argparse
 import json
-import platform
 import statistics
 import sys
 import time
@@ -27,6 +29,7 @@ import torch
 from torch import nn
 
 import relugrad.torch as rt
+from torch_steps import cpu_name  # this directory's step benchmark
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -70,7 +73,7 @@ def main() -> None:
         raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
     shapes = relu_shapes(args.model, args.batch, args.size)
     elements = sum(torch.Size(s).numel() for s in shapes)
-    print(f"torch {torch.__version__}, {platform.machine()}; {args.model} at {args.batch}x3x{args.size}x{args.size}: "
+    print(f"torch {torch.__version__}, {cpu_name()}; {args.model} at {args.batch}x3x{args.size}x{args.size}: "
           f"{len(shapes)} ReLU calls, {elements / 1e6:.1f}M elements; ms per pass over every site (each side's "
           f"median), ratio = median of {args.rounds} per-round ratios relugrad / stock")
     print("| threads | dtype | layout | measure | stock ms | relugrad ms | ratio |")
@@ -87,6 +90,8 @@ def main() -> None:
                 mods = {"stock": nn.ReLU(), "relugrad": rt.ReLU()}
                 inplace = {"stock": nn.ReLU(inplace=True), "relugrad": rt.ReLU(inplace=True)}
                 graphs = {k: [m(x) for x in xs] for k, m in mods.items()}
+                ws = [torch.randn(s).to(DTYPES[dname]).contiguous(memory_format=fmt) for s in shapes]
+                mul_graphs = {k: [y * w for y, w in zip(ys, ws)] for k, ys in graphs.items()}
 
                 def fwd_bwd(m):
                     for x, g in zip(xs, gs):
@@ -104,7 +109,8 @@ def main() -> None:
 
                 measures = {"fwd+bwd": {k: (lambda m=m: fwd_bwd(m)) for k, m in mods.items()},
                             "fwd+bwd in place": {k: (lambda m=m: fwd_bwd_inplace(m)) for k, m in inplace.items()},
-                            "bwd": {k: (lambda ys=graphs[k]: bwd(ys)) for k in mods}}
+                            "bwd": {k: (lambda ys=graphs[k]: bwd(ys)) for k in mods},
+                            "bwd after mul": {k: (lambda zs=mul_graphs[k]: bwd(zs)) for k in mods}}
                 for measure, cands in measures.items():
                     times = {k: [] for k in cands}
                     order = list(cands)
@@ -118,9 +124,9 @@ def main() -> None:
                     rows.append(row)
                     print(f"| {threads} | {dname} | {layout} | {measure} | {row['stock_ms']:.2f} | "
                           f"{row['relugrad_ms']:.2f} | {ratio:.3f} |", flush=True)
-                del xs, gs, graphs
+                del xs, gs, graphs, ws, mul_graphs
     if args.json:
-        meta = {"torch": torch.__version__, "machine": platform.machine(), "model": args.model,
+        meta = {"torch": torch.__version__, "machine": cpu_name(), "model": args.model,
                 "input": [args.batch, 3, args.size, args.size], "sites": len(shapes), "elements": elements,
                 "rounds": args.rounds, "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:

@@ -269,16 +269,16 @@ at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides) {
 
 // The strides TensorIterator's fast setup gives the output of (dy, s): true
 // and *strides set when it serves them.
-bool FastStrides(const at::Tensor& dy, const at::Tensor& s, std::vector<int64_t>* strides) {
+bool FastStrides(const at::Tensor& dy, const at::Tensor& s, c10::DimVector* strides) {
   if (dy.is_contiguous() && s.is_contiguous()) {
-    const c10::DimVector contiguous = c10::contiguous_strides(dy.sizes());
-    strides->assign(contiguous.begin(), contiguous.end());
+    *strides = c10::contiguous_strides(dy.sizes());
   } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) &&
              s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    *strides = c10::get_channels_last_strides_2d(dy.sizes());
+    const std::vector<int64_t> channels_last = c10::get_channels_last_strides_2d(dy.sizes());
+    strides->assign(channels_last.begin(), channels_last.end());
   } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() &&
              dy.strides() == s.strides()) {
-    *strides = dy.strides().vec();
+    strides->assign(dy.strides().begin(), dy.strides().end());
   } else {
     return false;
   }
@@ -287,7 +287,7 @@ bool FastStrides(const at::Tensor& dy, const at::Tensor& s, std::vector<int64_t>
 
 // True when TensorIterator's fast setup serves (dy, s); *out is then its output.
 bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
-  std::vector<int64_t> strides;
+  c10::DimVector strides;
   if (!FastStrides(dy, s, &strides)) return false;
   *out = EmptyStrided(dy, strides);
   return true;
@@ -355,7 +355,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
   if (grad.is_neg()) return GradFromGate(grad.resolve_neg(), y, settings);
-  std::vector<int64_t> strides;
+  c10::DimVector strides;
   const bool flat = FastStrides(grad, y, &strides);
   at::Tensor dx;
   if (!flat) {
