@@ -18,7 +18,8 @@ probe step, which decides each ReLU's mask.
 that shows what the bench itself puts between two identical models (placement, order).
 
 --relu-profile: the time a step spends in its ReLUs, from torch.profiler over --steps steps per
-candidate (two profiled passes each, interleaved): the summed CPU time of every top-level ReLU
+candidate (--profile-passes profiled passes each, interleaved; the medians, and the median of the
+per-pass ratios): the summed CPU time of every top-level ReLU
 event, forward (stock aten::relu/relu_, relugrad relugrad_native::relu/relu_ and the custom ops)
 and backward (the engine's evaluate_function of ReluBackward0 / relugrad's nodes), an event
 nested in another one counted once. Both sides pay the profiler's per-event cost, relugrad's
@@ -244,6 +245,7 @@ def main() -> None:
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--control", action="store_true", help="A/A: the second candidate is a copy of stock")
     ap.add_argument("--relu-profile", action="store_true", help="also the ReLUs' time per step (torch.profiler)")
+    ap.add_argument("--profile-passes", type=int, default=6, help="profiled passes per candidate (--relu-profile)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
     ap.add_argument("--compile", default="", metavar="BACKEND",
                     help="torch.compile both models with this backend (inductor, aot_eager) before timing")
@@ -290,12 +292,13 @@ def main() -> None:
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
             if args.relu_profile:
                 relu = {"stock": [], "ours": []}
-                for r in range(2):
+                for r in range(args.profile_passes):
                     for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
                         relu[who].append(relu_ms_per_step(stock if who == "stock" else ours, x, args.steps))
-                row["relu_ms_stock"], row["relu_ms_relugrad"] = min(relu["stock"]), min(relu["ours"])
-                line += (f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | "
-                         f"{row['relu_ms_relugrad'] / row['relu_ms_stock']:.3f} |")
+                row["relu_ms_stock"] = statistics.median(relu["stock"])
+                row["relu_ms_relugrad"] = statistics.median(relu["ours"])
+                row["relu_ratio"] = statistics.median(o / s for o, s in zip(relu["ours"], relu["stock"]))
+                line += f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | {row['relu_ratio']:.3f} |"
             if args.peak:
                 del stock, ours
                 row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads)

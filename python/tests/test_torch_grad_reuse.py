@@ -201,3 +201,16 @@ def test_fused_modules_read_a_lazily_negated_gradient_as_its_values():
     want = _lazy_negation_grads(torch.nn.Sequential(stock_linear, torch.nn.ReLU()), x, 2)
     assert torch.equal(bits(got), bits(want))
     assert torch.equal(bits(linear.bias.grad), bits(stock_linear.bias.grad))
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_a_module_backward_hook_sees_grad_output_as_it_arrived(mask, eager_path):
+    def seen(relu):
+        kept = {}
+        relu.register_full_backward_hook(lambda m, gi, go: kept.update(gi=gi[0].clone(), go=go[0].clone()))
+        x = values((4, 8), torch.float32, 10).requires_grad_()
+        (relu(x * 1) * values((4, 8), torch.float32, 11)).sum().backward()
+        return kept
+    got, want = seen(rt.ReLU(mask=mask)), seen(torch.nn.ReLU())
+    for key in ("gi", "go"):
+        assert torch.equal(bits(got[key]), bits(want[key]))
