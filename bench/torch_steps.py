@@ -9,7 +9,9 @@ weights) each run `loss = model(x).square().mean(); loss.backward(); zero_grad` 
 rounds (the first of each round alternating); a round times each candidate over --steps steps,
 and the reported ratio is the median of the per-round ratios relugrad / stock with a
 distribution-free ~95% interval of that median in brackets (the machine is shared: only ratios
-taken side by side mean anything). Saved-for-backward bytes are counted with saved_tensors_hooks (each storage
+taken side by side mean anything). The CPU time ratio is the same statistic over the process's CPU
+time in those rounds (time.process_time: every thread's user and system time, torch's spinning
+OpenMP threads included; under a hypervisor the time the host took the vCPU away is not in it). Saved-for-backward bytes are counted with saved_tensors_hooks (each storage
 once). Both candidates' first step is checked bit for bit (loss and every gradient, the same
 generator seed for dropout) before timing; with --mask that first step is also replace_relu's
 probe step, which decides each ReLU's mask.
@@ -27,7 +29,7 @@ forward once more than stock's (relugrad_native::relu_ records an event around a
 more events per resnet50 step), so this measure leans against relugrad.
 
 --peak: the peak memory of one eager training step (also with --compile), measured in a child process per model and
-candidate (so neither sees the other's allocations): after two warm-up steps the kernel's
+candidate (so neither sees the other's allocations; the median of --peak-runs children): after two warm-up steps the kernel's
 resident-set high-water mark is reset (writing 5 to /proc/self/clear_refs), one step runs, and
 the figure is VmHWM minus the resident set before the step. The child runs with glibc's mmap
 threshold fixed at 128 KiB (MALLOC_MMAP_THRESHOLD_; a fixed value turns off its growth), so every
@@ -169,12 +171,13 @@ def relu_ms_per_step(model: nn.Module, x: torch.Tensor, steps: int) -> float:
     return total_us / 1e3 / steps
 
 
-def time_steps(model: nn.Module, x: torch.Tensor, steps: int) -> float:
-    start = time.perf_counter()
+def time_steps(model: nn.Module, x: torch.Tensor, steps: int):
+    """(wall seconds, process CPU seconds) per step."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step(model, x)
         model.zero_grad(set_to_none=True)
-    return (time.perf_counter() - start) / steps
+    return (time.perf_counter() - start) / steps, (time.process_time() - start_cpu) / steps
 
 
 def build(name: str, layout: str, mask: bool, control: bool = False):
@@ -224,13 +227,17 @@ def child_peak(name: str, layout: str, mask: bool, which: str) -> None:
     print(json.dumps({"peak_bytes": (peak - before) * 1024}))
 
 
-def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int) -> int:
+def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, runs: int) -> int:
+    """The median over `runs` child processes (a child's figure moves by a few pages)."""
     cmd = [sys.executable, __file__, "--child", f"{name}:{layout}:{which}"] + (["--mask"] if mask else [])
     if threads:
         cmd += ["--torch-threads", str(threads)]
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out.strip().splitlines()[-1])["peak_bytes"]
+    peaks = []
+    for _ in range(runs):
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+        peaks.append(json.loads(out.strip().splitlines()[-1])["peak_bytes"])
+    return int(statistics.median(peaks))
 
 
 def main() -> None:
@@ -242,6 +249,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--peak", action="store_true", help="also the peak memory of a step (a child process each)")
+    ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (--peak): the median")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--control", action="store_true", help="A/A: the second candidate is a copy of stock")
     ap.add_argument("--relu-profile", action="store_true", help="also the ReLUs' time per step (torch.profiler)")
@@ -262,9 +270,9 @@ def main() -> None:
           f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else ""))
     peak_head = " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
     peak_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
-    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | saved MiB stock | "
-          "saved MiB relugrad | saved ratio |" + peak_head)
-    print("|---" * (9 + 3 * args.peak + 3 * args.relu_profile) + "|")
+    print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | CPU time ratio "
+          "[95%] | saved MiB stock | saved MiB relugrad | saved ratio |" + peak_head)
+    print("|---" * (10 + 3 * args.peak + 3 * args.relu_profile) + "|")
     for name in args.models.split(","):
         _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
@@ -278,17 +286,25 @@ def main() -> None:
             same = same_first_step(stock, ours, x)
             bytes_stock, bytes_ours = saved_bytes(stock, x), saved_bytes(ours, x)
             times = {"stock": [], "ours": []}
+            cpu = {"stock": [], "ours": []}
             for r in range(args.rounds):  # who runs first alternates from round to round
                 for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
-                    times[who].append(time_steps(stock if who == "stock" else ours, x, args.steps))
+                    wall, cpu_s = time_steps(stock if who == "stock" else ours, x, args.steps)
+                    times[who].append(wall)
+                    cpu[who].append(cpu_s)
             ratios = sorted(o / s for o, s in zip(times["ours"], times["stock"]))
             ratio = statistics.median(ratios)
             lo, hi = median_interval(ratios)
+            cpu_ratios = sorted(o / s for o, s in zip(cpu["ours"], cpu["stock"]))
+            cpu_ratio = statistics.median(cpu_ratios)
+            cpu_lo, cpu_hi = median_interval(cpu_ratios)
             row = {"model": name, "layout": layout, "same_bits": same, "stock_ms": 1e3 * min(times["stock"]),
                    "relugrad_ms": 1e3 * min(times["ours"]), "time_ratio": ratio, "ratio_ci95": [lo, hi],
+                   "cpu_ratio": cpu_ratio, "cpu_ratio_ci95": [cpu_lo, cpu_hi],
                    "saved_stock": bytes_stock, "saved_relugrad": bytes_ours}
             line = (f"| {name} | {layout} | {'yes' if same else 'NO'} | {row['stock_ms']:.1f} | "
-                    f"{row['relugrad_ms']:.1f} | {ratio:.3f} [{lo:.3f}, {hi:.3f}] | {bytes_stock / 2**20:.1f} | "
+                    f"{row['relugrad_ms']:.1f} | {ratio:.3f} [{lo:.3f}, {hi:.3f}] | "
+                    f"{cpu_ratio:.3f} [{cpu_lo:.3f}, {cpu_hi:.3f}] | {bytes_stock / 2**20:.1f} | "
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
             if args.relu_profile:
                 relu = {"stock": [], "ours": []}
@@ -301,8 +317,9 @@ def main() -> None:
                 line += f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | {row['relu_ratio']:.3f} |"
             if args.peak:
                 del stock, ours
-                row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads)
-                row["peak_relugrad"] = peak_bytes(name, layout, args.mask, "relugrad", args.torch_threads)
+                row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads, args.peak_runs)
+                row["peak_relugrad"] = peak_bytes(name, layout, args.mask, "relugrad", args.torch_threads,
+                                                  args.peak_runs)
                 line += (f" {row['peak_stock'] / 2**20:.1f} | {row['peak_relugrad'] / 2**20:.1f} | "
                          f"{row['peak_relugrad'] / row['peak_stock']:.3f} |")
             print(line, flush=True)
