@@ -14,7 +14,6 @@ is shared: only ratios taken side by side mean anything). docs/python.md, "Never
 """
 import argparse
 import json
-import platform
 import statistics
 import sys
 import timeit
@@ -22,6 +21,7 @@ import timeit
 import torch
 
 import relugrad.torch as rt
+from torch_steps import cpu_name  # this directory's step benchmark
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
 
@@ -61,7 +61,7 @@ def main() -> None:
     if not rt.NATIVE:
         raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
     native = rt._native_relu
-    print(f"torch {torch.__version__}, {platform.machine()}, mask={args.mask}; us per forward+backward "
+    print(f"torch {torch.__version__}, {cpu_name()}, mask={args.mask}; us per forward+backward "
           f"(median of {args.rounds} rounds), ratio = median of per-round ratios relugrad / nn.ReLU")
     head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else [])
     print("| " + " | ".join(head) + " |")
@@ -105,7 +105,7 @@ def main() -> None:
                     print("| " + " | ".join(str(v) for v in line) + " |", flush=True)
                     del x, g
     if args.json:
-        meta = {"torch": torch.__version__, "machine": platform.machine(), "mask": args.mask,
+        meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask,
                 "rounds": args.rounds, "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
