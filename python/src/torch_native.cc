@@ -311,13 +311,21 @@ bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
          storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
 }
 
-// threshold_backward(dy, s)'s output, uninitialised; *flat: dy and s share its
-// storage order. (Its TensorIterator takes s, then dy: s's layout leads.)
+// The strides of threshold_backward(dy, s)'s output; true when dy and s share
+// its storage order (the fast setup). (Its TensorIterator takes s, then dy:
+// s's layout leads.)
+bool GradOutputStrides(const at::Tensor& dy, const at::Tensor& s, c10::DimVector* strides) {
+  if (FastStrides(dy, s, strides)) return true;
+  const std::vector<int64_t> general = TiStrides(dy.sizes(), {s.strides(), dy.strides()});
+  strides->assign(general.begin(), general.end());
+  return false;
+}
+
+// threshold_backward(dy, s)'s output, uninitialised; *flat: as GradOutputStrides.
 at::Tensor EmptyGradOutput(const at::Tensor& dy, const at::Tensor& s, bool* flat) {
-  at::Tensor out;
-  *flat = FastLayout(dy, s, &out);
-  if (*flat) return out;
-  return EmptyStrided(dy, TiStrides(dy.sizes(), {s.strides(), dy.strides()}));
+  c10::DimVector strides;
+  *flat = GradOutputStrides(dy, s, &strides);
+  return EmptyStrided(dy, strides);
 }
 
 // Dense tensors a (real) and strides b of the same sizes address their
@@ -354,17 +362,9 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
     // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
-  if (grad.is_neg()) return GradFromGate(grad.resolve_neg(), y, settings);
   c10::DimVector strides;
-  const bool flat = FastStrides(grad, y, &strides);
-  at::Tensor dx;
-  if (!flat) {
-    dx = EmptyStrided(grad, TiStrides(grad.sizes(), {y.strides(), grad.strides()}));
-  } else if (WritableInPlace(grad, strides)) {
-    dx = grad;
-  } else {
-    dx = EmptyStrided(grad, strides);
-  }
+  const bool flat = GradOutputStrides(grad, y, &strides);
+  const at::Tensor dx = flat && WritableInPlace(grad, strides) ? grad : EmptyStrided(grad, strides);
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
   const relugrad_dtype dtype = DtypeOf(dy);
@@ -405,7 +405,6 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     return CallOp("relugrad::relu_grad_mask",
                   {grad, mask, settings.semantics, settings.threads, order});
   }
-  if (grad.is_neg()) return GradFromMask(grad.resolve_neg(), mask, settings, layout);
   at::Tensor dx;
   at::Tensor dy;
   // Equal sizes and the strides of a dense layout: grad is dense too.
@@ -476,8 +475,12 @@ struct SavedTensorNode : public torch::autograd::Node {
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
     const at::Tensor s = saved.unpack(getptr());
-    if (!grads[0].defined()) return {at::Tensor()};
-    return {static_cast<const Derived*>(this)->Grad(grads[0], s)};
+    // Moved out, not copied: the backward may write over a gradient only it holds.
+    at::Tensor grad = std::move(grads[0]);
+    if (!grad.defined()) return {at::Tensor()};
+    // The kernels read raw memory: a lazily negated gradient (torch._neg_view) is negated first.
+    if (grad.is_neg()) grad = grad.resolve_neg();
+    return {static_cast<const Derived*>(this)->Grad(grad, s)};
   }
 };
 
