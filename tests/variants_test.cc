@@ -285,7 +285,7 @@ TEST(VariantTable, PresetsSelectTheirNamedRows) {
   };
   relugrad_options torch;
   relugrad_options_init(&torch, RELUGRAD_PRESET_TORCH);
-  EXPECT_EQ(forward(torch, RELUGRAD_F32), "mask_forward_zero_closed");
+  EXPECT_EQ(forward(torch, RELUGRAD_F32), "mask_forward_nan_open_zero_gate");
   EXPECT_EQ(forward(leaky, RELUGRAD_F32), "mask_forward_alpha");
   EXPECT_EQ(forward(leaky, RELUGRAD_BF16), "mask_forward_alpha16");
 }

@@ -56,44 +56,56 @@ constexpr int64_t MaxGroup() {
   return std::max<int64_t>(64, HWY_MAX_BYTES / sizeof(U));
 }
 
-// One group of g elements (a multiple of the lane count and of 8):
-// forward. Writes exactly g/8 bytes of mask bits to `bits`: the output mask
-// itself for a whole group in place, else a scratch. The bits go straight to
-// memory as each vector makes them: staging them in a scratch and copying
-// its 8 bytes after four 2-byte stores failed store forwarding once per group
-// (f32 on AVX-512; docs/performance-notes.md, "Mask forward: bits straight to the mask").
+// Forward: the mask bits of 64 elements (64 / lanes vectors, lanes <= 64)
+// gathered in a register word and stored once, y stored as each vector makes
+// it. One store of bits per 64 elements, not one per vector: on the Intel
+// Xeon a 2-byte store of each vector's bits beside each vector of y made the
+// kernel store-bound, 1.7-1.9x slower than gathering them; on AMD Zen 5 the
+// two are equal at the point of use (docs/performance-notes.md, "Mask
+// forward: raw-bit gate, one store of bits per 64 elements").
 template <bool kStream, class DU, class Op>
-HWY_INLINE void ForwardGroup(DU du, int64_t g, const hn::TFromD<DU>* x, hn::TFromD<DU>* y,
-                             uint8_t* bits, const Op& op) {
+HWY_INLINE uint64_t ForwardWord(DU du, const hn::TFromD<DU>* x, hn::TFromD<DU>* y, const Op& op) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
-  if (lanes >= 8) {
-    for (int64_t e = 0; e < g; e += lanes) {
-      hn::Mask<DU> open;
-      const auto out = op(hn::LoadU(du, x + e), &open);
-      if constexpr (kStream)
-        hn::Stream(out, du, y + e);
-      else
-        hn::StoreU(out, du, y + e);
-      hn::StoreMaskBits(du, open, bits + e / 8);  // exactly lanes/8 bytes: (N + 7) / 8
-    }
-    return;
-  }
-  // Fewer than 8 lanes: g = 64, and the group's bits gather in one register
-  // word, stored once. OR-ing each vector's bits into a byte of `bits`, as
-  // before, made the caller's 8-byte copy of them stall on store forwarding.
+  const uint64_t lane_bits = lanes >= 64 ? ~uint64_t{0} : (uint64_t{1} << lanes) - 1u;
   uint64_t word = 0;
-  for (int64_t e = 0; e < g; e += lanes) {
+  for (int64_t e = 0; e < 64; e += lanes) {
     hn::Mask<DU> open;
     const auto out = op(hn::LoadU(du, x + e), &open);
     if constexpr (kStream)
       hn::Stream(out, du, y + e);
     else
       hn::StoreU(out, du, y + e);
+    // StoreMaskBits writes (lanes + 7) / 8 bytes; the compiler keeps them in
+    // registers (a mask-register move on AVX-512, movmsk on AVX2).
     uint8_t tmp[8] = {};
     hn::StoreMaskBits(du, open, tmp);
-    word |= static_cast<uint64_t>(tmp[0] & ((1u << lanes) - 1u)) << e;
+    uint64_t bits;
+    std::memcpy(&bits, tmp, sizeof(bits));
+    word |= (bits & lane_bits) << e;
   }
-  std::memcpy(bits, &word, sizeof(word));
+  return word;
+}
+
+// One group (max(64, lanes) elements): forward. Writes exactly its bytes of
+// mask bits to `bits`: the output mask itself for a whole group in place,
+// else a scratch.
+template <bool kStream, class DU, class Op>
+HWY_INLINE void ForwardGroup(DU du, const hn::TFromD<DU>* x, hn::TFromD<DU>* y, uint8_t* bits,
+                             const Op& op) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
+  if (lanes <= 64) {  // g = 64
+    const uint64_t word = ForwardWord<kStream>(du, x, y, op);
+    std::memcpy(bits, &word, sizeof(word));
+    return;
+  }
+  // Vectors of more than 64 lanes (SVE/RVV): g = lanes, whole bytes per vector.
+  hn::Mask<DU> open;
+  const auto out = op(hn::LoadU(du, x), &open);
+  if constexpr (kStream)
+    hn::Stream(out, du, y);
+  else
+    hn::StoreU(out, du, y);
+  hn::StoreMaskBits(du, open, bits);
 }
 
 // One group: backward. `bits` holds the group's g/8 mask bytes plus 8 bytes
@@ -152,9 +164,9 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
   if (!via_buffers) {
     for (; i + g <= end; i += g) {
       if (stream && reinterpret_cast<uintptr_t>(y + i) % vec_bytes == 0) {
-        ForwardGroup<true>(du, g, x + i, y + i, mask + i / 8, op);
+        ForwardGroup<true>(du, x + i, y + i, mask + i / 8, op);
       } else {
-        ForwardGroup<false>(du, g, x + i, y + i, mask + i / 8, op);
+        ForwardGroup<false>(du, x + i, y + i, mask + i / 8, op);
       }
     }
     if (stream) hwy::FlushStream();
@@ -166,7 +178,7 @@ HWY_INLINE void ForwardGroups(const KernelParams& p, const void* x_v, void* y_v,
     std::memset(in, 0, sizeof(in));
     std::memcpy(in, x + i, static_cast<size_t>(rest) * sizeof(U));
     std::memset(bits, 0, sizeof(bits));
-    ForwardGroup<false>(du, g, in, out, bits, op);
+    ForwardGroup<false>(du, in, out, bits, op);
     if constexpr (sizeof(U) == 2) {
       if (p.closed == ClosedRule::kMulAlpha) {
         for (int64_t j = 0; j < rest; ++j) {
@@ -237,7 +249,15 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
   const DU du;
   const BitConstants<D, DU> c(du, p);
   const bool nan_open = p.gate_nan_open;
-  if constexpr (V == Id::kZeroClosed) {
+  if constexpr (V == Id::kNanOpenZeroGate) {
+    const typename NanOpenZeroGate<D>::template Consts<DU> zc(du);
+    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
+                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+                       const auto closed = NanOpenZeroGate<D>::Closed(du, zc, v);
+                       *open = hn::Not(closed);
+                       return hn::IfThenZeroElse(closed, v);
+                     });
+  } else if constexpr (V == Id::kZeroClosed) {
     // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {

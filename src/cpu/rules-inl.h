@@ -94,6 +94,80 @@ HWY_INLINE hn::Vec<DU> PlainSelectVec(DU du, const BitConstants<D, DU>& c, bool 
   return hn::IfThenElseZero(GateOpen<D>(du, c, nan_open, s), dy);
 }
 
+// The plain-select gate for thresholds t >= +0 (gate_key_lo >= 0: every
+// relu preset), on raw bits instead of order keys. Non-negative patterns
+// are their own key, and every negative pattern has a key below 0 <= lo, so
+//   zero_if_le: open <=> bits >= lo (signed)  or  bits > sign|inf (unsigned:
+//               the negative NaNs, whose keys lie below key(-inf));
+//   pass_if_gt: open <=> lo <= bits <= inf (signed).
+// Exactly the key test, three vector operations fewer per vector (the
+// key's shift/and/xor): it matters in L1 only (docs/performance-notes.md).
+template <Dtype D, bool kNanOpen>
+struct RawGate {
+  using Tr = DtypeTraits<D>;
+  using U = typename Tr::Bits;
+  using I = typename Tr::Key;
+  template <class DU>
+  struct Consts {
+    hn::Vec<hn::RebindToSigned<DU>> lo_minus_1, inf_plus_1;
+    hn::Vec<DU> neg_inf;
+    Consts(DU du, const KernelParams& p) {
+      const hn::RebindToSigned<DU> di;
+      lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
+      inf_plus_1 = hn::Set(di, static_cast<I>(Tr::kInf + 1));
+      neg_inf = hn::Set(du, static_cast<U>(Tr::kSign | Tr::kInf));
+    }
+  };
+  template <class DU>
+  static HWY_INLINE hn::Mask<DU> Open(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
+    const hn::RebindToSigned<DU> di;
+    const auto bits = hn::BitCast(di, s);
+    const auto above = hn::RebindMask(du, hn::Gt(bits, c.lo_minus_1));
+    if constexpr (kNanOpen) {
+      return hn::Or(above, hn::Gt(s, c.neg_inf));
+    } else {
+      return hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1)));
+    }
+  }
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+    return hn::IfThenElseZero(Open(du, c, s), dy);
+  }
+};
+
+// RawGate<D, true> when gate_key_lo == 1 (zero_if_le with t = +-0: the
+// torch preset). Closed <=> bits <= bits(-inf) as signed integers (-0, the
+// negative numbers, -inf) or bits == +0; open is everything else: the
+// positive patterns (+inf and +NaN included) and the negative NaNs, as
+// RawGate decides. Two signed compares and an or, where RawGate needs an
+// unsigned compare too, which AVX2 lacks (Highway emulates it with an
+// xor): two vector operations fewer per vector, for the L1-bound small
+// calls (docs/performance-notes.md, "Fixed cost of a call").
+template <Dtype D>
+struct NanOpenZeroGate {
+  using Tr = DtypeTraits<D>;
+  using U = typename Tr::Bits;
+  template <class DU>
+  struct Consts {
+    hn::Vec<hn::RebindToSigned<DU>> neg_inf_plus_1, zero;
+    explicit Consts(DU du) {
+      const hn::RebindToSigned<DU> di;
+      neg_inf_plus_1 = hn::BitCast(di, hn::Set(du, static_cast<U>((Tr::kSign | Tr::kInf) + 1)));
+      zero = hn::Zero(di);
+    }
+  };
+  template <class DU>
+  static HWY_INLINE hn::Mask<DU> Closed(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
+    const hn::RebindToSigned<DU> di;
+    const auto bits = hn::BitCast(di, s);
+    return hn::RebindMask(du, hn::Or(hn::Lt(bits, c.neg_inf_plus_1), hn::Eq(bits, c.zero)));
+  }
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
+    return hn::IfThenZeroElse(Closed(du, c, s), dy);
+  }
+};
+
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> IsNanMask(DU du, const BitConstants<D, DU>& c, hn::Vec<DU> v) {
   const hn::RebindToSigned<DU> di;

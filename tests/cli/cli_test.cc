@@ -264,7 +264,7 @@ TEST(Cli, InfoVariantsListsEveryRowOfEveryTable) {
   for (int i = 0; i < kMaskGradVariantCount; ++i) expect_in_order(MaskGradVariants()[i].name);
   for (int i = 0; i < kMaskForwardVariantCount; ++i) expect_in_order(MaskForwardVariants()[i].name);
   EXPECT_NE(r.out.find("selected f32: nan_open_zero_gate, mask: mask_plain_select, mask forward: "
-                       "mask_forward_zero_closed"),
+                       "mask_forward_nan_open_zero_gate"),
             std::string::npos)
       << r.out;
   const CliResult leaky = RunCli("info --variants --semantics onednn --alpha 0.25 --dtype bf16");
