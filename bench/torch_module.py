@@ -7,8 +7,9 @@ dtypes, torch thread counts and layouts, interleaved in one process.
 Each step is `module(x).backward(g)` on a leaf x of n elements in an (N, C, H, W) shape (C = 16
 when n allows), contiguous (nchw) or channels_last, so the backward's output goes on into
 AccumulateGrad as in training. relugrad runs its torch-native path (C++ ops and autograd nodes);
---ops adds the custom-op path (as when _relugrad_torch.so is absent). Candidates alternate
-round by round; a round times each (best of 3 repeats of a loop sized to ~10 ms) and the
+--ops adds the custom-op path (as when _relugrad_torch.so is absent); --control adds a second
+nn.ReLU, whose ratio to the first (A/A) shows what the bench itself puts between identical
+modules. The order of the candidates rotates round by round; a round times each (best of 3 repeats of a loop sized to ~10 ms) and the
 reported ratio is the median over rounds of the per-round ratio relugrad / nn.ReLU (the machine
 is shared: only ratios taken side by side mean anything). docs/python.md, "Never slower".
 """
@@ -55,6 +56,8 @@ def main() -> None:
     ap.add_argument("--layouts", default="nchw,channels_last")
     ap.add_argument("--mask", action="store_true", help="ReLU(mask=True)")
     ap.add_argument("--ops", action="store_true", help="also the custom-op path")
+    ap.add_argument("--control", action="store_true",
+                    help="also a second nn.ReLU (A/A): what the bench puts between identical modules")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -63,7 +66,7 @@ def main() -> None:
     native = rt._native_relu
     print(f"torch {torch.__version__}, {cpu_name()}, mask={args.mask}; us per forward+backward "
           f"(median of {args.rounds} rounds), ratio = median of per-round ratios relugrad / nn.ReLU")
-    head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else [])
+    head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else []) + (["A/A ratio"] if args.control else [])
     print("| " + " | ".join(head) + " |")
     print("|---" * len(head) + "|")
     rows = []
@@ -79,12 +82,14 @@ def main() -> None:
                     cands = {"nn.ReLU": torch.nn.ReLU(), "relugrad": rt.ReLU(mask=args.mask)}
                     if args.ops:
                         cands["ops"] = rt.ReLU(mask=args.mask)
+                    if args.control:
+                        cands["control"] = torch.nn.ReLU()
                     times = {k: [] for k in cands}
                     order = list(cands.items())
                     for r in range(args.rounds):
-                        # Who runs first alternates: a fixed order measured ~1% against
+                        # Who runs first rotates: a fixed order measured ~1% against
                         # the second candidate here (its loop starts on the first's heap).
-                        for name, module in (order if r % 2 == 0 else order[::-1]):
+                        for name, module in order[r % len(order):] + order[:r % len(order)]:
                             rt._native_relu = None if name == "ops" else native
 
                             def run(module=module):
@@ -101,11 +106,14 @@ def main() -> None:
                         row["ops_us"] = 1e6 * statistics.median(times["ops"])
                         row["ops_ratio"] = statistics.median(a / b for a, b in zip(times["ops"], times["nn.ReLU"]))
                         line += [f"{row['ops_us']:.1f}", f"{row['ops_ratio']:.3f}"]
+                    if args.control:
+                        row["control_ratio"] = statistics.median(a / b for a, b in zip(times["control"], times["nn.ReLU"]))
+                        line += [f"{row['control_ratio']:.3f}"]
                     rows.append(row)
                     print("| " + " | ".join(str(v) for v in line) + " |", flush=True)
                     del x, g
     if args.json:
-        meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask,
+        meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask, "control": args.control,
                 "rounds": args.rounds, "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
