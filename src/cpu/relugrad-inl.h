@@ -144,7 +144,7 @@ HWY_INLINE void RunVariant(const KernelParams& p, const void* dy, const void* s,
     const BitConstants<D, DU> c(du_full, p);
     const bool nan_open = p.gate_nan_open;
     ForEach<D, kStream>(dy, s, dx, begin, end, [&](auto du, auto a, auto b) {
-      return hn::IfThenElseZero(GateOpenBounded<D>(du, c, nan_open, b), a);
+      return OpenOrZero(du, GateOpenBounded<D>(du, c, nan_open, b), a);
     });
   } else if constexpr (V == Id::kBoundedGeneral) {
     const BitConstants<D, DU> c(du_full, p);

@@ -263,7 +263,7 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
                        *open = GateOpen<D>(du, c, nan_open, v);
                        const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
-                       return hn::IfThenElseZero(keep, v);
+                       return OpenOrZero(du, keep, v);
                      });
   } else {
     static_assert(V == Id::kAlpha || V == Id::kAlpha16, "every row has a body");
@@ -328,7 +328,7 @@ HWY_INLINE void RunMaskGradVariant(const KernelParams& p, const void* dy, const 
   const BitConstants<D, DU> c(du, p);
   if constexpr (V == Id::kPlainSelect) {
     GradGroups<D>(p, dy, mask, dx, begin, end, false, stream,
-                  [&](hn::Mask<DU> open, hn::Vec<DU> v) { return hn::IfThenElseZero(open, v); });
+                  [&](hn::Mask<DU> open, hn::Vec<DU> v) { return OpenOrZero(du, open, v); });
   } else if constexpr (V == Id::kMulZeroX86Flush || V == Id::kMulZeroX86 ||
                        V == Id::kMulZeroFlush || V == Id::kMulZero) {
     // tensorflow / onednn: the multiply rule with every option a constant,

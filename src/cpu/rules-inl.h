@@ -87,11 +87,27 @@ HWY_INLINE auto GateOpenBounded(DU du, const BitConstants<D, DU>& c, bool nan_op
   return hn::RebindMask(du, hn::Or(inside, nan));
 }
 
+// open ? v : +0, as IfThenElseZero, in a form the compiler cannot fold with
+// v's load into an AVX-512 zero-masking load (vmovdqu32 m512, zmm{k}{z}),
+// which it does with IfThenElseZero: on AMD Zen 5 those loads took the
+// kernels 1.45-1.6x as long as plain loads on data from L3 or DRAM (the same
+// in L1). Zeroing the closed lanes of the loaded vector (a mask not and a
+// merge-masked xor) costs one mask operation more
+// (docs/performance-notes.md, "Zero-masking loads on Zen 5").
+template <class DU>
+HWY_INLINE hn::Vec<DU> OpenOrZero(DU /* du */, hn::Mask<DU> open, hn::Vec<DU> v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return hn::IfThenZeroElse(hn::Not(open), v);
+#else
+  return hn::IfThenElseZero(open, v);
+#endif
+}
+
 // dx = open ? dy : +0 : the hot path of the torch and jax presets.
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> PlainSelectVec(DU du, const BitConstants<D, DU>& c, bool nan_open,
                                       hn::Vec<DU> dy, hn::Vec<DU> s) {
-  return hn::IfThenElseZero(GateOpen<D>(du, c, nan_open, s), dy);
+  return OpenOrZero(du, GateOpen<D>(du, c, nan_open, s), dy);
 }
 
 // The plain-select gate for thresholds t >= +0 (gate_key_lo >= 0: every
@@ -131,7 +147,7 @@ struct RawGate {
   }
   template <class DU>
   static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
-    return hn::IfThenElseZero(Open(du, c, s), dy);
+    return OpenOrZero(du, Open(du, c, s), dy);
   }
 };
 
