@@ -52,6 +52,21 @@ HWY_INLINE hn::Vec<DU> BoundedVec(DU du, const BitConstants<D, DU>& c, const Ker
   return CombineVec<D>(du, c, p, GateOpenBounded<D>(du, c, p.gate_nan_open, s), dy);
 }
 
+// s at p, loaded once into a register. A gate compares s two or three times,
+// and on AVX-512 the compiler folds the load into each compare (one memory
+// operand apiece): on AMD Zen 5 the torch row then took 5-10% longer at L3
+// and DRAM sizes than with one load (docs/performance-notes.md, "One load of
+// s"). The empty asm claims to modify the register, so the value cannot be
+// re-read from memory; it costs no instruction.
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadGateInput(DU du, const hn::TFromD<DU>* HWY_RESTRICT p) {
+  auto v = hn::LoadU(du, p);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  asm("" : "+v"(v.raw));
+#endif
+  return v;
+}
+
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail
 // through a bounce buffer. Unrolled by two (docs/performance-notes.md, "Unrolling and prefetch").
 template <Dtype D, class Op>
@@ -65,13 +80,13 @@ HWY_INLINE void ForEachVector(const void* dy_v, const void* s_v, void* dx_v, int
   U* dx = static_cast<U*>(dx_v);  // may alias dy or s exactly: no restrict
   int64_t i = begin;
   for (; i + 2 * lanes <= end; i += 2 * lanes) {
-    const auto a0 = hn::LoadU(du, dy + i), s0 = hn::LoadU(du, s + i);
-    const auto a1 = hn::LoadU(du, dy + i + lanes), s1 = hn::LoadU(du, s + i + lanes);
+    const auto a0 = hn::LoadU(du, dy + i), s0 = LoadGateInput(du, s + i);
+    const auto a1 = hn::LoadU(du, dy + i + lanes), s1 = LoadGateInput(du, s + i + lanes);
     hn::StoreU(op(du, a0, s0), du, dx + i);
     hn::StoreU(op(du, a1, s1), du, dx + i + lanes);
   }
   for (; i + lanes <= end; i += lanes) {
-    hn::StoreU(op(du, hn::LoadU(du, dy + i), hn::LoadU(du, s + i)), du, dx + i);
+    hn::StoreU(op(du, hn::LoadU(du, dy + i), LoadGateInput(du, s + i)), du, dx + i);
   }
   if (i < end) {
     const size_t rest = static_cast<size_t>(end - i);
@@ -110,7 +125,7 @@ HWY_INLINE void ForEachVectorStream(const void* dy_v, const void* s_v, void* dx_
   int64_t i = body;
   for (; i + line_elems <= end; i += line_elems) {
     for (int64_t k = 0; k < line_elems; k += lanes) {
-      hn::Stream(op(du, hn::LoadU(du, dy + i + k), hn::LoadU(du, s + i + k)), du, dx + i + k);
+      hn::Stream(op(du, hn::LoadU(du, dy + i + k), LoadGateInput(du, s + i + k)), du, dx + i + k);
     }
   }
   ForEachVector<D>(dy, s, dx, i, end, op);
