@@ -90,7 +90,7 @@ HWY_INLINE auto GateOpenBounded(DU du, const BitConstants<D, DU>& c, bool nan_op
 // open ? v : +0, as IfThenElseZero, in a form the compiler cannot fold with
 // v's load into an AVX-512 zero-masking load (vmovdqu32 m512, zmm{k}{z}),
 // which it does with IfThenElseZero: on AMD Zen 5 those loads took the
-// kernels 1.45-1.6x as long as plain loads on data from L3 or DRAM (the same
+// kernels 1.4-1.9x as long as plain loads on data from L3 or DRAM (the same
 // in L1). Zeroing the closed lanes of the loaded vector (a mask not and a
 // merge-masked xor) costs one mask operation more
 // (docs/performance-notes.md, "Zero-masking loads on Zen 5").
