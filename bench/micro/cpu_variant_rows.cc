@@ -160,6 +160,8 @@ bool RegisterRows() {
     RegisterTable(relugrad::CpuVariants(), relugrad::kCpuVariantCount, rows, isa, Row);
     RegisterTable(relugrad::MaskForwardVariants(), relugrad::kMaskForwardVariantCount, forward_rows,
                   isa, MaskForwardRow);
+    RegisterTable(relugrad::MaskGradVariants(), relugrad::kMaskGradVariantCount, grad_rows, isa,
+                  MaskGradRow);
   }
   return true;
 }
