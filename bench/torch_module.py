@@ -9,9 +9,10 @@ when n allows), contiguous (nchw) or channels_last, so the backward's output goe
 AccumulateGrad as in training. relugrad runs its torch-native path (C++ ops and autograd nodes);
 --ops adds the custom-op path (as when _relugrad_torch.so is absent); --control adds a second
 nn.ReLU, whose ratio to the first (A/A) shows what the bench itself puts between identical
-modules. The order of the candidates rotates round by round; a round times each (best of 3 repeats of a loop sized to ~10 ms) and the
-reported ratio is the median over rounds of the per-round ratio relugrad / nn.ReLU (the machine
-is shared: only ratios taken side by side mean anything). docs/python.md, "Never slower".
+modules. The order of the candidates rotates round by round; a round times each (best of 3
+repeats of a loop sized to ~10 ms) and the reported ratio is the median over rounds of the
+per-round ratio relugrad / nn.ReLU (the machine is shared: only ratios taken side by side mean
+anything). docs/python.md, "Never slower".
 """
 import argparse
 import json

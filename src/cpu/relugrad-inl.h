@@ -56,15 +56,14 @@ HWY_INLINE hn::Vec<DU> BoundedVec(DU du, const BitConstants<D, DU>& c, const Ker
 // and on AVX-512 the compiler folds the load into each compare (one memory
 // operand apiece): on AMD Zen 5 the torch row then took 5-10% longer at L3
 // and DRAM sizes than with one load (docs/performance-notes.md, "One load of
-// s"). The empty asm claims to modify the register, so the value cannot be
-// re-read from memory; it costs no instruction.
+// s"). Opaque keeps the one load in a register.
 template <class DU>
 HWY_INLINE hn::Vec<DU> LoadGateInput(DU du, const hn::TFromD<DU>* HWY_RESTRICT p) {
-  auto v = hn::LoadU(du, p);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  asm("" : "+v"(v.raw));
+  return Opaque(hn::LoadU(du, p));
+#else
+  return hn::LoadU(du, p);
 #endif
-  return v;
 }
 
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail

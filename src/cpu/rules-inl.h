@@ -27,6 +27,17 @@ namespace relugrad {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// v, with the compiler forbidden to know its value or to re-read it from
+// memory: an empty asm that claims to modify the register. Costs no
+// instruction.
+template <class V>
+HWY_INLINE V Opaque(V v) {
+  asm("" : "+v"(v.raw));
+  return v;
+}
+#endif
+
 // Bit-pattern constants of one dtype, broadcast once per block.
 template <Dtype D, class DU>
 struct BitConstants {
@@ -280,13 +291,6 @@ HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::
 // MultiplyZeroVec's ~9 (docs/performance-notes.md, "Multiply rule on x86's multiply").
 #undef RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE  // defined per target
 #define RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE 1
-// v, with the compiler forbidden to know its value: an empty asm that
-// claims to modify the register. Costs no instruction.
-template <class V>
-HWY_INLINE V Opaque(V v) {
-  asm("" : "+v"(v.raw));
-  return v;
-}
 template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> FloatMultiplyZeroVec(DU du, hn::Mask<DU> open, hn::Vec<DU> dy) {
   static_assert(D == Dtype::kF32 || D == Dtype::kF64, "f32/f64 only");
