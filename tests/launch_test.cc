@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 
@@ -302,6 +303,105 @@ TEST(Residency, AutoStreamsOnlyResidentOutputs) {
   ASSERT_EQ(relugrad_cpu_host_split(RELUGRAD_F32, n, 0, 2, 32768, m.data(), &out), RELUGRAD_OK);
   EXPECT_EQ(out.stores,
             DecideHostSplit(LaunchPolicy::ForThisMachine(), n, 4, 0, 2, 32768, m.data()).stores);
+}
+
+// Whether each page of [p, p + pages * page) is resident, as 0/1 characters.
+std::string ResidentPages(const char* p, int pages) {
+  const long page = sysconf(_SC_PAGESIZE);
+  std::string out;
+  for (int i = 0; i < pages; ++i) {
+    unsigned char resident = 0;
+    if (mincore(const_cast<char*>(p) + i * page, 1, &resident) != 0) return "mincore failed";
+    out += (resident & 1) ? '1' : '0';
+  }
+  return out;
+}
+
+// The pages prefaulted for a piece are the output's whole pages from the
+// piece's first whole page to the page holding its end: never a page the
+// output shares with memory before or after it, never the next piece's.
+TEST(Prefault, FaultsInOnlyTheOutputsWholePagesOfThePiece) {
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  FreshMapping m(10 * page);
+  ASSERT_TRUE(m.ok());
+  // The output starts 100 bytes before page 0 ends and ends 100 bytes into
+  // page 8: pages 0 and 8 are shared with other memory, 1-7 are its own.
+  char* const out = m.data() + page - 100;
+  const int64_t total = 7 * page + 200;
+  ASSERT_EQ(ResidentPages(m.data(), 10), "0000000000");
+  PrefaultForWrite(out, total, 0, 2 * page);  // ends 100 bytes before page 2 ends
+  const std::string first = ResidentPages(m.data(), 10);
+  if (first == "0000000000") {
+    GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14 on): nothing to check";
+  }
+  EXPECT_EQ(first, "0110000000");
+  PrefaultForWrite(out, total, 2 * page, 3 * page);
+  EXPECT_EQ(ResidentPages(m.data(), 10), "0111000000");
+  PrefaultForWrite(out, total, 3 * page, total);  // the rest: page 8 is shared, left alone
+  EXPECT_EQ(ResidentPages(m.data(), 10), "0111111100");
+  PrefaultForWrite(out, total, 5, 5);  // empty piece
+  PrefaultForWrite(nullptr, total, 0, total);
+  for (int64_t i = 0; i < 10 * page; ++i) {
+    ASSERT_EQ(m.data()[i], 0) << "prefaulting changed byte " << i;
+  }
+  const int saved = errno = 1234;
+  PrefaultForWrite(out, total, 0, total);  // pages already resident
+  EXPECT_EQ(errno, saved) << "the caller's errno is left alone";
+}
+
+// Cached stores into a fresh output are prefaulted piece by piece; a
+// resident, aliased, streamed or small output is not.
+TEST(Prefault, DecidedForCachedStoresIntoPagesNotYetFaultedIn) {
+  const int64_t n = 4 * kMiB;  // 16 MiB of f32: above every AUTO threshold of kMeasured
+  FreshMapping m(n * 4);
+  ASSERT_TRUE(m.ok());
+  for (LaunchOp op : {kGrad, LaunchOp::kForwardMask, LaunchOp::kGradMask}) {
+    for (int threads : {1, 2}) {
+      for (relugrad_stores stores : {RELUGRAD_STORES_AUTO, RELUGRAD_STORES_CACHED}) {
+        const LaunchDecision d =
+            Decide(kMeasured, op, n, 4, threads, stores, false, m.data(), &AllReady);
+        EXPECT_TRUE(d.prefault && !d.stream) << threads << " " << stores;
+      }
+      EXPECT_FALSE(Decide(kMeasured, op, n, 4, threads, RELUGRAD_STORES_STREAMING, false, m.data(),
+                          &AllReady)
+                       .prefault);
+      EXPECT_FALSE(
+          Decide(kMeasured, op, n, 4, threads, RELUGRAD_STORES_AUTO, true, m.data(), &AllReady)
+              .prefault)
+          << "an output that aliases an input has the input's pages";
+      EXPECT_FALSE(
+          Decide(kMeasured, op, kKiB, 4, threads, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady)
+              .prefault)
+          << "below the threshold the pages are not asked";
+    }
+  }
+  LaunchPolicy never = kMeasured;
+  never.stream_bytes_one_block = never.stream_bytes_split = never.mask_stream_bytes = 0;
+  EXPECT_FALSE(
+      Decide(never, kGrad, n, 4, 2, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady).prefault);
+  // The torch-native library's parts: the whole call's CACHED hint, each part prefaulted.
+  const HostSplit h = DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data());
+  ASSERT_EQ(h.stores, RELUGRAD_STORES_CACHED);
+  EXPECT_TRUE(
+      Decide(kMeasured, kGrad, n / 2, 4, h.threads, h.stores, false, m.data(), &AllReady).prefault);
+  for (int64_t i = 0; i < n * 4; i += 4096) m.data()[i] = 0;  // fault every page in
+  EXPECT_FALSE(Decide(kMeasured, kGrad, n, 4, 1, RELUGRAD_STORES_CACHED, false, m.data(), &AllReady)
+                   .prefault);
+}
+
+TEST(Prefault, PiecesFollowTheL2AndCoverTheRangeInOrder) {
+  EXPECT_EQ(LaunchPolicy::FromMachine(512 * kKiB, 32 * kMiB, 2).prefault_piece_bytes, 128 * kKiB);
+  EXPECT_EQ(LaunchPolicy::FromMachine(2 * kMiB, 480 * kMiB, 2).prefault_piece_bytes, 512 * kKiB);
+  EXPECT_EQ(LaunchPolicy::FromMachine(16 * kKiB, 32 * kMiB, 2).prefault_piece_bytes, 16 * kKiB);
+  std::string trace;
+  RunPrefaulted(
+      5, 30, 10,
+      [&](int64_t b, int64_t e) { trace += "p" + std::to_string(b) + "-" + std::to_string(e); },
+      [&](int64_t b, int64_t e) {
+        trace += "k" + std::to_string(b) + "-" + std::to_string(e) + " ";
+      });
+  // 10 elements round down to 8: from a whole mask byte, pieces own whole mask bytes.
+  EXPECT_EQ(trace, "p5-13k5-13 p13-21k13-21 p21-29k21-29 p29-30k29-30 ");
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ inline relugrad_status ReluForwardUnderPolicy(relugrad_dtype dtype, int64_t n, c
   return CpuReluForward(d, n, x, y, mask, r.params, r.exec.threads, r.exec.stores, policy);
 }
 
+// relugrad_relu_grad_mask likewise.
+inline relugrad_status ReluGradMaskUnderPolicy(relugrad_dtype dtype, int64_t n, const void* dy,
+                                               const uint8_t* mask, void* dx,
+                                               const relugrad_options& o,
+                                               const LaunchPolicy& policy) {
+  const Dtype d = ToDtype(dtype);
+  Resolved r;
+  if (!Resolve(o, d, &r)) return RELUGRAD_INVALID_ARGUMENT;
+  profile::CallScope scope(
+      "relu_grad_mask", d, n,
+      2.0 * static_cast<double>(n) * DtypeSize(d) + static_cast<double>((n + 7) / 8),
+      RuleOf(r.rules));
+  return CpuReluGradMask(d, n, dy, mask, dx, r.params, r.exec.threads, r.exec.stores, policy);
+}
+
 }  // namespace testing
 }  // namespace relugrad
 

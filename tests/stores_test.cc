@@ -3,6 +3,8 @@
 // reference's bits under AUTO, CACHED and STREAMING, in place too; the mask
 // path likewise; bad values are rejected and older structs get AUTO.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
@@ -106,6 +108,107 @@ TEST(StoresHint, MaskPathGivesTheSameBitsUnderEveryHint) {
         EXPECT_EQ(y, y0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
         EXPECT_EQ(mask, mask0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
         EXPECT_EQ(dx, dx0) << relugrad_dtype_name(dtype) << " n=" << n << " stores=" << stores;
+      }
+    }
+  }
+}
+
+// An output in a fresh anonymous mapping (none of its pages faulted in, as
+// a large allocation is), starting `head` bytes before its first page ends,
+// with sentinel guards on both sides (which fault in only the two pages the
+// output shares with them).
+class FreshOutput {
+ public:
+  FreshOutput(size_t bytes, size_t head)
+      : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))),
+        size_((bytes + head) / page_ * page_ + 3 * page_),
+        bytes_(bytes) {
+    base_ = static_cast<unsigned char*>(
+        mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (base_ == MAP_FAILED) return;
+    p_ = base_ + page_ - head;
+    std::memset(p_ - kGuardBytes, kSentinel, kGuardBytes);
+    std::memset(p_ + bytes, kSentinel, kGuardBytes);
+  }
+  ~FreshOutput() {
+    if (base_ != MAP_FAILED) munmap(base_, size_);
+  }
+  FreshOutput(const FreshOutput&) = delete;
+  FreshOutput& operator=(const FreshOutput&) = delete;
+  bool ok() const { return base_ != MAP_FAILED; }
+  unsigned char* data() const { return p_; }
+  std::string CheckGuards() const {
+    return CheckSentinels(p_ - kGuardBytes, bytes_ + 2 * kGuardBytes, kGuardBytes, bytes_);
+  }
+
+ private:
+  size_t page_, size_, bytes_;
+  unsigned char* base_ = static_cast<unsigned char*>(MAP_FAILED);
+  unsigned char* p_ = nullptr;
+};
+
+// Outputs not yet faulted in take cached stores with their pages faulted in
+// piece by piece (LaunchDecision::prefault): the same bits, nothing written
+// outside, for every op, dtype, thread count and output misalignment.
+// Small thresholds and pieces put many pieces (and pool chunks) in a call.
+TEST(StoresHint, PrefaultedFreshOutputsGiveTheReferenceBits) {
+  LaunchPolicy policy = AlwaysSplitPolicy();
+  policy.stream_bytes_one_block = policy.stream_bytes_split = policy.mask_stream_bytes = 64 << 10;
+  policy.prefault_piece_bytes = 16 << 10;
+  const size_t n = 50001;  // 100-400 KB of output, a ragged last piece
+  for (relugrad_dtype dtype : kAllDtypes) {
+    const size_t es = relugrad_dtype_size(dtype);
+    const auto dy = Pack(dtype, RandomBits(dtype, n, 41));
+    const auto s = Pack(dtype, RandomBits(dtype, n, 43));
+    const size_t mask_bytes = static_cast<size_t>(relugrad_mask_bytes(static_cast<int64_t>(n)));
+    for (relugrad_preset preset : {RELUGRAD_PRESET_TORCH, RELUGRAD_PRESET_TENSORFLOW}) {
+      relugrad_options o;
+      relugrad_options_init(&o, preset);
+      const auto want = Reference(dtype, dy, s, o);
+      std::vector<unsigned char> y_want(n * es), dx_mask_want(n * es);
+      std::vector<uint8_t> mask_want(mask_bytes);
+      o.threads = 1;
+      o.stores = RELUGRAD_STORES_CACHED;
+      ASSERT_EQ(relugrad_relu_forward(dtype, static_cast<int64_t>(n), s.data(), y_want.data(),
+                                      mask_want.data(), &o),
+                RELUGRAD_OK);
+      ASSERT_EQ(relugrad_relu_grad_mask(dtype, static_cast<int64_t>(n), dy.data(), mask_want.data(),
+                                        dx_mask_want.data(), &o),
+                RELUGRAD_OK);
+      for (int threads : {1, 2}) {
+        for (size_t head_elems : {size_t{0}, size_t{3}}) {
+          const std::string where = std::string(relugrad_dtype_name(dtype)) + " preset " +
+                                    std::to_string(preset) + " threads " + std::to_string(threads) +
+                                    " head " + std::to_string(head_elems);
+          o.threads = threads;
+          o.stores = RELUGRAD_STORES_AUTO;
+          const size_t head = head_elems * es;
+          FreshOutput dx(n * es, head), y(n * es, head), mask(mask_bytes, head_elems),
+              dx_mask(n * es, head);
+          ASSERT_TRUE(dx.ok() && y.ok() && mask.ok() && dx_mask.ok());
+          ASSERT_TRUE(Decide(policy, LaunchOp::kReluGrad, static_cast<int64_t>(n),
+                             static_cast<int>(es), threads, o.stores, false, dx.data(), nullptr)
+                          .prefault)
+              << where << ": the case must take the prefaulted path";
+          ASSERT_EQ(ReluGradUnderPolicy(dtype, static_cast<int64_t>(n), dy.data(), s.data(),
+                                        dx.data(), o, policy),
+                    RELUGRAD_OK);
+          EXPECT_EQ(
+              CompareBits(dtype, want.data(), dx.data(), n, dy.data(), s.data()) + dx.CheckGuards(),
+              "")
+              << where;
+          ASSERT_EQ(ReluForwardUnderPolicy(dtype, static_cast<int64_t>(n), s.data(), y.data(),
+                                           mask.data(), o, policy),
+                    RELUGRAD_OK);
+          EXPECT_EQ(std::memcmp(y.data(), y_want.data(), n * es), 0) << where;
+          EXPECT_EQ(std::memcmp(mask.data(), mask_want.data(), mask_bytes), 0) << where;
+          EXPECT_EQ(y.CheckGuards() + mask.CheckGuards(), "") << where;
+          ASSERT_EQ(ReluGradMaskUnderPolicy(dtype, static_cast<int64_t>(n), dy.data(),
+                                            mask_want.data(), dx_mask.data(), o, policy),
+                    RELUGRAD_OK);
+          EXPECT_EQ(std::memcmp(dx_mask.data(), dx_mask_want.data(), n * es), 0) << where;
+          EXPECT_EQ(dx_mask.CheckGuards(), "") << where;
+        }
       }
     }
   }

@@ -22,7 +22,27 @@ struct Job {
   const void* s;
   void* dx;
   WorkPlan plan;
+  int64_t n;
+  int elem_bytes;
+  int64_t prefault_piece_elems;  // 0: dx's pages are not prefaulted
 };
+
+// kernel over [begin, end), prefaulting dx's pages piece by piece when
+// prefault_piece_elems > 0 (LaunchDecision::prefault).
+inline void RunRange(BlockKernel kernel, const KernelParams& params, const void* dy, const void* s,
+                     void* dx, int64_t n, int elem_bytes, int64_t prefault_piece_elems,
+                     int64_t begin, int64_t end) {
+  if (prefault_piece_elems <= 0) {
+    kernel(params, dy, s, dx, begin, end);
+    return;
+  }
+  RunPrefaulted(
+      begin, end, prefault_piece_elems,
+      [&](int64_t b, int64_t e) {
+        PrefaultForWrite(dx, n * elem_bytes, b * elem_bytes, e * elem_bytes);
+      },
+      [&](int64_t b, int64_t e) { kernel(params, dy, s, dx, b, e); });
+}
 
 void RunOneChunk(void* context, int block, int chunk) {
   const Job& job = *static_cast<const Job*>(context);
@@ -31,11 +51,13 @@ void RunOneChunk(void* context, int block, int chunk) {
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
     const int64_t t0 = profile::NowNs();
-    job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
+    RunRange(job.kernel, *job.params, job.dy, job.s, job.dx, job.n, job.elem_bytes,
+             job.prefault_piece_elems, begin, end);
     profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
     return;
   }
-  job.kernel(*job.params, job.dy, job.s, job.dx, begin, end);
+  RunRange(job.kernel, *job.params, job.dy, job.s, job.dx, job.n, job.elem_bytes,
+           job.prefault_piece_elems, begin, end);
 }
 
 }  // namespace
@@ -62,11 +84,12 @@ inline relugrad_status RunReluGrad(Dtype dtype, int64_t n, const void* dy, const
                                   dx == dy || dx == s, dx, &ReadyWorkersNow);
   // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
   const BlockKernel kernel = CpuVariantKernel(variant, dtype, d.stream);
+  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
   if (d.OneBlock()) {
     // One direct kernel call: no plan's divisions, no pool.
     {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
-      kernel(params, dy, s, dx, 0, n);
+      RunRange(kernel, params, dy, s, dx, n, elem_bytes, prefault_piece_elems, 0, n);
     }
     if (d.splittable) NoteSplittableCallEnd();  // a loop of such calls wakes the workers
     if (profile::Enabled()) profile::NoteBackend(1, d.stream);
@@ -78,7 +101,10 @@ inline relugrad_status RunReluGrad(Dtype dtype, int64_t n, const void* dy, const
           s,
           dx,
           PlanBlocks(policy, LaunchOp::kReluGrad, n, elem_bytes, reinterpret_cast<uintptr_t>(dx),
-                     d.blocks)};
+                     d.blocks),
+          n,
+          elem_bytes,
+          prefault_piece_elems};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, d.stream);
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunOneChunk, &job);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -84,13 +85,20 @@ std::atomic<int64_t> g_last_splittable_end_ns{0};
 
 }  // namespace
 
-bool OutputPagesResident(const void* p, int64_t bytes) {
 #if defined(__linux__)
-  if (p == nullptr || bytes <= 0) return true;
+uintptr_t PageBytes() {
   static const uintptr_t page = [] {
     const long size = sysconf(_SC_PAGESIZE);
     return size > 0 ? static_cast<uintptr_t>(size) : uintptr_t{4096};
   }();
+  return page;
+}
+#endif
+
+bool OutputPagesResident(const void* p, int64_t bytes) {
+#if defined(__linux__)
+  if (p == nullptr || bytes <= 0) return true;
+  const uintptr_t page = PageBytes();
   const uintptr_t first = reinterpret_cast<uintptr_t>(p);
   const uintptr_t probes[3] = {first, first + static_cast<uintptr_t>(bytes / 2),
                                first + static_cast<uintptr_t>(bytes - 1)};
@@ -104,6 +112,52 @@ bool OutputPagesResident(const void* p, int64_t bytes) {
   (void)p;
   (void)bytes;
   return true;
+#endif
+}
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+namespace {
+// Whether this kernel knows MADV_POPULATE_WRITE (Linux 5.14 on): asked once
+// on a page of our own, since EINVAL on a caller's memory can also mean a
+// mapping that cannot be populated (VM_IO, VM_PFNMAP).
+bool PopulateWriteSupported() {
+  static const bool supported = [] {
+    const size_t page = PageBytes();
+    void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    const bool ok = madvise(p, page, MADV_POPULATE_WRITE) == 0;
+    munmap(p, page);
+    return ok;
+  }();
+  return supported;
+}
+}  // namespace
+#endif
+
+void PrefaultForWrite(void* base, int64_t total, int64_t begin, int64_t end) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  if (base == nullptr || begin >= end) return;
+  const int saved_errno = errno;  // a library call leaves the caller's errno alone
+  if (PopulateWriteSupported()) {
+    const uintptr_t page = PageBytes();
+    const uintptr_t at = reinterpret_cast<uintptr_t>(base);
+    const auto up = [page](uintptr_t a) { return (a + page - 1) & ~(page - 1); };
+    // From the piece's first whole page to the page holding its end, but
+    // not past the output's last whole page (the first is never before the
+    // output's first whole page). A refusal (a mapping that cannot be
+    // populated, memory pressure, a signal) is ignored: the stores fault
+    // those pages in as they would without it.
+    const uintptr_t whole_end = (at + static_cast<uintptr_t>(total)) & ~(page - 1);
+    const uintptr_t from = up(at + static_cast<uintptr_t>(begin));
+    const uintptr_t to = std::min(whole_end, up(at + static_cast<uintptr_t>(end)));
+    if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+  }
+  errno = saved_errno;
+#else
+  (void)base;
+  (void)total;
+  (void)begin;
+  (void)end;
 #endif
 }
 
@@ -125,6 +179,9 @@ LaunchPolicy LaunchPolicy::FromMachine(int64_t l2_bytes, int64_t l3_bytes, int c
   // An output read right away stays cached to twice where an unread one
   // would start streaming.
   p.consumed_cached_bytes_one_thread = 2 * p.stream_bytes_one_block;
+  // A quarter of the L2 (dx's piece with dy's and s's beside it), in whole
+  // pages: 128 KiB at the fallback's 512 KiB.
+  p.prefault_piece_bytes = std::max<int64_t>(int64_t{16} << 10, (p.l2_bytes / 4) & ~int64_t{4095});
   return p;
 }
 
@@ -174,7 +231,9 @@ LaunchDecision DecideSplittable(const LaunchPolicy& policy, LaunchOp op, int64_t
   const int64_t threshold = op != LaunchOp::kReluGrad ? policy.mask_stream_bytes
                                                       : (split ? policy.stream_bytes_split
                                                                : policy.stream_bytes_one_block);
-  d.stream = UseStreamingStores(stores, out_bytes, threshold, aliases_input, out);
+  const StoreChoice c = ChooseStores(stores, out_bytes, threshold, aliases_input, out);
+  d.stream = c.stream;
+  d.prefault = c.prefault;
   return d;
 }
 

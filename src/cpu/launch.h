@@ -59,6 +59,12 @@ struct LaunchPolicy {
   // whole mask bytes and whole cache lines of every dtype, and the host's
   // grain (ATen's 32768) a whole number of units.
   int64_t host_part_unit_elems = 512;
+  // An output whose pages are not yet faulted in is written in pieces of at
+  // most this many bytes, each piece's pages faulted in by one system call
+  // just before the kernel writes it: a quarter of the L2, so the zeroed
+  // lines, and the inputs' lines of the same piece, are in the core's L2
+  // when the kernel's stores reach them.
+  int64_t prefault_piece_bytes = int64_t{128} << 10;
   int default_threads = 1;  // threads == 0
   // The machine facts the thresholds came from (0: unknown, fallback used).
   int64_t l2_bytes = 0;
@@ -92,6 +98,9 @@ struct LaunchDecision {
   // Splittable, but runs on the caller alone: the workers sleep.
   bool alone = false;
   bool stream = false;
+  // Cached stores into pages not yet faulted in: fault each piece's pages in
+  // ahead of its stores (PrefaultForWrite), never together with stream.
+  bool prefault = false;
   // Blocks at most: 1 = one direct kernel call over [0, n) (no plan, no
   // pool: a third of a small call's fixed cost); more = PlanBlocks(blocks).
   int blocks = 1;
@@ -105,20 +114,71 @@ struct LaunchDecision {
 // outputs large enough to stream.
 bool OutputPagesResident(const void* p, int64_t bytes);
 
-// Whether an output of out_bytes at `out` is written with streaming stores,
-// given the caller's hint and the AUTO threshold (<= 0: AUTO never streams).
-// An output that aliases an input never is (the kernels read and write it as
-// one restrict-free stream). AUTO streams a large output only when its pages
-// are already resident: pages not yet faulted in are zeroed by the kernel with
-// ordinary stores, so their lines are cached when the kernel writes them, and
-// a streaming store to a cached line costs more than a cached one (fresh
-// 32-256 MiB outputs 1.5-2.2x slower streamed on the Xeon VM; the rule and
-// measurements: docs/performance-notes.md, "Streaming stores and fresh pages").
+// How an output of out_bytes at `out` is stored, given the caller's hint and
+// the op's AUTO threshold (<= 0: AUTO never streams and nothing is probed).
+// An output that aliases an input is never streamed nor prefaulted (the
+// kernels read and write it as one restrict-free stream; its pages are the
+// input's). From the threshold on, the output's pages are probed (mincore):
+//  - resident: AUTO streams (a cached store would read every line first);
+//  - not yet faulted in: cached stores, pieces prefaulted. Pages not faulted
+//    in are zeroed by the kernel with ordinary stores, so their lines are
+//    cached when the kernel writes them, and a streaming store to a cached
+//    line costs more than a cached one (fresh 32-256 MiB outputs 1.5-2.2x
+//    slower streamed on the Xeon VM); faulting a piece's pages in with one
+//    system call instead of one trap per page took 0.88-0.92 of the time on
+//    the Zen 5 VM. docs/performance-notes.md, "Streaming stores and fresh
+//    pages", "Fresh pages faulted in ahead".
+// An explicit STREAMING hint streams at every size and probes nothing.
+struct StoreChoice {
+  bool stream = false;
+  bool prefault = false;
+};
+inline StoreChoice ChooseStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
+                                bool aliases_input, const void* out) {
+  StoreChoice c;
+  if (aliases_input) return c;
+  if (stores == RELUGRAD_STORES_STREAMING) {
+    c.stream = true;
+    return c;
+  }
+  if (auto_threshold <= 0 || out_bytes < auto_threshold) return c;
+  const bool resident = OutputPagesResident(out, out_bytes);
+  c.stream = resident && stores == RELUGRAD_STORES_AUTO;
+  c.prefault = !resident;
+  return c;
+}
+
+// ChooseStores' store half: whether the output is written with streaming stores.
 inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
                                bool aliases_input, const void* out) {
   if (aliases_input || stores == RELUGRAD_STORES_CACHED) return false;
   if (stores == RELUGRAD_STORES_STREAMING) return true;
-  return auto_threshold > 0 && out_bytes >= auto_threshold && OutputPagesResident(out, out_bytes);
+  return ChooseStores(stores, out_bytes, auto_threshold, false, out).stream;
+}
+
+// Faults in, for writing, the whole pages of [base + begin, base + end) that
+// the output [base, base + total) covers entirely, plus the page that
+// straddles base + end when it does (the piece writes its head first): one
+// madvise(MADV_POPULATE_WRITE) where Linux has it (5.14 on), nothing
+// elsewhere or when the system refuses (the stores then fault the pages in
+// one by one, as without it). Never touches a page the output shares with
+// other memory. Bytes are unchanged: the pages are the zeroed pages the
+// first store would have faulted in.
+void PrefaultForWrite(void* base, int64_t total, int64_t begin, int64_t end);
+
+// Runs piece(begin, end) over [begin, end) in pieces of about piece_elems
+// elements (a multiple of 8, so mask pieces own whole mask bytes), each
+// after prefault(begin, end) has faulted its pages in.
+template <typename Prefault, typename Piece>
+void RunPrefaulted(int64_t begin, int64_t end, int64_t piece_elems, const Prefault& prefault,
+                   const Piece& piece) {
+  const int64_t step = piece_elems < 8 ? 8 : piece_elems & ~int64_t{7};
+  for (int64_t b = begin; b < end;) {
+    const int64_t e = end - b > step ? b + step : end;
+    prefault(b, e);
+    piece(b, e);
+    b = e;
+  }
 }
 
 // The decision for a call that may split (Decide's slow half).
@@ -142,10 +202,12 @@ inline LaunchDecision Decide(const LaunchPolicy& policy, LaunchOp op, int64_t n,
                             ready_workers);
   }
   LaunchDecision d;
-  d.stream = UseStreamingStores(
+  const StoreChoice c = ChooseStores(
       stores, out_bytes,
       op == LaunchOp::kReluGrad ? policy.stream_bytes_one_block : policy.mask_stream_bytes,
       aliases_input, out);
+  d.stream = c.stream;
+  d.prefault = c.prefault;
   return d;
 }
 

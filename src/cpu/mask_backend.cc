@@ -21,6 +21,9 @@ struct ForwardJob {
   uint8_t* mask;
   WorkPlan plan;
   bool stream;
+  int64_t n;
+  int elem_bytes;
+  int64_t prefault_piece_elems;  // 0: the outputs' pages are not prefaulted
 };
 
 struct GradJob {
@@ -31,7 +34,44 @@ struct GradJob {
   void* dx;
   WorkPlan plan;
   bool stream;
+  int64_t n;
+  int elem_bytes;
+  int64_t prefault_piece_elems;
 };
+
+// The forward over [begin, end): y's and the mask's pages prefaulted piece by
+// piece when prefault_piece_elems > 0 (LaunchDecision::prefault).
+void RunForwardRange(const ForwardJob& job, int64_t begin, int64_t end) {
+  if (job.prefault_piece_elems <= 0) {
+    job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
+    return;
+  }
+  const int64_t eb = job.elem_bytes;
+  RunPrefaulted(
+      begin, end, job.prefault_piece_elems,
+      [&](int64_t b, int64_t e) {
+        PrefaultForWrite(job.y, job.n * eb, b * eb, e * eb);
+        PrefaultForWrite(job.mask, (job.n + 7) / 8, b / 8, (e + 7) / 8);
+      },
+      [&](int64_t b, int64_t e) {
+        job.kernel(*job.params, job.x, job.y, job.mask, b, e, job.stream);
+      });
+}
+
+// The backward from the mask over [begin, end), dx prefaulted as above.
+void RunGradRange(const GradJob& job, int64_t begin, int64_t end) {
+  if (job.prefault_piece_elems <= 0) {
+    job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
+    return;
+  }
+  const int64_t eb = job.elem_bytes;
+  RunPrefaulted(
+      begin, end, job.prefault_piece_elems,
+      [&](int64_t b, int64_t e) { PrefaultForWrite(job.dx, job.n * eb, b * eb, e * eb); },
+      [&](int64_t b, int64_t e) {
+        job.kernel(*job.params, job.dy, job.mask, job.dx, b, e, job.stream);
+      });
+}
 
 void RunForwardChunk(void* context, int block, int chunk) {
   const ForwardJob& job = *static_cast<const ForwardJob*>(context);
@@ -40,11 +80,11 @@ void RunForwardChunk(void* context, int block, int chunk) {
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   if (profile::Enabled()) {  // a per-worker slice for RELUGRAD_PROFILE traces
     const int64_t t0 = profile::NowNs();
-    job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
+    RunForwardRange(job, begin, end);
     profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
     return;
   }
-  job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
+  RunForwardRange(job, begin, end);
 }
 
 void RunGradChunk(void* context, int block, int chunk) {
@@ -54,11 +94,11 @@ void RunGradChunk(void* context, int block, int chunk) {
   ScopedIeeeFloat ieee(KernelMxcsr(*job.params));
   if (profile::Enabled()) {
     const int64_t t0 = profile::NowNs();
-    job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
+    RunGradRange(job, begin, end);
     profile::RecordBlock(block, t0, profile::NowNs(), end - begin);
     return;
   }
-  job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
+  RunGradRange(job, begin, end);
 }
 
 }  // namespace
@@ -84,10 +124,17 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kForwardMask, n, elem_bytes, threads, stores,
                                   y == x, y, &ReadyWorkersNow);
+  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
   if (d.OneBlock()) {  // no plan, no pool (60 -> 48 ns at n = 16)
-    {
+    if (prefault_piece_elems == 0) {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchForwardKernel(dtype)(params, x, y, mask, 0, n, d.stream);
+    } else {
+      const ForwardJob job{
+          DispatchForwardKernel(dtype), &params, x, y, mask, WorkPlan{}, d.stream, n, elem_bytes,
+          prefault_piece_elems};
+      ScopedIeeeFloat ieee(KernelMxcsr(params));
+      RunForwardRange(job, 0, n);
     }
     if (d.splittable) NoteSplittableCallEnd();
     if (profile::Enabled()) profile::NoteBackend(1, d.stream);
@@ -100,7 +147,10 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
                  mask,
                  PlanBlocks(policy, LaunchOp::kForwardMask, n, elem_bytes,
                             reinterpret_cast<uintptr_t>(y), d.blocks),
-                 d.stream};
+                 d.stream,
+                 n,
+                 elem_bytes,
+                 prefault_piece_elems};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   // false only when no worker could be created: every block then ran here.
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunForwardChunk, &job);
@@ -116,10 +166,17 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kGradMask, n, elem_bytes, threads, stores,
                                   dx == dy, dx, &ReadyWorkersNow);
+  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
   if (d.OneBlock()) {
-    {
+    if (prefault_piece_elems == 0) {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchGradMaskKernel(dtype)(params, dy, mask, dx, 0, n, d.stream);
+    } else {
+      const GradJob job{
+          DispatchGradMaskKernel(dtype), &params, dy, mask, dx, WorkPlan{}, d.stream, n, elem_bytes,
+          prefault_piece_elems};
+      ScopedIeeeFloat ieee(KernelMxcsr(params));
+      RunGradRange(job, 0, n);
     }
     if (d.splittable) NoteSplittableCallEnd();
     if (profile::Enabled()) profile::NoteBackend(1, d.stream);
@@ -132,7 +189,10 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
               dx,
               PlanBlocks(policy, LaunchOp::kGradMask, n, elem_bytes,
                          reinterpret_cast<uintptr_t>(dx), d.blocks),
-              d.stream};
+              d.stream,
+              n,
+              elem_bytes,
+              prefault_piece_elems};
   if (profile::Enabled()) profile::NoteBackend(job.plan.blocks, job.stream);
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &RunGradChunk, &job);
   NoteSplittableCallEnd();
