@@ -384,9 +384,18 @@ TEST(Prefault, DecidedForCachedStoresIntoPagesNotYetFaultedIn) {
   ASSERT_EQ(h.stores, RELUGRAD_STORES_CACHED);
   EXPECT_TRUE(
       Decide(kMeasured, kGrad, n / 2, 4, h.threads, h.stores, false, m.data(), &AllReady).prefault);
-  for (int64_t i = 0; i < n * 4; i += 4096) m.data()[i] = 0;  // fault every page in
+  m.data()[n * 2] = 0;  // the middle page only
   EXPECT_FALSE(Decide(kMeasured, kGrad, n, 4, 1, RELUGRAD_STORES_CACHED, false, m.data(), &AllReady)
-                   .prefault);
+                   .prefault)
+      << "a CACHED hint asks the middle page alone";
+  const LaunchDecision mixed =
+      Decide(kMeasured, kGrad, n, 4, 1, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady);
+  EXPECT_TRUE(mixed.prefault && !mixed.stream) << "AUTO asks the first and last pages too";
+  for (int64_t i = 0; i < n * 4; i += 4096) m.data()[i] = 0;  // fault every page in
+  for (relugrad_stores stores : {RELUGRAD_STORES_AUTO, RELUGRAD_STORES_CACHED}) {
+    EXPECT_FALSE(Decide(kMeasured, kGrad, n, 4, 1, stores, false, m.data(), &AllReady).prefault)
+        << stores;
+  }
 }
 
 TEST(Prefault, PiecesFollowTheL2AndCoverTheRangeInOrder) {

@@ -95,14 +95,15 @@ uintptr_t PageBytes() {
 }
 #endif
 
-bool OutputPagesResident(const void* p, int64_t bytes) {
+bool OutputPagesResident(const void* p, int64_t bytes, int pages_asked) {
 #if defined(__linux__)
   if (p == nullptr || bytes <= 0) return true;
   const uintptr_t page = PageBytes();
   const uintptr_t first = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t probes[3] = {first, first + static_cast<uintptr_t>(bytes / 2),
+  const uintptr_t probes[3] = {first + static_cast<uintptr_t>(bytes / 2), first,
                                first + static_cast<uintptr_t>(bytes - 1)};
-  for (const uintptr_t at : probes) {
+  for (int i = 0; i < 3 && i < pages_asked; ++i) {
+    const uintptr_t at = probes[i];
     unsigned char resident = 0;  // bit 0: the page is resident
     if (mincore(reinterpret_cast<void*>(at & ~(page - 1)), 1, &resident) != 0) return true;
     if ((resident & 1) == 0) return false;
@@ -111,6 +112,7 @@ bool OutputPagesResident(const void* p, int64_t bytes) {
 #else
   (void)p;
   (void)bytes;
+  (void)pages_asked;
   return true;
 #endif
 }

@@ -107,12 +107,13 @@ struct LaunchDecision {
   bool OneBlock() const { return blocks <= 1; }
 };
 
-// Whether the pages holding the first, middle and last byte of [p, p + bytes)
-// are resident (mincore). True for p == nullptr (unknown: the size rule
-// alone decides) and where it cannot be asked (not Linux, mincore refuses).
-// One system call per page asked, about a microsecond: read only for
-// outputs large enough to stream.
-bool OutputPagesResident(const void* p, int64_t bytes);
+// Whether the pages holding the middle, first and last byte of
+// [p, p + bytes) are resident (mincore), asking at most pages_asked of them
+// in that order and stopping at the first that is not. True for p == nullptr
+// (unknown: the size rule alone decides) and where it cannot be asked (not
+// Linux, mincore refuses). One system call per page asked, about a
+// microsecond: read only for outputs large enough to stream.
+bool OutputPagesResident(const void* p, int64_t bytes, int pages_asked = 3);
 
 // How an output of out_bytes at `out` is stored, given the caller's hint and
 // the op's AUTO threshold (<= 0: AUTO never streams and nothing is probed).
@@ -142,7 +143,9 @@ inline StoreChoice ChooseStores(relugrad_stores stores, int64_t out_bytes, int64
     return c;
   }
   if (auto_threshold <= 0 || out_bytes < auto_threshold) return c;
-  const bool resident = OutputPagesResident(out, out_bytes);
+  // Streaming needs every page asked resident; prefaulting only the middle
+  // one not (a fresh mapping has none), so a CACHED hint asks one page.
+  const bool resident = OutputPagesResident(out, out_bytes, stores == RELUGRAD_STORES_AUTO ? 3 : 1);
   c.stream = resident && stores == RELUGRAD_STORES_AUTO;
   c.prefault = !resident;
   return c;
