@@ -159,13 +159,13 @@ inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_
   return ChooseStores(stores, out_bytes, auto_threshold, false, out).stream;
 }
 
-// Faults in, for writing, the whole pages of [base + begin, base + end) that
-// the output [base, base + total) covers entirely, plus the page that
-// straddles base + end when it does (the piece writes its head first): one
+// Faults in, for writing, the pages from the first whole page of
+// [base + begin, base + end) to the page holding base + end (this piece's
+// stores reach that page before the next piece's), leaving out any page the
+// output [base, base + total) shares with other memory: one
 // madvise(MADV_POPULATE_WRITE) where Linux has it (5.14 on), nothing
 // elsewhere or when the system refuses (the stores then fault the pages in
-// one by one, as without it). Never touches a page the output shares with
-// other memory. Bytes are unchanged: the pages are the zeroed pages the
+// one by one, as without it). No byte changes: the kernel maps in what the
 // first store would have faulted in.
 void PrefaultForWrite(void* base, int64_t total, int64_t begin, int64_t end);
 
