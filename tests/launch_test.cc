@@ -237,6 +237,9 @@ class FreshMapping {
   explicit FreshMapping(int64_t bytes) : bytes_(bytes) {
     p_ = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE,
               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // The tests read residency page by page: no transparent huge page or
+    // multi-page folio may fault in a neighbour with the page written.
+    if (p_ != MAP_FAILED) madvise(p_, static_cast<size_t>(bytes), MADV_NOHUGEPAGE);
   }
   ~FreshMapping() {
     if (p_ != MAP_FAILED) munmap(p_, static_cast<size_t>(bytes_));
