@@ -87,6 +87,7 @@ const char* relugrad_build_info(void) {
          " stream_one_block=" + std::to_string(launch.stream_bytes_one_block) +
          " stream_split=" + std::to_string(launch.stream_bytes_split) +
          " mask_stream=" + std::to_string(launch.mask_stream_bytes) +
+         " prefault_piece=" + std::to_string(launch.prefault_piece_bytes) +
          " wake=" + std::to_string(launch.wake_bytes) + "\n";
     return s;
   }();
