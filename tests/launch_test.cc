@@ -414,6 +414,17 @@ TEST(Prefault, PiecesFollowTheL2AndCoverTheRangeInOrder) {
       });
   // 10 elements round down to 8: from a whole mask byte, pieces own whole mask bytes.
   EXPECT_EQ(trace, "p5-13k5-13 p13-21k13-21 p21-29k21-29 p29-30k29-30 ");
+  trace.clear();
+  RunPrefaulted(
+      5, 30, 0,
+      [&](int64_t b, int64_t e) { trace += "p" + std::to_string(b) + "-" + std::to_string(e); },
+      [&](int64_t b, int64_t e) { trace += "k" + std::to_string(b) + "-" + std::to_string(e); });
+  EXPECT_EQ(trace, "k5-30") << "no piece length: one piece, nothing prefaulted";
+  LaunchDecision d;
+  EXPECT_EQ(PrefaultPieceElems(kMeasured, d, 4), 0);
+  d.prefault = true;
+  EXPECT_EQ(PrefaultPieceElems(kMeasured, d, 4), 32 * kKiB);
+  EXPECT_EQ(PrefaultPieceElems(kMeasured, d, 2), 64 * kKiB);
 }
 
 }  // namespace

@@ -32,10 +32,6 @@ struct Job {
 inline void RunRange(BlockKernel kernel, const KernelParams& params, const void* dy, const void* s,
                      void* dx, int64_t n, int elem_bytes, int64_t prefault_piece_elems,
                      int64_t begin, int64_t end) {
-  if (prefault_piece_elems <= 0) {
-    kernel(params, dy, s, dx, begin, end);
-    return;
-  }
   RunPrefaulted(
       begin, end, prefault_piece_elems,
       [&](int64_t b, int64_t e) {
@@ -84,7 +80,7 @@ inline relugrad_status RunReluGrad(Dtype dtype, int64_t n, const void* dy, const
                                   dx == dy || dx == s, dx, &ReadyWorkersNow);
   // The variant row's own kernel (cpu/variants.inc; the 16-bit alpha row never streams).
   const BlockKernel kernel = CpuVariantKernel(variant, dtype, d.stream);
-  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
+  const int64_t prefault_piece_elems = PrefaultPieceElems(policy, d, elem_bytes);
   if (d.OneBlock()) {
     // One direct kernel call: no plan's divisions, no pool.
     {

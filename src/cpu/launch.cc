@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -83,8 +83,6 @@ constexpr int kAllWorkers = 1 << 20;
 // When the last splittable call ended (steady clock; 0: none yet).
 std::atomic<int64_t> g_last_splittable_end_ns{0};
 
-}  // namespace
-
 #if defined(__linux__)
 uintptr_t PageBytes() {
   static const uintptr_t page = [] {
@@ -94,6 +92,8 @@ uintptr_t PageBytes() {
   return page;
 }
 #endif
+
+}  // namespace
 
 bool OutputPagesResident(const void* p, int64_t bytes, int pages_asked) {
 #if defined(__linux__)
@@ -182,7 +182,7 @@ LaunchPolicy LaunchPolicy::FromMachine(int64_t l2_bytes, int64_t l3_bytes, int c
   // would start streaming.
   p.consumed_cached_bytes_one_thread = 2 * p.stream_bytes_one_block;
   // A quarter of the L2 (dx's piece with dy's and s's beside it), in whole
-  // pages: 128 KiB at the fallback's 512 KiB.
+  // 4 KiB pages: 128 KiB at the fallback's 512 KiB.
   p.prefault_piece_bytes = std::max<int64_t>(int64_t{16} << 10, (p.l2_bytes / 4) & ~int64_t{4095});
   return p;
 }

@@ -152,11 +152,12 @@ inline StoreChoice ChooseStores(relugrad_stores stores, int64_t out_bytes, int64
 }
 
 // ChooseStores' store half: whether the output is written with streaming stores.
+// A CACHED hint never streams: it is answered without asking a page (which
+// ChooseStores would ask for the prefault half).
 inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
                                bool aliases_input, const void* out) {
-  if (aliases_input || stores == RELUGRAD_STORES_CACHED) return false;
-  if (stores == RELUGRAD_STORES_STREAMING) return true;
-  return ChooseStores(stores, out_bytes, auto_threshold, false, out).stream;
+  return stores != RELUGRAD_STORES_CACHED &&
+         ChooseStores(stores, out_bytes, auto_threshold, aliases_input, out).stream;
 }
 
 // Faults in, for writing, the pages from the first whole page of
@@ -169,12 +170,25 @@ inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_
 // first store would have faulted in.
 void PrefaultForWrite(void* base, int64_t total, int64_t begin, int64_t end);
 
+// The piece length (elements) of a call's prefaulted pieces: 0 when the
+// decision does not prefault.
+inline int64_t PrefaultPieceElems(const LaunchPolicy& policy, const LaunchDecision& d,
+                                  int elem_bytes) {
+  return d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
+}
+
 // Runs piece(begin, end) over [begin, end) in pieces of about piece_elems
 // elements (a multiple of 8, so mask pieces own whole mask bytes), each
-// after prefault(begin, end) has faulted its pages in.
+// after prefault(begin, end) has faulted its pages in; piece_elems <= 0
+// (PrefaultPieceElems of a decision that does not prefault): one piece,
+// nothing prefaulted.
 template <typename Prefault, typename Piece>
 void RunPrefaulted(int64_t begin, int64_t end, int64_t piece_elems, const Prefault& prefault,
                    const Piece& piece) {
+  if (piece_elems <= 0) {
+    piece(begin, end);
+    return;
+  }
   const int64_t step = piece_elems < 8 ? 8 : piece_elems & ~int64_t{7};
   for (int64_t b = begin; b < end;) {
     const int64_t e = end - b > step ? b + step : end;

@@ -42,10 +42,6 @@ struct GradJob {
 // The forward over [begin, end): y's and the mask's pages prefaulted piece by
 // piece when prefault_piece_elems > 0 (LaunchDecision::prefault).
 void RunForwardRange(const ForwardJob& job, int64_t begin, int64_t end) {
-  if (job.prefault_piece_elems <= 0) {
-    job.kernel(*job.params, job.x, job.y, job.mask, begin, end, job.stream);
-    return;
-  }
   const int64_t eb = job.elem_bytes;
   RunPrefaulted(
       begin, end, job.prefault_piece_elems,
@@ -60,10 +56,6 @@ void RunForwardRange(const ForwardJob& job, int64_t begin, int64_t end) {
 
 // The backward from the mask over [begin, end), dx prefaulted as above.
 void RunGradRange(const GradJob& job, int64_t begin, int64_t end) {
-  if (job.prefault_piece_elems <= 0) {
-    job.kernel(*job.params, job.dy, job.mask, job.dx, begin, end, job.stream);
-    return;
-  }
   const int64_t eb = job.elem_bytes;
   RunPrefaulted(
       begin, end, job.prefault_piece_elems,
@@ -124,7 +116,7 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kForwardMask, n, elem_bytes, threads, stores,
                                   y == x, y, &ReadyWorkersNow);
-  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
+  const int64_t prefault_piece_elems = PrefaultPieceElems(policy, d, elem_bytes);
   if (d.OneBlock()) {  // no plan, no pool (60 -> 48 ns at n = 16)
     if (prefault_piece_elems == 0) {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
@@ -166,7 +158,7 @@ relugrad_status CpuReluGradMask(Dtype dtype, int64_t n, const void* dy, const ui
   const int elem_bytes = DtypeSize(dtype);
   const LaunchDecision d = Decide(policy, LaunchOp::kGradMask, n, elem_bytes, threads, stores,
                                   dx == dy, dx, &ReadyWorkersNow);
-  const int64_t prefault_piece_elems = d.prefault ? policy.prefault_piece_bytes / elem_bytes : 0;
+  const int64_t prefault_piece_elems = PrefaultPieceElems(policy, d, elem_bytes);
   if (d.OneBlock()) {
     if (prefault_piece_elems == 0) {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
