@@ -292,7 +292,8 @@ TEST(Residency, AutoStreamsOnlyResidentOutputs) {
                      .stream)
         << threads;
   }
-  EXPECT_EQ(DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data()).stores, RELUGRAD_STORES_CACHED);
+  // Split over pages not yet faulted in: AUTO parts, which ask their own pages.
+  EXPECT_EQ(DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data()).stores, RELUGRAD_STORES_AUTO);
   for (int64_t i = 0; i < n * 4; i += 4096) m.data()[i] = 0;  // fault every page in
   for (int threads : {1, 2}) {
     EXPECT_TRUE(
@@ -352,19 +353,21 @@ TEST(Prefault, FaultsInOnlyTheOutputsWholePagesOfThePiece) {
   EXPECT_EQ(errno, saved) << "the caller's errno is left alone";
 }
 
-// Cached stores into a fresh output are prefaulted piece by piece; a
-// resident, aliased, streamed or small output is not.
-TEST(Prefault, DecidedForCachedStoresIntoPagesNotYetFaultedIn) {
+// AUTO stores into a fresh output are cached and prefaulted piece by piece;
+// a resident, aliased, streamed, hinted-CACHED or small output is not.
+TEST(Prefault, DecidedForAutoStoresIntoPagesNotYetFaultedIn) {
   const int64_t n = 4 * kMiB;  // 16 MiB of f32: above every AUTO threshold of kMeasured
   FreshMapping m(n * 4);
   ASSERT_TRUE(m.ok());
   for (LaunchOp op : {kGrad, LaunchOp::kForwardMask, LaunchOp::kGradMask}) {
     for (int threads : {1, 2}) {
-      for (relugrad_stores stores : {RELUGRAD_STORES_AUTO, RELUGRAD_STORES_CACHED}) {
-        const LaunchDecision d =
-            Decide(kMeasured, op, n, 4, threads, stores, false, m.data(), &AllReady);
-        EXPECT_TRUE(d.prefault && !d.stream) << threads << " " << stores;
-      }
+      const LaunchDecision d =
+          Decide(kMeasured, op, n, 4, threads, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady);
+      EXPECT_TRUE(d.prefault && !d.stream) << threads;
+      const LaunchDecision cached =
+          Decide(kMeasured, op, n, 4, threads, RELUGRAD_STORES_CACHED, false, m.data(), &AllReady);
+      EXPECT_FALSE(cached.prefault || cached.stream)
+          << "a CACHED hint asks no page, threads " << threads;
       EXPECT_FALSE(Decide(kMeasured, op, n, 4, threads, RELUGRAD_STORES_STREAMING, false, m.data(),
                           &AllReady)
                        .prefault);
@@ -382,15 +385,16 @@ TEST(Prefault, DecidedForCachedStoresIntoPagesNotYetFaultedIn) {
   never.stream_bytes_one_block = never.stream_bytes_split = never.mask_stream_bytes = 0;
   EXPECT_FALSE(
       Decide(never, kGrad, n, 4, 2, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady).prefault);
-  // The torch-native library's parts: the whole call's CACHED hint, each part prefaulted.
+  // The torch-native library's parts over fresh pages: AUTO, each part asks
+  // its own pages and is prefaulted (both halves of the output).
   const HostSplit h = DecideHostSplit(kMeasured, n, 4, 0, 2, 32768, m.data());
-  ASSERT_EQ(h.stores, RELUGRAD_STORES_CACHED);
-  EXPECT_TRUE(
-      Decide(kMeasured, kGrad, n / 2, 4, h.threads, h.stores, false, m.data(), &AllReady).prefault);
+  ASSERT_EQ(h.stores, RELUGRAD_STORES_AUTO);
+  for (int64_t part : {int64_t{0}, n / 2}) {
+    const LaunchDecision d = Decide(kMeasured, kGrad, n / 2, 4, h.threads, h.stores, false,
+                                    m.data() + part * 4, &AllReady);
+    EXPECT_TRUE(d.prefault && !d.stream) << "part at " << part;
+  }
   m.data()[n * 2] = 0;  // the middle page only
-  EXPECT_FALSE(Decide(kMeasured, kGrad, n, 4, 1, RELUGRAD_STORES_CACHED, false, m.data(), &AllReady)
-                   .prefault)
-      << "a CACHED hint asks the middle page alone";
   const LaunchDecision mixed =
       Decide(kMeasured, kGrad, n, 4, 1, RELUGRAD_STORES_AUTO, false, m.data(), &AllReady);
   EXPECT_TRUE(mixed.prefault && !mixed.stream) << "AUTO asks the first and last pages too";

@@ -95,15 +95,14 @@ uintptr_t PageBytes() {
 
 }  // namespace
 
-bool OutputPagesResident(const void* p, int64_t bytes, int pages_asked) {
+bool OutputPagesResident(const void* p, int64_t bytes) {
 #if defined(__linux__)
   if (p == nullptr || bytes <= 0) return true;
   const uintptr_t page = PageBytes();
   const uintptr_t first = reinterpret_cast<uintptr_t>(p);
   const uintptr_t probes[3] = {first + static_cast<uintptr_t>(bytes / 2), first,
                                first + static_cast<uintptr_t>(bytes - 1)};
-  for (int i = 0; i < 3 && i < pages_asked; ++i) {
-    const uintptr_t at = probes[i];
+  for (const uintptr_t at : probes) {
     unsigned char resident = 0;  // bit 0: the page is resident
     if (mincore(reinterpret_cast<void*>(at & ~(page - 1)), 1, &resident) != 0) return true;
     if ((resident & 1) == 0) return false;
@@ -112,7 +111,6 @@ bool OutputPagesResident(const void* p, int64_t bytes, int pages_asked) {
 #else
   (void)p;
   (void)bytes;
-  (void)pages_asked;
   return true;
 #endif
 }
@@ -256,11 +254,14 @@ HostSplit DecideHostSplit(const LaunchPolicy& policy, int64_t n, int elem_bytes,
   h.part_unit_elems = policy.host_part_unit_elems;
   if (h.split) {
     // Each part is a one-thread call, which alone would take the one-block
-    // threshold: the parts get the stores the whole split call would.
-    h.stores =
-        UseStreamingStores(RELUGRAD_STORES_AUTO, out_bytes, policy.stream_bytes_split, false, out)
-            ? RELUGRAD_STORES_STREAMING
-            : RELUGRAD_STORES_CACHED;
+    // threshold: the parts get the stores the whole split call would. Over
+    // pages not yet faulted in they get AUTO, so that each part asks its own
+    // pages and prefaults them (a CACHED part asks nothing).
+    const StoreChoice c =
+        ChooseStores(RELUGRAD_STORES_AUTO, out_bytes, policy.stream_bytes_split, false, out);
+    h.stores = c.stream     ? RELUGRAD_STORES_STREAMING
+               : c.prefault ? RELUGRAD_STORES_AUTO
+                            : RELUGRAD_STORES_CACHED;
   } else if (h.threads == 1 && out_bytes < policy.consumed_cached_bytes_one_thread) {
     h.stores = RELUGRAD_STORES_CACHED;
   }
