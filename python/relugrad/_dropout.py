@@ -15,15 +15,16 @@ computed by the same div) and computes dy * noise with torch's mul, then the ReL
 relugrad's relu_grad_mask: the same bits as stock, including a dropped element whose incoming
 gradient is negative (-0), infinite or NaN (NaN), where stock multiplies by a zero noise value.
 
-Where the bit planes are made and read: the packing and the gate select are relugrad's Highway kernels
-(relu_forward with a mask packs the bits of `v > 0` for y and for the 0/1 noise, in place, values
-unchanged; relu_grad_mask unpacks), and the products that must match stock are torch's own mul,
-so no element loop runs in Python and no separate kernel has to reproduce torch's rounding and
-NaN propagation for four dtypes. For float32/float64 in C order with the torch preset and torch's
-threads, forward and backward are one C++ pass each instead (torch.ops.relugrad_native.
-relu_dropout_forward / relu_dropout_backward, python/src/torch_dropout.cc: out = relu(x) *
-(keep ? scale : +0) after stock's draw, dx = gate ? dy * (keep ? scale : +0) : +0, plain IEEE
-multiplies, which are torch's for these two dtypes), where the composition makes four passes each.
+Where the bit planes are made and read: for float32/float64 in C order with the torch preset
+and torch's threads, one C++ pass each way (relugrad._relugrad_torch.relu_dropout, python/src/
+torch_dropout.cc: out = relu(x) * (keep ? scale : +0) after stock's draw; its backward node
+relugrad::ReluDropoutBackward computes dx = gate ? dy * (keep ? scale : +0) : +0 with plain IEEE
+multiplies, which are torch's for these two dtypes, and writes dx over an incoming gradient that
+nothing else holds, as relugrad.torch.ReLU does). Everything else composes: the packing and the
+gate select are relugrad's Highway kernels (relu_forward with a mask packs the bits of `v > 0` for
+y and for the 0/1 noise, in place, values unchanged; relu_grad_mask unpacks), and the products
+that must match stock are torch's own mul, so no element loop runs in Python and no separate
+kernel has to reproduce torch's rounding and NaN propagation for four dtypes.
 
 Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
 float32/float64/float16/bfloat16 outside torch.compile and torch.func. Everything else (eval,
@@ -58,18 +59,10 @@ def _pack_in_place(t: Tensor, threads: int, semantics: str = "torch") -> Tensor:
 
 
 class _ReluDropoutFunction(torch.autograd.Function):
+    """The composition: every dtype and layout, any preset and thread count."""
+
     @staticmethod
     def forward(ctx, x: Tensor, p: float, semantics: str, threads: int) -> Tensor:
-        native = _native_forward()
-        if (native is not None and x.dtype in (torch.float32, torch.float64) and x.is_contiguous()
-                and semantics == "torch" and threads == 0):
-            # One pass in C++ after stock's draw (python/src/torch_dropout.cc); x's layout is
-            # torch.relu(x)'s here, so the draw is on stock's shape, dtype and layout.
-            out = torch.empty_like(x).bernoulli_(1 - p)
-            gate, keep = native(x, out, _scale(p, x.dtype).item())
-            ctx.save_for_backward(gate, keep)
-            ctx.p, ctx.semantics, ctx.threads, ctx.strides = p, semantics, threads, out.stride()
-            return out
         y = torch.relu(x)  # stock's y, -0 kept: the product below is stock's
         noise = torch.empty_like(y).bernoulli_(1 - p)  # stock's draw: same shape, dtype, layout
         keep = _pack_in_place(noise, threads)
@@ -86,12 +79,6 @@ class _ReluDropoutFunction(torch.autograd.Function):
     def backward(ctx, dy: Tensor):
         gate, keep = ctx.saved_tensors
         strides = ctx.strides
-        native = _native_backward()
-        if (native is not None and not torch.is_grad_enabled() and dy.dtype in (torch.float32, torch.float64)
-                and type(dy) is Tensor and dy.is_cpu and dy.is_contiguous() and _rt._c_order(dy.shape, strides)
-                and ctx.semantics == "torch" and ctx.threads == 0):
-            # One pass in C++ (python/src/torch_dropout.cc): the same bits as the composition below.
-            return native(dy, gate, keep, _scale(ctx.p, dy.dtype).item()), None, None, None
         full = torch.empty_strided(dy.shape, strides, dtype=dy.dtype).fill_(_scale(ctx.p, dy.dtype))
         noise = _rt._relu_grad_mask_eager(full, keep, "torch", ctx.threads, strides, strides)
         if torch.is_grad_enabled():  # create_graph=True: differentiable in dy
@@ -104,18 +91,16 @@ class _ReluDropoutFunction(torch.autograd.Function):
         return _rt._relu_grad_mask_eager(g, gate, ctx.semantics, ctx.threads, strides, strides), None, None, None
 
 
-def _native_forward():
-    """torch.ops.relugrad_native.relu_dropout_forward where the torch-native library loaded, else None."""
+def _load_native_entry():
+    """relugrad._relugrad_torch.relu_dropout where the torch-native library loaded, else None."""
     if not _rt.NATIVE:
         return None
-    return torch.ops.relugrad_native.relu_dropout_forward.default
+    from . import _relugrad_torch
+    return _relugrad_torch.relu_dropout
 
 
-def _native_backward():
-    """torch.ops.relugrad_native.relu_dropout_backward where the torch-native library loaded, else None."""
-    if not _rt.NATIVE:
-        return None
-    return torch.ops.relugrad_native.relu_dropout_backward.default
+# The fused C++ forward (and backward node); None: the composition serves every case.
+_native_entry = _load_native_entry()
 
 
 def _fused_serves(x: Tensor, p: float, training: bool) -> bool:
@@ -146,6 +131,10 @@ class ReLUDropout(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if isinstance(x, Tensor) and _fused_serves(x, self.p, self.training):
+            if _native_entry is not None and self.semantics == "torch" and self.threads == 0:
+                out = _native_entry(x, self.p)  # NotImplemented unless contiguous float32/float64
+                if out is not NotImplemented:
+                    return out
             return _ReluDropoutFunction.apply(x, self.p, self.semantics, self.threads)
         return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
 

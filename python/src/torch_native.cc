@@ -87,14 +87,6 @@ relugrad_dtype DtypeOf(const at::Tensor& t) {
   }
 }
 
-// What a backward node keeps besides its saved tensor: the preset, resolved
-// once by the forward, and its name for the custom ops of create_graph.
-struct Settings {
-  std::string semantics;
-  relugrad_preset preset;
-  int64_t threads;
-};
-
 // ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy
 // ATen/TensorIterator.h): relugrad's calls split exactly when torch's own
 // threshold_backward would. Torch's number, not relugrad's.
@@ -293,24 +285,6 @@ bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
   return true;
 }
 
-// True when the backward may write dx over the incoming gradient: nothing but
-// this call holds the tensor or its storage (the engine moved it in; a post
-// hook, a retained or stashed gradient, the profiler's inputs or a live view
-// would hold a second reference: torch's own rule, is_tensor_stealable, by
-// which AccumulateGrad takes a gradient without a copy), the storage is torch's
-// CPU allocator's (not a NumPy array or another owner's blob), grad covers
-// exactly that storage, and it already has dx's strides. dx = grad then costs
-// no allocation, and its stores land on the lines the kernel has just read.
-bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
-  if (!torch::autograd::impl::is_tensor_stealable(grad) || grad.requires_grad() ||
-      grad.is_inference() || grad.storage_offset() != 0 || grad.strides() != dx_strides) {
-    return false;
-  }
-  const c10::Storage& storage = grad.storage();
-  return storage.use_count() == 1 && storage.allocator() == c10::GetCPUAllocator() &&
-         storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
-}
-
 // The strides of threshold_backward(dy, s)'s output; true when dy and s share
 // its storage order (the fast setup). (Its TensorIterator takes s, then dy:
 // s's layout leads.)
@@ -346,11 +320,33 @@ at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
   return copy;
 }
 
+}  // namespace
+
+// True when the backward may write dx over the incoming gradient: nothing but
+// this call holds the tensor or its storage (the engine moved it in; a post
+// hook, a retained or stashed gradient, the profiler's inputs or a live view
+// would hold a second reference: torch's own rule, is_tensor_stealable, by
+// which AccumulateGrad takes a gradient without a copy), the storage is torch's
+// CPU allocator's (not a NumPy array or another owner's blob), grad covers
+// exactly that storage, and it already has dx's strides. dx = grad then costs
+// no allocation, and its stores land on the lines the kernel has just read.
+bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
+  if (!torch::autograd::impl::is_tensor_stealable(grad) || grad.requires_grad() ||
+      grad.is_inference() || grad.storage_offset() != 0 || grad.strides() != dx_strides) {
+    return false;
+  }
+  const c10::Storage& storage = grad.storage();
+  return storage.use_count() == 1 && storage.allocator() == c10::GetCPUAllocator() &&
+         storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
+}
+
 // Memory the CPU kernels can read: strided, not nested, on the CPU, with
 // data (an efficient zero tensor has none).
 bool ReadableOnCpu(const at::Tensor& t) {
   return t.device().is_cpu() && t.layout() == at::kStrided && !t.is_nested() && !t._is_zerotensor();
 }
+
+namespace {
 
 at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Settings& settings) {
   if (at::GradMode::is_enabled()) {  // create_graph=True: keep it differentiable
@@ -380,17 +376,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   return dx;
 }
 
-// The mask's bits follow the storage order of the y the forward wrote
-// (mask_strides, always dense); dx gets threshold_backward(grad, result)'s
-// layout, result being what nn.ReLU would have saved (y, or x when in place).
-struct MaskLayout {
-  std::vector<int64_t> mask_strides;
-  std::vector<int64_t> result_strides;
-  // y dense with the mask in its own order (result_strides == mask_strides):
-  // a gradient with exactly those strides is the backward's fast case (dx gets
-  // them too, as TensorIterator gives operands of one dense layout).
-  bool dense;
-};
+}  // namespace
 
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
                         const MaskLayout& layout) {
@@ -437,6 +423,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
   if (!direct) dx.copy_(target);
   return dx;
 }
+
+namespace {
 
 // ---- Autograd nodes ----------------------------------------------------------
 // ReLU's backward is a torch::autograd::Node written here, the way PyTorch's

@@ -1,11 +1,16 @@
 // The eager ReLU of relugrad.torch (torch_native.cc), for its Python entry
-// (torch_python_module.cc).
+// (torch_python_module.cc), and the backward pieces it shares with the fused
+// ReLU + Dropout node (torch_dropout.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/string_view.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "relugrad/relugrad.h"
 
 namespace relugrad_python {
 
@@ -17,5 +22,50 @@ namespace relugrad_python {
 // runs relugrad's pool with N.
 at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
                       bool inplace);
+
+// out = dropout(relu(x), p) in training, bit for bit stock's given the same
+// generator state (stock's own draw, then one pass), with a backward node
+// that keeps two bit planes (gate, keep) and writes dx over a gradient only
+// it holds. x: a contiguous float32/float64 CPU tensor, 0 < p < 1; torch
+// preset, torch's threads. torch_dropout.cc.
+at::Tensor NativeReluDropout(const at::Tensor& x, double p);
+
+// ---- Shared by the backward nodes ------------------------------------------
+
+// What a backward node keeps besides its saved tensors: the preset, resolved
+// once by the forward, and its name for the custom ops of create_graph.
+struct Settings {
+  std::string semantics;
+  relugrad_preset preset;
+  int64_t threads;
+};
+
+// The mask's bits follow the storage order of the y the forward wrote
+// (mask_strides, always dense); dx gets threshold_backward(grad, result)'s
+// layout, result being what nn.ReLU would have saved (y, or x when in place).
+struct MaskLayout {
+  std::vector<int64_t> mask_strides;
+  std::vector<int64_t> result_strides;
+  // y dense with the mask in its own order (result_strides == mask_strides):
+  // a gradient with exactly those strides is the backward's fast case (dx gets
+  // them too, as TensorIterator gives operands of one dense layout).
+  bool dense;
+};
+
+// True when the backward may write dx over the incoming gradient: nothing but
+// this call holds the tensor or its storage, the storage is torch's CPU
+// allocator's, grad covers exactly that storage and already has dx_strides.
+bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides);
+
+// Memory the CPU kernels can read: strided, not nested, on the CPU, with
+// data (an efficient zero tensor has none).
+bool ReadableOnCpu(const at::Tensor& t);
+
+// dx = relu_grad_mask(grad, mask): threshold_backward(grad, result)'s layout
+// and bits, over grad's memory where WritableInPlace allows; under GradMode
+// (create_graph) or for memory the kernels cannot read, relugrad's
+// differentiable custom op.
+at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
+                        const MaskLayout& layout);
 
 }  // namespace relugrad_python

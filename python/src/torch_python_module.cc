@@ -1,6 +1,7 @@
 // relugrad._relugrad_torch as a Python module: relu(x, semantics, threads,
 // mask, inplace), the entry of relugrad.torch.ReLU's eager forward
-// (NativeRelu, torch_native.h).
+// (NativeRelu, torch_native.h), and relu_dropout(x, p), ReLUDropout's
+// (NativeReluDropout).
 //
 // Why a module function and not a torch.ops operator: a torch.ops call parses
 // its Python arguments against the op's schema into a boxed stack of IValues
@@ -107,11 +108,44 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
+constexpr const char* kDropoutSignature = "relu_dropout(x: Tensor, p: float)";
+
+// ReLUDropout's fused training forward (NativeReluDropout): x a plain
+// contiguous float32/float64 CPU tensor, else NotImplemented (Python then
+// composes torch's ops with relugrad's mask kernels). Python has checked the
+// module's side: training, 0 < p < 1, the torch preset, torch's threads.
+PyObject* ReluDropout(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "%s takes 2 arguments, got %zd", kDropoutSignature, nargs);
+    return nullptr;
+  }
+  const double p = PyFloat_AsDouble(args[1]);
+  if (p == -1.0 && PyErr_Occurred()) return nullptr;
+  if (!PlainCpu(args[0])) Py_RETURN_NOTIMPLEMENTED;
+  const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
+  if (!x.is_contiguous() || (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  at::Tensor out;
+  {
+    GilReleased no_gil;
+    RECORD_FUNCTION("relugrad_native::relu_dropout", std::vector<c10::IValue>({x}));
+    out = relugrad_python::NativeReluDropout(x, p);
+  }
+  return THPVariable_Wrap(std::move(out));
+  END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef g_methods[] = {
     {"relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Relu)), METH_FASTCALL,
      "relu(x, semantics, threads, mask, inplace) -> Tensor, or NotImplemented where x is not a "
      "plain CPU tensor (or mask is set and nothing is recorded): relugrad.torch.ReLU's eager "
      "forward."},
+    {"relu_dropout", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&ReluDropout)),
+     METH_FASTCALL,
+     "relu_dropout(x, p) -> Tensor, or NotImplemented where x is not a plain contiguous "
+     "float32/float64 CPU tensor: ReLUDropout's fused training forward."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,

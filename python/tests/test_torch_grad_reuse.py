@@ -214,3 +214,43 @@ def test_a_module_backward_hook_sees_grad_output_as_it_arrived(mask, eager_path)
     got, want = seen(rt.ReLU(mask=mask)), seen(torch.nn.ReLU())
     for key in ("gi", "go"):
         assert torch.equal(bits(got[key]), bits(want[key]))
+
+
+def _dropout_dx(module, x, weight, seed, hook=None):
+    torch.manual_seed(seed)
+    return _dx_of(module, x, weight, hook)
+
+
+@native_only
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_relu_dropout_writes_dx_over_a_gradient_nobody_else_holds(dtype):
+    x = _x("nchw", dtype)
+    weight = values(x.shape, dtype, 1)
+    stock = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.4))
+    want, want_stride, stock_reused = _dropout_dx(stock, x, weight, 3)
+    got, got_stride, reused = _dropout_dx(ReLUDropout(0.4), x, weight, 3)
+    assert not stock_reused
+    assert reused
+    assert got_stride == want_stride
+    assert torch.equal(bits(got), bits(want))
+
+
+@native_only
+@pytest.mark.parametrize("holder", [_stash_in_hook, _post_hook])
+def test_relu_dropout_leaves_a_held_gradient_alone(holder):
+    x = _x("nchw", torch.float32)
+    weight = values(x.shape, torch.float32, 1)
+    stock = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.4))
+    want, _, _ = _dropout_dx(stock, x, weight, 4)
+    kept = []
+    got, _, reused = _dropout_dx(ReLUDropout(0.4), x, weight, 4, hook=lambda y: holder(y, kept))
+    assert torch.equal(bits(got), bits(want))
+    assert not reused
+    held, copy = kept[0]
+    assert torch.equal(bits(held), bits(copy))
+    # The caller's own gradient (the graph root keeps it) is not written over either.
+    g = values(x.shape, torch.float32, 2)
+    g_copy = g.clone()
+    torch.manual_seed(5)
+    ReLUDropout(0.4)(x * 1).backward(g)
+    assert torch.equal(bits(g), bits(g_copy))

@@ -48,19 +48,20 @@ def stock_relu_dropout(p):
 
 @pytest.fixture(params=["native", "composition"])
 def backward_path(request, monkeypatch):
-    """Runs a test through each path of ReLUDropout: the one-pass C++ ops (float32/float64)
-    and the composition of torch's ops with relugrad's mask kernels (every dtype)."""
-    calls = []
+    """Runs a test through each path of ReLUDropout: the one-pass C++ forward and backward node
+    (float32/float64 in C order) and the composition of torch's ops with relugrad's mask kernels
+    (every dtype and layout)."""
     if request.param == "native":
         if not rt.NATIVE:
             pytest.skip(f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
-        fw, bw = _dropout._native_forward(), _dropout._native_backward()
-        monkeypatch.setattr(_dropout, "_native_forward", lambda: lambda *a: calls.append("forward") or fw(*a))
-        monkeypatch.setattr(_dropout, "_native_backward", lambda: lambda *a: calls.append("backward") or bw(*a))
     else:
-        monkeypatch.setattr(_dropout, "_native_forward", lambda: None)
-        monkeypatch.setattr(_dropout, "_native_backward", lambda: None)
-    return request.param, calls
+        monkeypatch.setattr(_dropout, "_native_entry", None)
+    return request.param
+
+
+def fused_node(x, p=0.5):
+    """The name of the backward node ReLUDropout(p) records for x."""
+    return ReLUDropout(p)(x.detach().clone().requires_grad_()).grad_fn.name()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -76,9 +77,8 @@ def test_fused_equals_stock_bit_for_bit(dtype, p, backward_path):
     got = run(ReLUDropout(p), x0, dy, seed=5)
     for a, b in zip(want, got):
         assert torch.equal(bits(a), bits(b))
-    path, calls = backward_path
-    native = path == "native" and dtype in (torch.float32, torch.float64)  # served where it can
-    assert calls == (["forward", "backward"] if native else [])
+    native = backward_path == "native" and dtype in (torch.float32, torch.float64)  # served where it can
+    assert (fused_node(x0, p) == "relugrad::ReluDropoutBackward") == native
 
 
 def test_fused_gradient_special_cases_are_not_plain_zero(backward_path):
@@ -97,6 +97,43 @@ def test_fused_noncontiguous_input_and_gradient(backward_path):
     dy = values((40, 30), seed=4).t().contiguous()
     for a, b in zip(run(stock_relu_dropout(0.3), x0, dy, 7), run(ReLUDropout(0.3), x0, dy, 7)):
         assert torch.equal(bits(a), bits(b)) and a.stride() == b.stride()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_gradient_in_any_layout_gets_stocks_layout_and_bits(dtype, backward_path):
+    # A transposed, an expanded (sum's backward) and a channels_last gradient into the fused
+    # node: stock's layout (mul, then threshold_backward) and bits.
+    x0 = values((6, 10), dtype, seed=12)
+    x4 = values((2, 3, 4, 5), dtype, seed=13)
+    w = values((10, 6), dtype, seed=14)
+    w4 = values((2, 3, 4, 5), dtype, seed=15).to(memory_format=torch.channels_last)
+    losses = [(x0, lambda y: (y.t() * w).sum()), (x0, lambda y: y.sum()), (x4, lambda y: (y * w4).sum())]
+    for x_in, loss in losses:
+        grads = []
+        for fn in (stock_relu_dropout(0.3), ReLUDropout(0.3)):
+            x = x_in.clone().requires_grad_()
+            torch.manual_seed(9)
+            loss(fn(x)).backward()
+            grads.append(x.grad)
+        assert grads[0].stride() == grads[1].stride()
+        assert torch.equal(bits(grads[0]), bits(grads[1]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_create_graph_matches_stock(dtype, backward_path):
+    x0 = values((5, 16), dtype, seed=16)
+    x0[0, :4] = torch.tensor([-0.0, 0.0, float("nan"), float("inf")], dtype=dtype)
+    results = []
+    for fn in (stock_relu_dropout(0.25), ReLUDropout(0.25)):
+        x = x0.clone().requires_grad_()
+        torch.manual_seed(2)
+        y = fn(x)
+        dy = values(y.shape, dtype, seed=17).requires_grad_()
+        g, = torch.autograd.grad(y, x, dy, create_graph=True)
+        gg, = torch.autograd.grad((g * g).sum(), dy)
+        results.append((g.detach(), gg))
+    for a, b in zip(*results):
+        assert torch.equal(bits(a), bits(b))
 
 
 def test_fused_keeps_two_bit_planes():
@@ -152,15 +189,18 @@ def test_bad_p():
 
 
 @pytest.mark.skipif(not rt.NATIVE, reason="the torch-native library is not loaded")
-def test_native_ops_reject_bad_input():
-    fw = _dropout._native_forward()
-    with pytest.raises(RuntimeError, match="one shape and dtype"):
-        fw(torch.ones(8), torch.ones(9), 2.0)
-    op = _dropout._native_backward()
-    with pytest.raises(RuntimeError, match="bit plane must be a contiguous CPU uint8 tensor of 2 bytes"):
-        op(torch.ones(9), torch.zeros(1, dtype=torch.uint8), torch.zeros(2, dtype=torch.uint8), 2.0)
-    with pytest.raises(RuntimeError, match="float32 or float64"):
-        op(torch.ones(8, dtype=torch.bfloat16), torch.zeros(1, dtype=torch.uint8), torch.zeros(1, dtype=torch.uint8), 2.0)
+def test_native_entry_serves_only_contiguous_float32_float64():
+    entry = _dropout._native_entry
+    x = torch.ones(4, 6, requires_grad=True)
+    assert entry(x.t(), 0.5) is NotImplemented
+    assert entry(x.to(torch.bfloat16), 0.5) is NotImplemented
+    assert entry(torch.ones(2, 3).to_sparse(), 0.5) is NotImplemented
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        entry(x)
+    with pytest.raises(RuntimeError, match="p must be in"):
+        entry(x, 1.0)
+    # Served elsewhere by the composition, with stock's layout and bits.
+    assert fused_node(x.t()) != "relugrad::ReluDropoutBackward"
 
 
 def mlp_with_dropout():

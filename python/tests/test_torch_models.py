@@ -82,7 +82,8 @@ def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
     ThresholdBackward; relugrad's C++ nodes relugrad::ReluBackward / relugrad::ReluMaskBackward
     (eager ReLU; in place without the native library, the Python Functions' _ReluFunctionBackward /
-    _ReluMaskFunctionBackward), ReluDropoutFunction (ReLUDropout) and the custom ops' autograd nodes
+    _ReluMaskFunctionBackward), relugrad::ReluDropoutBackward or _ReluDropoutFunctionBackward
+    (ReLUDropout) and the custom ops' autograd nodes
     (_ReluOpBackward, _ReluMaskOpBackward: captured graphs, and eager ReLU without the native library)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
     while stack:
@@ -91,7 +92,7 @@ def relu_nodes(out):
             continue
         seen.add(fn)
         name = fn.name()
-        if "ReluDropoutFunction" in name:  # ReLUDropout (replace_relu(mask=True) of ReLU + Dropout)
+        if name == "relugrad::ReluDropoutBackward" or "ReluDropoutFunction" in name:  # ReLUDropout (replace_relu(mask=True) of ReLU + Dropout)
             found["relugrad_dropout"] += 1
         elif name in ("relugrad::ReluMaskBackward", "_ReluMaskFunctionBackward"):
             found["relugrad_mask"] += 1
