@@ -13,6 +13,11 @@ modules. The order of the candidates rotates round by round; a round times each 
 repeats of a loop sized to ~10 ms) and the reported ratio is the median over rounds of the
 per-round ratio relugrad / nn.ReLU (the machine is shared: only ratios taken side by side mean
 anything). docs/python.md, "Never slower".
+
+--dropout P compares nn.ReLU + nn.Dropout(P) (training) with relugrad's fused ReLUDropout(P);
+--grad-from-op makes each step `(module(x) * w).sum().backward()`, so the module's backward gets a
+gradient made by an op (mul's backward) that nothing else holds, as inside a model, instead of the
+caller's g (both sides pay the mul and the sum).
 """
 import argparse
 import json
@@ -23,6 +28,7 @@ import timeit
 import torch
 
 import relugrad.torch as rt
+from relugrad._dropout import ReLUDropout
 from torch_steps import cpu_name  # this directory's step benchmark
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
@@ -59,13 +65,18 @@ def main() -> None:
     ap.add_argument("--ops", action="store_true", help="also the custom-op path")
     ap.add_argument("--control", action="store_true",
                     help="also a second nn.ReLU (A/A): what the bench puts between identical modules")
+    ap.add_argument("--dropout", type=float, help="ReLU + Dropout(P) against ReLUDropout(P)")
+    ap.add_argument("--grad-from-op", action="store_true",
+                    help="loss (module(x) * w).sum(): the backward gets a gradient made by an op")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json")
     args = ap.parse_args()
     if not rt.NATIVE:
         raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
     native = rt._native_relu
-    print(f"torch {torch.__version__}, {cpu_name()}, mask={args.mask}; us per forward+backward "
+    what = f"mask={args.mask}" if args.dropout is None else f"ReLU + Dropout({args.dropout}) vs ReLUDropout"
+    what += ", gradient from an op" if args.grad_from_op else ""
+    print(f"torch {torch.__version__}, {cpu_name()}, {what}; us per forward+backward "
           f"(median of {args.rounds} rounds), ratio = median of per-round ratios relugrad / nn.ReLU")
     head = ["threads", "dtype", "layout", "n", "nn.ReLU us", "relugrad us", "ratio"] + (["ops us", "ops ratio"] if args.ops else []) + (["A/A ratio"] if args.control else [])
     print("| " + " | ".join(head) + " |")
@@ -80,11 +91,20 @@ def main() -> None:
                     fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
                     x = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt).requires_grad_(True)
                     g = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt)
-                    cands = {"nn.ReLU": torch.nn.ReLU(), "relugrad": rt.ReLU(mask=args.mask)}
+                    w = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt)
+
+                    def stock():
+                        if args.dropout is None:
+                            return torch.nn.ReLU()
+                        return torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(args.dropout))
+
+                    def ours():
+                        return rt.ReLU(mask=args.mask) if args.dropout is None else ReLUDropout(args.dropout)
+                    cands = {"nn.ReLU": stock(), "relugrad": ours()}
                     if args.ops:
-                        cands["ops"] = rt.ReLU(mask=args.mask)
+                        cands["ops"] = ours()
                     if args.control:
-                        cands["control"] = torch.nn.ReLU()
+                        cands["control"] = stock()
                     times = {k: [] for k in cands}
                     order = list(cands.items())
                     for r in range(args.rounds):
@@ -94,7 +114,10 @@ def main() -> None:
                             rt._native_relu = None if name == "ops" else native
 
                             def run(module=module):
-                                module(x).backward(g)
+                                if args.grad_from_op:
+                                    (module(x) * w).sum().backward()
+                                else:
+                                    module(x).backward(g)
                                 x.grad = None
                             times[name].append(per_call(run))
                     rt._native_relu = native
@@ -112,9 +135,10 @@ def main() -> None:
                         line += [f"{row['control_ratio']:.3f}"]
                     rows.append(row)
                     print("| " + " | ".join(str(v) for v in line) + " |", flush=True)
-                    del x, g
+                    del x, g, w
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask, "control": args.control,
+                "dropout": args.dropout, "grad_from_op": args.grad_from_op,
                 "rounds": args.rounds, "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -27,7 +27,6 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/ones.h>
-#include <c10/util/bit_cast.h>
 #include <c10/util/strides.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/csrc/autograd/function.h>
@@ -47,119 +46,103 @@
 namespace relugrad_python {
 namespace {
 
-// The loops below are branchless over 8 elements (one byte of each plane) so that the compiler
-// vectorizes them: a selected value is its bits ANDed with an all-ones or all-zero lane mask,
-// which gives +0 where not selected, as the ternaries they stand for.
-template <typename T>
-using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+// Both passes run in chunks of kChunk elements (a multiple of 8: a chunk owns
+// whole bytes of both planes), each chunk's steps over memory that stays in
+// L1: the bits are packed and unpacked by relugrad's Highway mask kernels
+// (one-thread plans), the products are plain loops the compiler vectorizes.
+// Only x, dy, the output and the planes cross the memory bus.
+constexpr int64_t kChunk = 2048;
 
-template <typename T>
-inline Bits<T> Lane(unsigned byte, int j) {
-  return Bits<T>(0) - static_cast<Bits<T>>((byte >> j) & 1u);
+relugrad_dtype DtypeFor(at::ScalarType type) {
+  return type == at::kFloat ? RELUGRAD_F32 : RELUGRAD_F64;
 }
 
-template <typename T>
-inline T Select(T v, Bits<T> lane) {
-  return c10::bit_cast<T>(static_cast<Bits<T>>(c10::bit_cast<Bits<T>>(v) & lane));
+// A chunk of scratch for this thread, of kChunk elements of the widest dtype.
+void* Scratch() {
+  alignas(64) thread_local double scratch[kChunk];
+  return scratch;
 }
 
-// dx may be dy itself (the gradient written over): each group of 8 is read
-// whole before any of it is written, so the loops carry no aliasing question.
-template <typename T>
-void BackwardBytes(const T* dy, unsigned gb, unsigned kb, T s, T* dx, int count) {
-  T in[8];
-  for (int j = 0; j < count; ++j) in[j] = dy[j];
-  for (int j = 0; j < count; ++j) {
-    const T product = in[j] * Select(s, Lane<T>(kb, j));  // dy * noise, as stock's mul backward
-    in[j] = Select(product, Lane<T>(gb, j));              // threshold_backward's select
-  }
-  for (int j = 0; j < count; ++j) dx[j] = in[j];
+// Runs chunk(begin, end) over [0, n) in chunks, split over torch's threads
+// at ATen's elementwise grain.
+template <typename Chunk>
+void ForEachChunk(int64_t n, const Chunk& chunk) {
+  at::parallel_for(0, (n + kChunk - 1) / kChunk, std::max<int64_t>(1, 32768 / kChunk),
+                   [&](int64_t first, int64_t last) {
+                     for (int64_t c = first; c < last; ++c) {
+                       chunk(c * kChunk, std::min((c + 1) * kChunk, n));
+                     }
+                   });
 }
 
+// dx = gate ? dy * (keep ? s : +0) : +0 over one chunk; dx may be dy itself
+// (each element of dy is read before the same element of dx is written).
 template <typename T>
-void BackwardParts(const T* dy, const uint8_t* g, const uint8_t* k, T s, T* dx, int64_t n,
-                   int64_t bytes) {
-  // Parts of whole bytes: no two threads share a byte of either plane.
-  at::parallel_for(0, bytes, 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t byte = begin; byte < end; ++byte) {
-      const int64_t base = byte * 8;
-      const int count = static_cast<int>(std::min<int64_t>(8, n - base));
-      if (count == 8) {
-        BackwardBytes<T>(dy + base, g[byte], k[byte], s, dx + base, 8);
-      } else {
-        BackwardBytes<T>(dy + base, g[byte], k[byte], s, dx + base, count);
-      }
-    }
-  });
+void BackwardChunk(const T* dy, const uint8_t* gate, const uint8_t* keep, T s, T* dx, int64_t len,
+                   const relugrad_plan* mask_grad) {
+  T* noise = static_cast<T*>(Scratch());
+  for (int64_t j = 0; j < len; ++j) noise[j] = s;
+  RunPlan(mask_grad, len, noise, keep, noise);                  // keep ? s : +0
+  for (int64_t j = 0; j < len; ++j) noise[j] = dy[j] * noise[j];  // MulBackward's grad * other
+  RunPlan(mask_grad, len, noise, gate, dx);                     // threshold_backward's gate
 }
 
+// The forward over one chunk after stock's draw: noise holds
+// bernoulli_(1 - p)'s 0/1 values. keep gets the bits of noise != 0 (relugrad's
+// forward over the 0/1 values in place leaves them as they are), gate those
+// of !(y <= 0) (relugrad's torch-preset mask of x: the same bits as of
+// y = torch.relu(x)), and noise becomes y * (noise * s), stock's
+// `noise.div_(1 - p)` (1 / (1 - p) rounded is s, 0 / (1 - p) is +0, as
+// noise * s) then `y * noise`.
 template <typename T>
-void ForwardBytes(const T* x, T s, T* noise, uint8_t* g, uint8_t* k, int count) {
-  unsigned gb = 0, kb = 0;  // padding bits stay 0
-  for (int j = 0; j < count; ++j) {
+void ForwardChunk(const T* x, T s, T* noise, uint8_t* gate, uint8_t* keep, int64_t len,
+                  const relugrad_plan* mask_forward) {
+  RunForwardPlan(mask_forward, len, noise, noise, keep);
+  RunForwardPlan(mask_forward, len, x, Scratch(), gate);
+  for (int64_t j = 0; j < len; ++j) {
     const T v = x[j];
-    const T y = Select(v, Bits<T>(0) - static_cast<Bits<T>>(!(v < T(0))));  // x < 0 ? +0 : x
-    const unsigned kept = noise[j] != T(0);
-    noise[j] = y * Select(s, Bits<T>(0) - static_cast<Bits<T>>(kept));
-    gb |= static_cast<unsigned>(!(y <= T(0))) << j;
-    kb |= kept << j;
+    const T y = v < T(0) ? T(0) : v;  // torch.relu: -0 and NaN pass as they are
+    noise[j] = y * (noise[j] * s);
   }
-  *g = static_cast<uint8_t>(gb);
-  *k = static_cast<uint8_t>(kb);
-}
-
-template <typename T>
-void ForwardParts(const T* x, T s, T* noise, uint8_t* g, uint8_t* k, int64_t n, int64_t bytes) {
-  at::parallel_for(0, bytes, 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t byte = begin; byte < end; ++byte) {
-      const int64_t base = byte * 8;
-      const int count = static_cast<int>(std::min<int64_t>(8, n - base));
-      if (count == 8) {
-        ForwardBytes<T>(x + base, s, noise + base, g + byte, k + byte, 8);
-      } else {
-        ForwardBytes<T>(x + base, s, noise + base, g + byte, k + byte, count);
-      }
-    }
-  });
 }
 
 // The one pass into dx (dy itself or a new contiguous tensor): dy contiguous, of dx's dtype.
 void BackwardPass(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor& keep,
                   double scale, const at::Tensor& dx) {
   const int64_t n = dy.numel();
-  const int64_t bytes = (n + 7) / 8;
   const uint8_t* g = gate.const_data_ptr<uint8_t>();
   const uint8_t* k = keep.const_data_ptr<uint8_t>();
+  const relugrad_dtype dtype = DtypeFor(dy.scalar_type());
   AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "relu_dropout_backward", [&] {
+    const scalar_t* in = dy.const_data_ptr<scalar_t>();
+    scalar_t* out = dx.mutable_data_ptr<scalar_t>();
     // scale is the kept noise value of this dtype (exact in scalar_t): the cast does not round.
-    BackwardParts<scalar_t>(dy.const_data_ptr<scalar_t>(), g, k, static_cast<scalar_t>(scale),
-                            dx.mutable_data_ptr<scalar_t>(), n, bytes);
+    const scalar_t s = static_cast<scalar_t>(scale);
+    ForEachChunk(n, [&](int64_t begin, int64_t end) {
+      BackwardChunk<scalar_t>(in + begin, g + begin / 8, k + begin / 8, s, out + begin,
+                              end - begin, OneThreadCachedPlan(RELUGRAD_OP_RELU_GRAD_MASK, dtype));
+    });
   });
 }
 
-// The forward after stock's draw: noise holds bernoulli_(1 - p)'s 0/1 values; it is overwritten
-// with the output y * (noise ? scale : +0), y = torch.relu(x) (x < 0 ? +0 : x, so -0 and NaN pass
-// as they are), which is stock's `noise.div_(1 - p)` then `y * noise`; gate gets the bits of
-// !(y <= 0) (threshold_backward's open gate), keep those of noise != 0. One pass where the
-// composition makes four (relu, div, mul and two packings).
-std::tuple<at::Tensor, at::Tensor> ReluDropoutForward(const at::Tensor& x, at::Tensor& noise,
-                                                      double scale) {
-  TORCH_CHECK(
-      x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
-          noise.device().is_cpu() && noise.is_contiguous() && noise.sizes() == x.sizes() &&
-          noise.scalar_type() == x.scalar_type(),
-      "relu_dropout_forward: x and noise must be contiguous CPU tensors of one shape and dtype");
-  TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble,
-              "relu_dropout_forward: x must be float32 or float64, got ", x.scalar_type());
+// The forward after stock's draw into noise; returns the gate and keep planes.
+std::tuple<at::Tensor, at::Tensor> ForwardPass(const at::Tensor& x, const at::Tensor& noise,
+                                               double scale) {
   const int64_t n = x.numel();
   const int64_t bytes = (n + 7) / 8;
   at::Tensor gate = at::empty({bytes}, x.options().dtype(at::kByte));
   at::Tensor keep = at::empty({bytes}, x.options().dtype(at::kByte));
   uint8_t* g = gate.mutable_data_ptr<uint8_t>();
   uint8_t* k = keep.mutable_data_ptr<uint8_t>();
+  const relugrad_dtype dtype = DtypeFor(x.scalar_type());
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "relu_dropout_forward", [&] {
-    ForwardParts<scalar_t>(x.const_data_ptr<scalar_t>(), static_cast<scalar_t>(scale),  // exact
-                           noise.mutable_data_ptr<scalar_t>(), g, k, n, bytes);
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* out = noise.mutable_data_ptr<scalar_t>();
+    const scalar_t s = static_cast<scalar_t>(scale);  // exact, as above
+    ForEachChunk(n, [&](int64_t begin, int64_t end) {
+      ForwardChunk<scalar_t>(in + begin, s, out + begin, g + begin / 8, k + begin / 8, end - begin,
+                             OneThreadCachedPlan(RELUGRAD_OP_RELU_FORWARD_MASK, dtype));
+    });
   });
   return {gate, keep};
 }
@@ -229,7 +212,7 @@ at::Tensor NativeReluDropout(const at::Tensor& x, double p) {
     at::AutoDispatchBelowADInplaceOrView guard;  // the draw and the pass record no history
     // Stock's draw (at::dropout's CPU path): same shape, dtype and layout, same generator.
     out = at::empty_like(x).bernoulli_(1 - p);
-    std::tie(gate, keep) = ReluDropoutForward(x, out, scale);
+    std::tie(gate, keep) = ForwardPass(x, out, scale);
   }
   if (torch::autograd::compute_requires_grad(x)) {
     auto node = c10::make_intrusive<ReluDropoutBackward>();

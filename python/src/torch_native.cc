@@ -156,6 +156,11 @@ class ThreadPlans {
   std::vector<Entry> entries_;
 };
 
+ThreadPlans& ThisThreadsPlans() {
+  thread_local ThreadPlans plans;
+  return plans;
+}
+
 // `out`: the call's output, whose pages' residency the store choice reads.
 CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype,
               const void* out) {
@@ -163,9 +168,8 @@ CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad
   relugrad_host_split how;
   Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
                            static_cast<int32_t>(at::get_num_threads()), kTorchGrain, out, &how));
-  thread_local ThreadPlans plans;
   CallPlan plan;
-  plan.plan = plans.Get(op, dtype, settings.preset, how.threads, how.stores);
+  plan.plan = ThisThreadsPlans().Get(op, dtype, settings.preset, how.threads, how.stores);
   plan.split = how.split != 0;
   plan.part_unit = how.part_unit_elems;
   return plan;
@@ -321,6 +325,18 @@ at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
 }
 
 }  // namespace
+
+const relugrad_plan* OneThreadCachedPlan(relugrad_plan_op op, relugrad_dtype dtype) {
+  return ThisThreadsPlans().Get(op, dtype, RELUGRAD_PRESET_TORCH, 1, RELUGRAD_STORES_CACHED);
+}
+
+void RunPlan(const relugrad_plan* plan, int64_t n, const void* dy, const void* s, void* dx) {
+  Check(Api().plan_run(plan, n, dy, s, dx));
+}
+
+void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y, uint8_t* mask) {
+  Check(Api().plan_run_forward(plan, n, x, y, mask));
+}
 
 // True when the backward may write dx over the incoming gradient: nothing but
 // this call holds the tensor or its storage (the engine moved it in; a post

@@ -52,6 +52,14 @@ struct MaskLayout {
   bool dense;
 };
 
+// This thread's plan (created on first use, kept for the thread's life) of a
+// one-thread call of op with the torch preset and cached stores: the pieces
+// of a fused pass, each small enough to stay in cache.
+const relugrad_plan* OneThreadCachedPlan(relugrad_plan_op op, relugrad_dtype dtype);
+// relugrad_plan_run / relugrad_plan_run_forward, a c10::Error on failure.
+void RunPlan(const relugrad_plan* plan, int64_t n, const void* dy, const void* s, void* dx);
+void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y, uint8_t* mask);
+
 // True when the backward may write dx over the incoming gradient: nothing but
 // this call holds the tensor or its storage, the storage is torch's CPU
 // allocator's, grad covers exactly that storage and already has dx_strides.
