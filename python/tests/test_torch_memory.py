@@ -81,6 +81,31 @@ def test_fused_equals_stock_bit_for_bit(dtype, p, backward_path):
     assert (fused_node(x0, p) == "relugrad::ReluDropoutBackward") == native
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fused_over_many_chunks_equals_stock(dtype, threads, backward_path):
+    # 7 x 1001 elements: several of the C++ passes' 2048-element chunks and a ragged last one,
+    # over one and two torch threads; the gradient made by an op (written over in place).
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        x0 = values((7, 1001), dtype, seed=21)
+        x0.view(-1)[2040:2056] = torch.tensor(SPECIAL * 2, dtype=dtype)
+        w = values((7, 1001), dtype, seed=22)
+        w.view(-1)[4090:4100] = float("nan")
+        results = []
+        for fn in (stock_relu_dropout(0.3), ReLUDropout(0.3)):
+            x = x0.clone().requires_grad_()
+            torch.manual_seed(4)
+            y = fn(x)
+            (y * w).sum().backward()
+            results.append((y.detach(), x.grad, torch.rand(3)))
+        for a, b in zip(*results):
+            assert torch.equal(bits(a), bits(b))
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_fused_gradient_special_cases_are_not_plain_zero(backward_path):
     # The case the fused backward must not simplify: dropped, gate open, dy in {-1, inf, NaN}.
     x0 = torch.ones(4096)
