@@ -5,12 +5,12 @@
 // Backward: dx = gate ? dy * noise : +0, with noise = keep ? scale : +0, from the two bit planes
 // the forward packs (relugrad's relu_forward mask format: 1 bit per element, LSB first, in x's
 // C order). This is stock's mul backward (grad * noise) followed by threshold_backward, in one
-// pass that reads dy and two bits and writes dx, where the torch-op composition makes four
-// passes over n elements. Why here and not in the Highway kernels: the product must be torch's
-// own IEEE multiply (a dropped element gives dy * 0: -0 for negative dy, NaN for inf/NaN dy,
-// with dy's payload as x86 mul returns it), which a plain multiply of float/double is;
-// reduced-precision dtypes stay on relugrad/_dropout.py's torch-op composition, where torch's
-// rounding applies.
+// pass over memory that reads dy and two bits and writes dx, where the torch-op composition
+// makes four. The bits are packed and unpacked by relugrad's Highway mask kernels (through the
+// C API table, one-thread plans); the products stay here, as plain multiplies of float/double:
+// they must be torch's own IEEE multiply (a dropped element gives dy * 0: -0 for negative dy,
+// NaN for inf/NaN dy, with dy's payload as x86 mul returns it). Reduced-precision dtypes stay on
+// relugrad/_dropout.py's torch-op composition, where torch's rounding applies.
 //
 // Why a C++ node and not a Python autograd.Function: the engine hands a node the only reference
 // to a gradient made by the op after it, so dx can be written over it (WritableInPlace: no
@@ -82,9 +82,9 @@ void BackwardChunk(const T* dy, const uint8_t* gate, const uint8_t* keep, T s, T
                    const relugrad_plan* mask_grad) {
   T* noise = static_cast<T*>(Scratch());
   for (int64_t j = 0; j < len; ++j) noise[j] = s;
-  RunPlan(mask_grad, len, noise, keep, noise);                  // keep ? s : +0
+  RunPlan(mask_grad, len, noise, keep, noise);                    // keep ? s : +0
   for (int64_t j = 0; j < len; ++j) noise[j] = dy[j] * noise[j];  // MulBackward's grad * other
-  RunPlan(mask_grad, len, noise, gate, dx);                     // threshold_backward's gate
+  RunPlan(mask_grad, len, noise, gate, dx);                       // threshold_backward's gate
 }
 
 // The forward over one chunk after stock's draw: noise holds
@@ -119,8 +119,8 @@ void BackwardPass(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor
     // scale is the kept noise value of this dtype (exact in scalar_t): the cast does not round.
     const scalar_t s = static_cast<scalar_t>(scale);
     ForEachChunk(n, [&](int64_t begin, int64_t end) {
-      BackwardChunk<scalar_t>(in + begin, g + begin / 8, k + begin / 8, s, out + begin,
-                              end - begin, OneThreadCachedPlan(RELUGRAD_OP_RELU_GRAD_MASK, dtype));
+      BackwardChunk<scalar_t>(in + begin, g + begin / 8, k + begin / 8, s, out + begin, end - begin,
+                              OneThreadCachedPlan(RELUGRAD_OP_RELU_GRAD_MASK, dtype));
     });
   });
 }

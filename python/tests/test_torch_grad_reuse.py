@@ -227,9 +227,11 @@ def test_relu_dropout_writes_dx_over_a_gradient_nobody_else_holds(dtype):
     x = _x("nchw", dtype)
     weight = values(x.shape, dtype, 1)
     stock = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.4))
-    want, want_stride, stock_reused = _dropout_dx(stock, x, weight, 3)
+    # Stock's dx may land on the freed memory of the gradient (dropout's mul frees it before
+    # threshold_backward allocates), so only relugrad's side is asked: its node allocates, if at
+    # all, while the gradient is still alive, so an equal address means written over.
+    want, want_stride, _ = _dropout_dx(stock, x, weight, 3)
     got, got_stride, reused = _dropout_dx(ReLUDropout(0.4), x, weight, 3)
-    assert not stock_reused
     assert reused
     assert got_stride == want_stride
     assert torch.equal(bits(got), bits(want))
