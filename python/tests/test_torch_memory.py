@@ -106,6 +106,21 @@ def test_fused_over_many_chunks_equals_stock(dtype, threads, backward_path):
         torch.set_num_threads(old)
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (1,), (7,)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_empty_scalar_and_tiny_tensors_equal_stock(shape, dtype, backward_path):
+    x0 = torch.randn(shape, dtype=dtype)
+    results = []
+    for fn in (stock_relu_dropout(0.5), ReLUDropout(0.5)):
+        x = x0.clone().requires_grad_()
+        torch.manual_seed(3)
+        y = fn(x)
+        y.backward(torch.full_like(y, 3.0))
+        results.append((y.detach(), x.grad, torch.rand(2)))
+    for a, b in zip(*results):
+        assert a.shape == b.shape and torch.equal(bits(a), bits(b))
+
+
 def test_fused_gradient_special_cases_are_not_plain_zero(backward_path):
     # The case the fused backward must not simplify: dropped, gate open, dy in {-1, inf, NaN}.
     x0 = torch.ones(4096)
