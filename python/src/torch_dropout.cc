@@ -38,7 +38,6 @@
 #include <mutex>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
 #include "torch_native.h"
