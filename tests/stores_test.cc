@@ -283,15 +283,16 @@ TEST(StoresHint, BackendStreamsExactlyWhenTheHintSays) {
 
 TEST(StoresHint, DecisionTable) {
   constexpr int64_t kAuto = 1 << 20;
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto - 1, kAuto, false, nullptr));
-  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, kAuto, false, nullptr));
+  EXPECT_FALSE(ChooseStores(RELUGRAD_STORES_AUTO, kAuto - 1, kAuto, false, nullptr).stream);
+  EXPECT_TRUE(ChooseStores(RELUGRAD_STORES_AUTO, kAuto, kAuto, false, nullptr).stream);
   EXPECT_FALSE(
-      UseStreamingStores(RELUGRAD_STORES_AUTO, kAuto, -1, false, nullptr));  // benchmark "never"
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false, nullptr));
-  EXPECT_TRUE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false, nullptr));
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true,
-                                  nullptr));  // aliasing wins
-  EXPECT_FALSE(UseStreamingStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true, nullptr));
+      ChooseStores(RELUGRAD_STORES_AUTO, kAuto, -1, false, nullptr).stream);  // benchmark "never"
+  EXPECT_FALSE(ChooseStores(RELUGRAD_STORES_CACHED, 1LL << 40, kAuto, false, nullptr).stream);
+  EXPECT_TRUE(ChooseStores(RELUGRAD_STORES_STREAMING, 4, kAuto, false, nullptr).stream);
+  EXPECT_FALSE(ChooseStores(RELUGRAD_STORES_STREAMING, 1LL << 40, kAuto, true,
+                            nullptr)
+                   .stream);  // aliasing wins
+  EXPECT_FALSE(ChooseStores(RELUGRAD_STORES_AUTO, 1LL << 40, kAuto, true, nullptr).stream);
 }
 
 }  // namespace

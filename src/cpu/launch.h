@@ -153,12 +153,6 @@ inline StoreChoice ChooseStores(relugrad_stores stores, int64_t out_bytes, int64
   return c;
 }
 
-// ChooseStores' store half: whether the output is written with streaming stores.
-inline bool UseStreamingStores(relugrad_stores stores, int64_t out_bytes, int64_t auto_threshold,
-                               bool aliases_input, const void* out) {
-  return ChooseStores(stores, out_bytes, auto_threshold, aliases_input, out).stream;
-}
-
 // Faults in, for writing, the pages from the first whole page of
 // [base + begin, base + end) to the page holding base + end (this piece's
 // stores reach that page before the next piece's), leaving out any page the
