@@ -52,26 +52,18 @@ namespace {
 // Only x, dy, the output and the planes cross the memory bus.
 constexpr int64_t kChunk = 2048;
 
-relugrad_dtype DtypeFor(at::ScalarType type) {
-  return type == at::kFloat ? RELUGRAD_F32 : RELUGRAD_F64;
-}
-
 // A chunk of scratch for this thread, of kChunk elements of the widest dtype.
 void* Scratch() {
   alignas(64) thread_local double scratch[kChunk];
   return scratch;
 }
 
-// Runs chunk(begin, end) over [0, n) in chunks, split over torch's threads
-// at ATen's elementwise grain.
+// Runs chunk(begin, end) over [0, n) in chunks of kChunk, split over torch's threads.
 template <typename Chunk>
 void ForEachChunk(int64_t n, const Chunk& chunk) {
-  at::parallel_for(0, (n + kChunk - 1) / kChunk, std::max<int64_t>(1, 32768 / kChunk),
-                   [&](int64_t first, int64_t last) {
-                     for (int64_t c = first; c < last; ++c) {
-                       chunk(c * kChunk, std::min((c + 1) * kChunk, n));
-                     }
-                   });
+  ForEachUnitPart(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; c += kChunk) chunk(c, std::min(c + kChunk, end));
+  });
 }
 
 // dx = gate ? dy * (keep ? s : +0) : +0 over one chunk; dx may be dy itself
@@ -111,7 +103,7 @@ void BackwardPass(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor
   const int64_t n = dy.numel();
   const uint8_t* g = gate.const_data_ptr<uint8_t>();
   const uint8_t* k = keep.const_data_ptr<uint8_t>();
-  const relugrad_dtype dtype = DtypeFor(dy.scalar_type());
+  const relugrad_dtype dtype = DtypeOf(dy);
   AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "relu_dropout_backward", [&] {
     const scalar_t* in = dy.const_data_ptr<scalar_t>();
     scalar_t* out = dx.mutable_data_ptr<scalar_t>();
@@ -133,7 +125,7 @@ std::tuple<at::Tensor, at::Tensor> ForwardPass(const at::Tensor& x, const at::Te
   at::Tensor keep = at::empty({bytes}, x.options().dtype(at::kByte));
   uint8_t* g = gate.mutable_data_ptr<uint8_t>();
   uint8_t* k = keep.mutable_data_ptr<uint8_t>();
-  const relugrad_dtype dtype = DtypeFor(x.scalar_type());
+  const relugrad_dtype dtype = DtypeOf(x);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "relu_dropout_forward", [&] {
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* out = noise.mutable_data_ptr<scalar_t>();

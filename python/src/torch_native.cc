@@ -71,6 +71,8 @@ void Check(relugrad_status status) {
   TORCH_CHECK(status == RELUGRAD_OK, "relugrad: ", Api().last_error());
 }
 
+}  // namespace
+
 relugrad_dtype DtypeOf(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kFloat:
@@ -87,10 +89,7 @@ relugrad_dtype DtypeOf(const at::Tensor& t) {
   }
 }
 
-// ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy
-// ATen/TensorIterator.h): relugrad's calls split exactly when torch's own
-// threshold_backward would. Torch's number, not relugrad's.
-constexpr int64_t kTorchGrain = 32768;
+namespace {
 
 // How one call runs: relugrad's options, whether it is split over torch's
 // threads, and on which multiple of elements its parts start (decided once,
@@ -185,9 +184,7 @@ void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
     run(0, n);
     return;
   }
-  const int64_t unit = plan.part_unit;
-  at::parallel_for(0, (n + unit - 1) / unit, std::max<int64_t>(1, kTorchGrain / unit),
-                   [&](int64_t begin, int64_t end) { run(begin * unit, std::min(end * unit, n)); });
+  ForEachUnitPart(n, plan.part_unit, run);
 }
 
 // relugrad's Python-registered op `name` through the dispatcher (boxed: the

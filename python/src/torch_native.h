@@ -3,9 +3,11 @@
 // ReLU + Dropout node (torch_dropout.cc).
 #pragma once
 
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/string_view.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +33,23 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
 at::Tensor NativeReluDropout(const at::Tensor& x, double p);
 
 // ---- Shared by the backward nodes ------------------------------------------
+
+// ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy
+// ATen/TensorIterator.h): relugrad's calls split exactly when torch's own
+// threshold_backward would. Torch's number, not relugrad's.
+inline constexpr int64_t kTorchGrain = 32768;
+
+// Calls run(begin, end) over [0, n) split over torch's threads
+// (at::parallel_for at kTorchGrain), in parts that start at multiples of
+// unit elements.
+template <typename Run>
+void ForEachUnitPart(int64_t n, int64_t unit, const Run& run) {
+  at::parallel_for(0, (n + unit - 1) / unit, std::max<int64_t>(1, kTorchGrain / unit),
+                   [&](int64_t begin, int64_t end) { run(begin * unit, std::min(end * unit, n)); });
+}
+
+// relugrad's dtype of t (a c10::Error for any other).
+relugrad_dtype DtypeOf(const at::Tensor& t);
 
 // What a backward node keeps besides its saved tensors: the preset, resolved
 // once by the forward, and its name for the custom ops of create_graph.
