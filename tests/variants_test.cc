@@ -286,6 +286,17 @@ TEST(VariantTable, PresetsSelectTheirNamedRows) {
   relugrad_options torch;
   relugrad_options_init(&torch, RELUGRAD_PRESET_TORCH);
   EXPECT_EQ(forward(torch, RELUGRAD_F32), "mask_forward_nan_open_zero_gate");
+  relugrad_options torch_relu = torch;
+  torch_relu.keep_negative_zero = 1;
+  EXPECT_EQ(forward(torch_relu, RELUGRAD_F32), "mask_forward_torch_relu");
+  EXPECT_EQ(forward(torch_relu, RELUGRAD_BF16), "mask_forward_torch_relu");
+  relugrad_options jax_keep;
+  relugrad_options_init(&jax_keep, RELUGRAD_PRESET_JAX);
+  jax_keep.keep_negative_zero = 1;
+  EXPECT_EQ(forward(jax_keep, RELUGRAD_F32), "mask_forward_zero_closed");
+  leaky.keep_negative_zero = 1;  // y = x*alpha decides the zero's sign itself
+  EXPECT_EQ(forward(leaky, RELUGRAD_F32), "mask_forward_alpha");
+  leaky.keep_negative_zero = 0;
   EXPECT_EQ(forward(leaky, RELUGRAD_F32), "mask_forward_alpha");
   EXPECT_EQ(forward(leaky, RELUGRAD_BF16), "mask_forward_alpha16");
 }

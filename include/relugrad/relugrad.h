@@ -185,6 +185,14 @@ typedef struct relugrad_options {
    * the CPU, CUDA and Ascend twin backends apply it; the mask forward
    * answers RELUGRAD_UNSUPPORTED for a bounded gate. */
   double gate_max;
+  /* The mask forward's y for x = -0 at a closed gate, where alpha is 0:
+   * 0 (the default, and what a struct_size that ends before this field
+   * gets) writes +0, as torch.threshold(x, t, 0), tf.nn.relu and
+   * jax.nn.relu do; nonzero keeps x's -0, as torch.relu (clamp_min) does.
+   * Only the bits of -0 itself: a negative subnormal flushed by DAZ still
+   * gives +0. No other op and no other element reads it; with alpha != 0 y
+   * is x*alpha either way. */
+  int32_t keep_negative_zero;
 } relugrad_options;
 
 /* Fills *options with the preset's settings and defaults for the rest. */

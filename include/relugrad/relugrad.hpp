@@ -146,6 +146,11 @@ class Options {
     raw_.gate_max = h;
     return *this;
   }
+  // Mask forward: a closed x = -0 gives y = -0 (torch.relu) instead of +0.
+  Options& keep_negative_zero(bool keep) {
+    raw_.keep_negative_zero = keep ? 1 : 0;
+    return *this;
+  }
   Options& clip(double lo, double hi) {
     raw_.clip = 1;
     raw_.clip_lo = lo;

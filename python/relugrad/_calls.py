@@ -174,7 +174,8 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
                  out: Optional[ArrayLike] = None, mask_out: Optional[ArrayLike] = None,
                  threads: Optional[int] = None, gate: Optional[str] = None, combine: Optional[str] = None,
                  denormals: Optional[str] = None,
-                 threshold_rounding: Optional[str] = None, stores: str = "auto") -> Tuple[ArrayLike, ArrayLike]:
+                 threshold_rounding: Optional[str] = None, stores: str = "auto",
+                 keep_negative_zero: bool = False) -> Tuple[ArrayLike, ArrayLike]:
     """ReLU forward with the 1-bit mask: ``(y, mask)`` (docs/mask.md).
 
     y = relu(x) under the preset (closed elements are +0, or x*alpha; a NaN x
@@ -184,12 +185,13 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
 
     Same array kinds, devices, errors and GIL release as relu_grad. out may
     be x itself (in place); mask_out, if given, must be a writable uint8
-    array of ceil(n/8) elements of x's kind and device. Note: torch.relu(-0.)
-    is -0; relugrad (like torch.threshold) writes +0. stores: as relu_grad's
-    (applies to y).
+    array of ceil(n/8) elements of x's kind and device. A closed x = -0 gives
+    +0 (torch.threshold, tf.nn.relu, jax.nn.relu); keep_negative_zero=True
+    keeps it -0, as torch.relu does (with the torch preset and threshold 0,
+    y is then torch.relu(x) bit for bit). stores: as relu_grad's (applies to y).
     """
     config = _config(semantics, threshold, alpha, None, _framework_threads(threads, x), gate, combine, denormals,
-                     threshold_rounding, stores)
+                     threshold_rounding, stores, keep_negative_zero=keep_negative_zero)
     x_v, code = _binding_view("x", x)
     y = _new_like(x) if out is None else _writable_out("out", out)
     y_v, y_code = _binding_view("out", y)

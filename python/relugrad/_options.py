@@ -92,7 +92,7 @@ Plan = _C.Plan
 def _checked_options(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
                      threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
                      threshold_rounding: Optional[str], stores: str = "auto",
-                     gate_max: Optional[float] = None) -> Any:
+                     gate_max: Optional[float] = None, keep_negative_zero: bool = False) -> Any:
     """The relugrad.Options of the calls' keyword arguments. Each argument is
     checked here first, so the error names it; the library then validates
     the values (threshold is NaN, clip range is empty, ...)."""
@@ -118,8 +118,10 @@ def _checked_options(semantics: str, threshold: float, alpha: float, clip: Optio
         raise ValueError(f"stores: {stores!r} is not one of {', '.join(STORES)}")
     store_id = _enum("stores", stores, STORES)
     h = math.inf if gate_max is None else _real("gate_max", gate_max)
+    if type(keep_negative_zero) is not bool:
+        raise TypeError(f"keep_negative_zero: expected a bool, got {type(keep_negative_zero).__name__}")
     return Options(preset, gate=g, combine=c, denormals=d, threshold_rounding=r, threshold=t, alpha=a, clip=bounds,
-                   threads=n_threads, stores=store_id, gate_max=h)
+                   threads=n_threads, stores=store_id, gate_max=h, keep_negative_zero=keep_negative_zero)
 
 
 class _Config:
@@ -200,13 +202,15 @@ def _canonical(gate: Optional[str], combine: Optional[str], denormals: Optional[
 
 def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
             threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
-            threshold_rounding: Optional[str], stores: str = "auto", gate_max: Optional[float] = None) -> _Config:
+            threshold_rounding: Optional[str], stores: str = "auto", gate_max: Optional[float] = None,
+            keep_negative_zero: bool = False) -> _Config:
     """The configuration of a call's keyword arguments (checked on first use)."""
     clip_key = _clip_key(clip)
     key = None
     if clip_key is not _UNKEYED:
         key = (semantics, threshold, type(threshold), alpha, type(alpha), clip_key, threads, type(threads), gate,
-               combine, denormals, threshold_rounding, stores, gate_max, type(gate_max))
+               combine, denormals, threshold_rounding, stores, gate_max, type(gate_max), keep_negative_zero,
+               type(keep_negative_zero))
         try:
             config = _CALLS.get(key)
         except TypeError:  # an unhashable argument: the checks below say what is wrong
@@ -214,7 +218,7 @@ def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple
         if config is not None:
             return config
     config = _resolved(_checked_options(semantics, threshold, alpha, clip, threads, gate, combine, denormals,
-                                        threshold_rounding, stores, gate_max))
+                                        threshold_rounding, stores, gate_max, keep_negative_zero))
     if key is not None and _canonical(gate, combine, denormals, threshold_rounding, stores):
         if len(_CALLS) >= _RESOLVED_MAX:
             _CALLS.clear()
@@ -229,11 +233,13 @@ _TORCH_CALLS: Dict[Tuple, _Config] = {}
 
 def _torch_config(semantics: str, threshold: float, alpha: float, threads: int) -> _Config:
     """The configuration of a relugrad.torch kernel call (threshold and alpha
-    as floats, threads already resolved to torch's count)."""
+    as floats, threads already resolved to torch's count). Under the torch
+    preset the mask forward keeps -0 (torch.relu's y); no other op reads it."""
     key = (semantics, threshold, alpha, threads)
     config = _TORCH_CALLS.get(key)
     if config is None:
-        config = _config(semantics, threshold, alpha, None, threads, None, None, None, None)
+        config = _config(semantics, threshold, alpha, None, threads, None, None, None, None,
+                         keep_negative_zero=semantics == "torch")
         if type(threshold) is float and type(alpha) is float and type(threads) is int:
             if len(_TORCH_CALLS) >= _RESOLVED_MAX:
                 _TORCH_CALLS.clear()

@@ -407,8 +407,8 @@ def _relu_vmap(info, in_dims, x, semantics="torch", threads=0):
 # relu_mask's forward writes y and a packed uint8 mask of ceil(n/8) bytes;
 # autograd saves only the mask (not x, not y), and the backward reads only
 # dy and the mask. In the torch preset dx equals torch.relu's autograd bit for
-# bit; y equals torch.threshold(x, 0, 0), i.e. torch.relu except that
-# torch.relu(-0.) is -0. while relugrad writes +0. (values compare equal).
+# bit, and y is torch.relu(x)'s bits, -0 kept (the configuration's
+# keep_negative_zero, set by _api._torch_config for the torch preset).
 # y has torch.relu(x)'s layout and mask bit i is the element at storage
 # position i of y: relu_grad_mask takes y's dim order (y.dim_order(); None =
 # C order) to read it.
@@ -854,7 +854,13 @@ def _torch_relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
 
 def _mask_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     """relu_mask's y without the mask, for forwards autograd does not record:
-    x where the gate is open or x is NaN (its bits), +0 elsewhere."""
+    x where the gate is open or x is NaN (its bits), +0 elsewhere; for the
+    torch preset x < 0 ? +0 : x (torch.relu's y, -0 kept, as the mask
+    forward's; NaN bits kept where torch's 16-bit relu may change them)."""
+    if semantics == "torch":
+        # torch.where selects bits (masked_fill_ may round a 16-bit NaN through float).
+        y = torch.where(x < 0, torch.zeros_like(x), x)
+        return x.copy_(y) if inplace else y
     y = torch.where(_gate_open(x, semantics, 0.0) | torch.isnan(x), x, torch.zeros_like(x))
     return x.copy_(y) if inplace else y
 
@@ -939,7 +945,8 @@ class ReLU(nn.Module):
         relugrad's pool with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
         ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
-        (for the torch preset: torch.relu except +0 instead of -0 for x = -0);
+        (for the torch preset torch.relu's bits, -0 and NaN kept; the other
+        presets write their framework's y, +0 for x = -0);
         gradients are the same bits as mask=False. When autograd records
         nothing (no_grad, inference_mode, x needs no gradient) no mask is
         computed or kept; y has the same bits.

@@ -245,6 +245,7 @@ std::string OptionsRepr(const relugrad_options& o) {
       EnumName(RELUGRAD_ENUM_STORES, o.stores) + "', backend='" +
       EnumName(RELUGRAD_ENUM_BACKEND, o.backend) + "'";
   if (o.stream != nullptr) r += ", stream=" + std::to_string(reinterpret_cast<uintptr_t>(o.stream));
+  if (o.keep_negative_zero != 0) r += ", keep_negative_zero=True";
   return r + ")";
 }
 
@@ -398,7 +399,7 @@ void BindOptionsAndPlan(nb::module_& m) {
           [](PyOptions* self, nb::handle preset, nb::handle gate, nb::handle combine,
              nb::handle denormals, nb::handle threshold_rounding, double threshold, double alpha,
              std::optional<std::pair<double, double>> clip, int threads, nb::handle stores,
-             double gate_max, nb::handle backend, uintptr_t stream) {
+             double gate_max, nb::handle backend, uintptr_t stream, bool keep_negative_zero) {
             // The preset's settings, then each argument given; out-of-range enum
             // values pass through for the library to reject with its message.
             relugrad_options o;
@@ -427,6 +428,7 @@ void BindOptionsAndPlan(nb::module_& m) {
             o.backend =
                 static_cast<relugrad_backend>(EnumArg(RELUGRAD_ENUM_BACKEND, backend, "backend"));
             o.stream = reinterpret_cast<void*>(stream);
+            o.keep_negative_zero = keep_negative_zero ? 1 : 0;
             new (self) PyOptions{Validated(o)};
           },
           nb::arg("semantics") = nb::int_(static_cast<int>(RELUGRAD_PRESET_TORCH)), nb::kw_only(),
@@ -437,7 +439,7 @@ void BindOptionsAndPlan(nb::module_& m) {
           nb::arg("stores") = nb::int_(static_cast<int>(RELUGRAD_STORES_AUTO)),
           nb::arg("gate_max") = std::numeric_limits<double>::infinity(),
           nb::arg("backend") = nb::int_(static_cast<int>(RELUGRAD_BACKEND_CPU)),
-          nb::arg("stream") = 0)
+          nb::arg("stream") = 0, nb::arg("keep_negative_zero") = false)
       .def(
           "with_execution",
           [](const PyOptions& self, int backend, uintptr_t stream) {
@@ -468,6 +470,8 @@ void BindOptionsAndPlan(nb::module_& m) {
                      return std::make_pair(o.raw.clip_lo, o.raw.clip_hi);
                    })
       .def_prop_ro("gate_max", [](const PyOptions& o) { return o.raw.gate_max; })
+      .def_prop_ro("keep_negative_zero",
+                   [](const PyOptions& o) { return o.raw.keep_negative_zero != 0; })
       .def_prop_ro("threads", [](const PyOptions& o) { return o.raw.threads; })
       .def_prop_ro("stores",
                    [](const PyOptions& o) { return EnumName(RELUGRAD_ENUM_STORES, o.raw.stores); })

@@ -81,20 +81,17 @@ void BackwardChunk(const T* dy, const uint8_t* gate, const uint8_t* keep, T s, T
 // The forward over one chunk after stock's draw: noise holds
 // bernoulli_(1 - p)'s 0/1 values. keep gets the bits of noise != 0 (relugrad's
 // forward over the 0/1 values in place leaves them as they are), gate those
-// of !(y <= 0) (relugrad's torch-preset mask of x: the same bits as of
-// y = torch.relu(x)), and noise becomes y * (noise * s), stock's
+// of !(y <= 0) with y = torch.relu(x) in scratch (the torch preset's mask
+// forward, -0 and NaN kept), and noise becomes y * (noise * s), stock's
 // `noise.div_(1 - p)` (1 / (1 - p) rounded is s, 0 / (1 - p) is +0, as
 // noise * s) then `y * noise`.
 template <typename T>
 void ForwardChunk(const T* x, T s, T* noise, uint8_t* gate, uint8_t* keep, int64_t len,
                   const relugrad_plan* mask_forward) {
   RunForwardPlan(mask_forward, len, noise, noise, keep);
-  RunForwardPlan(mask_forward, len, x, Scratch(), gate);
-  for (int64_t j = 0; j < len; ++j) {
-    const T v = x[j];
-    const T y = v < T(0) ? T(0) : v;  // torch.relu: -0 and NaN pass as they are
-    noise[j] = y * (noise[j] * s);
-  }
+  T* y = static_cast<T*>(Scratch());
+  RunForwardPlan(mask_forward, len, x, y, gate);
+  for (int64_t j = 0; j < len; ++j) noise[j] = y[j] * (noise[j] * s);
 }
 
 // The one pass into dx (dy itself or a new contiguous tensor): dy contiguous, of dx's dtype.

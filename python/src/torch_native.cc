@@ -137,6 +137,9 @@ class ThreadPlans {
     Check(api.options_init(&options, preset));
     options.threads = threads;
     options.stores = stores;
+    // The torch preset's mask forward writes torch.relu's y (-0 kept);
+    // every other op ignores the field.
+    options.keep_negative_zero = preset == RELUGRAD_PRESET_TORCH ? 1 : 0;
     relugrad_plan* plan = nullptr;
     Check(api.plan_create(op, dtype, &options, &plan));
     entries_.push_back({op, dtype, preset, threads, stores, plan});

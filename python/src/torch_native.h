@@ -73,7 +73,8 @@ struct MaskLayout {
 
 // This thread's plan (created on first use, kept for the thread's life) of a
 // one-thread call of op with the torch preset and cached stores: the pieces
-// of a fused pass, each small enough to stay in cache.
+// of a fused pass, each small enough to stay in cache. Its mask forward
+// writes torch.relu's y (keep_negative_zero).
 const relugrad_plan* OneThreadCachedPlan(relugrad_plan_op op, relugrad_dtype dtype);
 // relugrad_plan_run / relugrad_plan_run_forward, a c10::Error on failure.
 void RunPlan(const relugrad_plan* plan, int64_t n, const void* dy, const void* s, void* dx);

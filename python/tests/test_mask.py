@@ -49,6 +49,41 @@ def test_torch_preset_forward_values(dtype):
     assert np.array_equal(to_bits(y)[~closed], xb[~closed])
 
 
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("semantics", ALL_PRESETS)
+def test_keep_negative_zero_changes_only_a_closed_negative_zero(dtype, semantics):
+    # keep_negative_zero=True: y = x for x = -0 (torch.relu's clamp_min), every other
+    # element and every mask bit as without it; the torch preset's y is then x < 0 ? +0 : x.
+    _, x = special_case(dtype)
+    xb = to_bits(x)
+    negative_zero = xb == to_bits(np.array([-0.0], dtype=x.dtype))[0]
+    assert negative_zero.any(), "the case must hold a -0"
+    y0, m0 = relugrad.relu_forward(x, semantics=semantics)
+    y1, m1 = relugrad.relu_forward(x, semantics=semantics, keep_negative_zero=True)
+    assert np.array_equal(m0, m1)
+    assert np.all(to_bits(y0)[negative_zero] == 0)
+    assert np.array_equal(to_bits(y1)[negative_zero], xb[negative_zero])
+    assert np.array_equal(to_bits(y1)[~negative_zero], to_bits(y0)[~negative_zero])
+    if semantics == "torch":
+        with np.errstate(invalid="ignore"):  # sNaN casts
+            below = x.astype(np.float64) < 0
+        assert np.all(to_bits(y1)[below] == 0)
+        assert np.array_equal(to_bits(y1)[~below], xb[~below])
+    # Leaky: y = x*alpha decides the zero's sign with or without the flag.
+    ya, _ = relugrad.relu_forward(x, semantics="onednn", alpha=0.25, keep_negative_zero=True)
+    yb, _ = relugrad.relu_forward(x, semantics="onednn", alpha=0.25)
+    assert np.array_equal(to_bits(ya), to_bits(yb))
+
+
+def test_keep_negative_zero_is_a_bool_option():
+    with pytest.raises(TypeError, match="keep_negative_zero: expected a bool, got int"):
+        relugrad.relu_forward(np.zeros(4, np.float32), keep_negative_zero=1)
+    keep = relugrad.Options(keep_negative_zero=True)
+    assert keep.keep_negative_zero and not relugrad.Options().keep_negative_zero
+    assert keep != relugrad.Options() and "keep_negative_zero=True" in repr(keep)
+    assert "keep_negative_zero" not in repr(relugrad.Options())
+
+
 def test_sizes_and_in_place():
     rng = np.random.default_rng(5)
     for n in (0, 1, 7, 8, 9, 63, 64, 65, 1000, 100_003):

@@ -150,6 +150,23 @@ std::vector<Config> AllConfigs() {
     f.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;  // zero_if_le + multiply + DAZ: its own kernel
     c.push_back({"onednn_ftz", f});
   }
+  {
+    // keep_negative_zero (the mask forward's y for x = -0; every other op
+    // ignores it): torch.relu's own row, the general row under a threshold
+    // and under DAZ (a negative subnormal still gives +0), and leaky.
+    auto o = Preset(RELUGRAD_PRESET_TORCH);
+    o.keep_negative_zero = 1;
+    c.push_back({"torch_relu_keep_negative_zero", o});
+    o.threshold = 0.75;
+    c.push_back({"torch_t0.75_keep_negative_zero", o});
+    auto t = Preset(RELUGRAD_PRESET_TENSORFLOW);
+    t.keep_negative_zero = 1;
+    c.push_back({"tensorflow_keep_negative_zero", t});
+    auto a = Preset(RELUGRAD_PRESET_ONEDNN);
+    a.alpha = 0.25;
+    a.keep_negative_zero = 1;
+    c.push_back({"onednn_alpha0.25_keep_negative_zero", a});
+  }
   return c;
 }
 

@@ -29,7 +29,8 @@ struct Config {
 };
 
 // Every preset with defaults, plus thresholds 0.75/-1.5/0.1, both threshold
-// roundings, alpha, clip, and each denormal mode with each gate/combine.
+// roundings, alpha, clip, each denormal mode with each gate/combine, and
+// keep_negative_zero.
 std::vector<Config> AllConfigs();
 
 // Gates with an upper bound (gate_max: ReLU6, hardtanh) over the presets,

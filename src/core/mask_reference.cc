@@ -61,7 +61,10 @@ uint64_t ReferenceForwardElement(Dtype dtype, uint64_t x_bits, const Rules& sem,
     // gate with alpha != 0 gives dy*alpha under either combine).
     return ReferenceGradMaskElement(dtype, x_bits, false, sem);
   }
-  // max(x, 0): a NaN stays (bits kept), everything else closed is +0.
+  // max(x, 0): a NaN stays (bits kept), everything else closed is +0 but
+  // for x = -0 under keep_negative_zero (clamp_min(-0, 0) = -0).
+  const uint64_t negative_zero = uint64_t{1} << (8 * DtypeSize(dtype) - 1);
+  if (sem.keep_negative_zero && x_bits == negative_zero) return x_bits;
   return std::isnan(BitsToDouble(dtype, x_bits)) ? x_bits : 0;
 }
 

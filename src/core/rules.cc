@@ -99,6 +99,7 @@ relugrad_status ResolveOptions(const relugrad_options* options, Rules* rules,
     rules->clip_lo = full.clip_lo;
     rules->clip_hi = full.clip_hi;
     rules->gate_max = full.gate_max;
+    rules->keep_negative_zero = full.keep_negative_zero != 0;
   }
   if (execution != nullptr) {
     execution->threads =

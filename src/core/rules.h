@@ -27,6 +27,9 @@ struct Rules {
   double clip_hi = 0.0;
   // Upper gate bound; +inf is none.
   double gate_max = kNoGateMax;
+  // The mask forward's y for x = -0 at a closed gate (alpha = 0): -0 kept
+  // (torch.relu) instead of +0.
+  bool keep_negative_zero = false;
 
   static constexpr double kNoGateMax = std::numeric_limits<double>::infinity();
   bool HasGateMax() const { return gate_max != kNoGateMax; }

@@ -52,6 +52,8 @@ KernelParams MakeKernelParams(Dtype dtype, const Rules& sem) {
   } else {
     p.closed = p.open_multiply ? ClosedRule::kMulZero : ClosedRule::kZero;
   }
+  // Where y = x*alpha the product decides the sign of a zero.
+  p.keep_negative_zero = sem.keep_negative_zero && p.closed != ClosedRule::kMulAlpha;
   FillKeys(&p, sem);
   return p;
 }

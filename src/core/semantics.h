@@ -51,6 +51,9 @@ struct KernelParams {
   // alpha rounded to the compute type (float for f16/bf16/f32).
   double alpha = 0.0;
   float alpha_f32 = 0.0f;
+  // Mask forward only: a closed x = -0 gives y = -0 (torch.relu), not +0.
+  // Never set with kMulAlpha (y = x*alpha there).
+  bool keep_negative_zero = false;
 
   // The common case every backend specialises: dx = open ? dy : +0.
   bool IsPlainSelect() const { return !open_multiply && !clip && closed == ClosedRule::kZero; }

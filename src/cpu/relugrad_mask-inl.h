@@ -249,7 +249,26 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
   const DU du;
   const BitConstants<D, DU> c(du, p);
   const bool nan_open = p.gate_nan_open;
-  if constexpr (V == Id::kNanOpenZeroGate) {
+  if constexpr (V == Id::kTorchRelu) {
+    // y = x < 0 ? +0 : x on raw bits: zeroed are the negative non-NaN
+    // patterns but -0, the signed bits in (INT_MIN, bits(-inf)], i.e.
+    // bits - 1 < bits(-inf) (subtracted unsigned, so -0's wrap to INT_MAX is
+    // defined; +0 gives -1, not below; a NaN of either sign is never below).
+    // The gate then reads y: it is closed exactly where y is +-0 (x <= 0),
+    // and open for x > 0 and every NaN, whose y is x: one test of y's
+    // magnitude bits instead of the gate's two compares of x.
+    const hn::RebindToSigned<DU> di;
+    const auto one = hn::Set(du, U{1});
+    const auto neg_inf = hn::BitCast(di, hn::Or(c.sign, c.inf));
+    const auto magnitude = hn::BitCast(du, c.magnitude);
+    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
+                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+                       const auto below_zero = hn::Lt(hn::BitCast(di, hn::Sub(v, one)), neg_inf);
+                       const auto out = hn::IfThenZeroElse(hn::RebindMask(du, below_zero), v);
+                       *open = hn::Ne(hn::And(out, magnitude), hn::Zero(du));
+                       return out;
+                     });
+  } else if constexpr (V == Id::kNanOpenZeroGate) {
     const typename NanOpenZeroGate<D>::template Consts<DU> zc(du);
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
@@ -258,13 +277,23 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
                        return hn::IfThenZeroElse(closed, v);
                      });
   } else if constexpr (V == Id::kZeroClosed) {
-    // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured).
-    ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
-                     [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-                       *open = GateOpen<D>(du, c, nan_open, v);
-                       const auto keep = hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
-                       return OpenOrZero(du, keep, v);
-                     });
+    // closed_fwd(x) = NaN ? x : +0 (max(x, 0) keeps a NaN; TF/JAX measured),
+    // and x itself for x = -0 under keep_negative_zero.
+    const auto kept = [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+      *open = GateOpen<D>(du, c, nan_open, v);
+      return hn::Or(*open, hn::MaskFromVec(IsNanMask<D>(du, c, v)));
+    };
+    if (p.keep_negative_zero) {
+      ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
+                       [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
+                         const auto keep = hn::Or(kept(v, open), hn::Eq(v, c.sign));
+                         return OpenOrZero(du, keep, v);
+                       });
+    } else {
+      ForwardGroups<D>(
+          p, x, y, mask, begin, end, false, stream,
+          [&](hn::Vec<DU> v, hn::Mask<DU>* open) { return OpenOrZero(du, kept(v, open), v); });
+    }
   } else {
     static_assert(V == Id::kAlpha || V == Id::kAlpha16, "every row has a body");
     // Leaky ReLU: closed_fwd(x) = x*alpha (NaN quieted by the multiply). One

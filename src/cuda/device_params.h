@@ -38,7 +38,8 @@ struct DeviceParams {
   uint8_t open_multiply;
   uint8_t flush_subnormals;
   uint8_t clip;
-  uint8_t closed;  // ClosedCode
+  uint8_t closed;              // ClosedCode
+  uint8_t keep_negative_zero;  // mask forward: a closed -0 stays -0
 };
 static_assert(std::is_trivially_copyable<DeviceParams>::value, "passed to kernels by value");
 static_assert(sizeof(DeviceParams) <= 128, "kernel parameter space is small; keep it lean");
@@ -58,6 +59,7 @@ inline DeviceParams ToDeviceParams(const KernelParams& p) {
   d.open_multiply = p.open_multiply ? 1 : 0;
   d.flush_subnormals = p.flush_subnormals ? 1 : 0;
   d.clip = p.clip ? 1 : 0;
+  d.keep_negative_zero = p.keep_negative_zero ? 1 : 0;
   switch (p.closed) {
     case ClosedRule::kZero:
       d.closed = kClosedZero;

@@ -78,7 +78,8 @@ RG_INLINE typename DtypeTraits<D>::Bits General(const DeviceParams& p,
 }
 
 // ReLU forward of the mask path (core/mask_reference.h): *open = the gate
-// of x; y = x when open, else x*alpha (leaky) or max(x, 0) (a NaN x stays).
+// of x; y = x when open, else x*alpha (leaky) or max(x, 0) (a NaN x stays,
+// and a -0 under keep_negative_zero).
 template <Dtype D>
 RG_INLINE typename DtypeTraits<D>::Bits ForwardElement(const DeviceParams& p,
                                                        typename DtypeTraits<D>::Bits x,
@@ -86,6 +87,8 @@ RG_INLINE typename DtypeTraits<D>::Bits ForwardElement(const DeviceParams& p,
   *open = GateOpen<D>(p, x, p.gate_nan_open != 0);
   if (*open) return x;
   if (p.closed == kClosedMulAlpha) return MulAlpha<D>(p, x);
+  // keep_negative_zero: clamp_min(-0, 0) = -0 (torch.relu).
+  if (p.keep_negative_zero != 0 && x == DtypeTraits<D>::kSign) return x;
   return IsNan<D>(x) ? x : static_cast<typename DtypeTraits<D>::Bits>(0);
 }
 

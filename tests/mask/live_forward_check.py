@@ -66,8 +66,9 @@ try:
             gate = ~(tx <= t).numpy()  # threshold_backward(grad, x, t): x <= t -> 0 (NaN passes)
             report("torch.threshold %s t=%g" % (np.dtype(dt).name, t), y, ref, bits, gate)
         X_CURRENT = x = data(dt)
-        y, bits = forward(x, [])
-        report("torch.relu %s (-0 differs by design)" % np.dtype(dt).name, y, torch.relu(torch.from_numpy(x.copy())).numpy(), bits, ~(torch.from_numpy(x) <= 0).numpy())
+        y, bits = forward(x, ["--keep-negative-zero"])
+        report("torch.relu %s --keep-negative-zero" % np.dtype(dt).name, y,
+               torch.relu(torch.from_numpy(x.copy())).numpy(), bits, ~(torch.from_numpy(x) <= 0).numpy())
     # 16-bit: f16 from its own .npy dtype, bf16 as '<u2' bits with --dtype bf16.
     for tdt, flag in ((torch.float16, []), (torch.bfloat16, ["--dtype", "bf16"])):
         for t in (0.0, 0.75, -1.5):

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -42,6 +43,31 @@ TEST(MaskApi, Every16BitPatternForward) {
       ASSERT_EQ(CompareMask(em, m.data(), 65536), "") << c.name << " " << relugrad_dtype_name(d);
     }
   }
+}
+
+// keep_negative_zero against torch.relu's rule written out (y = x < 0 ? +0 : x
+// on f32 bits), and a struct_size that ends before the field: +0 as before.
+TEST(MaskApi, KeepNegativeZeroIsTorchReluAndOlderStructsWritePlusZero) {
+  const std::vector<float> x = {-0.0f, 0.0f, -1.0f, 2.5f, -1e-40f, 1e-40f, NAN, -NAN, -INFINITY};
+  const auto n = static_cast<int64_t>(x.size());
+  relugrad_options o;
+  ASSERT_EQ(relugrad_options_init(&o, RELUGRAD_PRESET_TORCH), RELUGRAD_OK);
+  o.keep_negative_zero = 1;
+  std::vector<float> y(x.size());
+  uint8_t mask[2] = {};
+  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), y.data(), mask, &o), RELUGRAD_OK);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = x[i] < 0.0f ? 0.0f : x[i];  // clamp_min(x, 0): -0 and NaN pass
+    uint32_t got_bits, want_bits;
+    std::memcpy(&got_bits, &y[i], 4);
+    std::memcpy(&want_bits, &want, 4);
+    EXPECT_EQ(got_bits, want_bits) << "x[" << i << "]";
+  }
+  o.struct_size = static_cast<uint32_t>(offsetof(relugrad_options, keep_negative_zero));
+  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F32, n, x.data(), y.data(), mask, &o), RELUGRAD_OK);
+  uint32_t first;
+  std::memcpy(&first, &y[0], 4);
+  EXPECT_EQ(first, 0u) << "an older struct gets the default: +0 for x = -0";
 }
 
 TEST(MaskApi, ThreadCountsGiveIdenticalBits) {

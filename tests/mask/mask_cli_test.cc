@@ -92,9 +92,11 @@ TEST(MaskCli, ForwardThenRunMaskMatchesReferenceAndRunX) {
       std::string flags;
       relugrad_preset preset;
       double threshold, alpha;
+      bool keep_negative_zero = false;
     };
     for (const Case& c :
          {Case{"", RELUGRAD_PRESET_TORCH, 0, 0},
+          Case{"--keep-negative-zero", RELUGRAD_PRESET_TORCH, 0, 0, true},
           Case{"--semantics tensorflow", RELUGRAD_PRESET_TENSORFLOW, 0, 0},
           Case{"--semantics jax --threads 2", RELUGRAD_PRESET_JAX, 0, 0},
           Case{"--threshold 0.75", RELUGRAD_PRESET_TORCH, 0.75, 0},
@@ -103,6 +105,7 @@ TEST(MaskCli, ForwardThenRunMaskMatchesReferenceAndRunX) {
       relugrad_options_init(&o, c.preset);
       o.threshold = c.threshold;
       o.alpha = c.alpha;
+      o.keep_negative_zero = c.keep_negative_zero ? 1 : 0;
       const std::string py = Dir() + "/y.npy", pm = Dir() + "/m.npy", pdx = Dir() + "/dx.npy",
                         pdx2 = Dir() + "/dx2.npy";
       Result r =

@@ -21,6 +21,10 @@ TEST(MaskCppApi, ForwardAndBackward) {
   EXPECT_TRUE(std::isnan(y[2]));
   EXPECT_EQ(y[1], 0.0f);
   EXPECT_FALSE(std::signbit(y[4]));  // -0 -> +0 (closed gate)
+  relugrad::relu_forward<float>(x, y, mask, relugrad::Options().keep_negative_zero(true));
+  EXPECT_TRUE(std::signbit(y[4]) && y[4] == 0.0f);  // torch.relu: -0 stays -0
+  EXPECT_FALSE(std::signbit(y[1]));                 // -2 -> +0 still
+  relugrad::relu_forward<float>(x, y, mask);
   relugrad::relu_grad_mask<float>(dy, mask, dx);
   EXPECT_EQ(dx, (std::vector<float>{1, 0, 3, 0, 0, 6, 0, 8, 9}));
   relugrad::relu_grad_mask<float>(dy, mask, dy);  // in place

@@ -26,6 +26,8 @@ std::vector<FlagSpec> SemanticsFlagSpecs() {
        "upper gate bound h: open only when also s < h (hardtanh; ReLU6 is --gate-max 6); "
        "default none"},
       {"alpha", true, "closed-gate factor dx = dy*alpha (default 0)"},
+      {"keep-negative-zero", false,
+       "forward: a closed x = -0 stays -0 (torch.relu) instead of +0 (torch.threshold)"},
       {"clip", true, "clamp passed gradients to LO:HI"},
       {"gate", true, "override: " + Choices(RELUGRAD_ENUM_GATE)},
       {"combine", true, "override: " + Choices(RELUGRAD_ENUM_COMBINE)},
@@ -76,6 +78,7 @@ relugrad_options OptionsFromFlags(const Args& args, const std::string& preset_na
   o.threshold = args.GetDouble("threshold", o.threshold);
   o.gate_max = args.GetDouble("gate-max", o.gate_max);
   o.alpha = args.GetDouble("alpha", o.alpha);
+  o.keep_negative_zero = args.Has("keep-negative-zero") ? 1 : 0;
   if (args.Has("clip")) {
     o.clip = 1;
     ParseClip(args.Get("clip"), &o.clip_lo, &o.clip_hi);
