@@ -3,6 +3,13 @@ against ReluGrad + dx.sum(0) (relugrad's and stock's threshold_backward), and th
 Linear + ReLU training step: stock nn.Linear + nn.ReLU against relugrad.torch.LinearReLU.
 
     .venv/bin/python bench/torch_linear.py --threads 1,2 --json docs/results/torch_linear.json
+    .venv/bin/python bench/torch_linear.py --grad-from-op --mlp-batches 256,1024,4096
+
+--grad-from-op makes each Linear + ReLU step `(m(x) * gy).sum().backward()`: the pair's backward
+gets a gradient made by an op (mul's backward) that nothing else holds, as inside a model, instead
+of the caller's gy. --mlp-batches adds, per batch size, one training step of the 3-block MLP
+(Linear(512, 2048), ReLU, Linear(2048, 512)) x 3, loss = model(x).square().mean(), stock against
+replace_relu(fuse_linear=True), interleaved the same way.
 
 Candidates run interleaved in one process, round by round; each round times every candidate
 (best of 3 repeats of a loop sized to ~20 ms) and the reported ratio is the median over rounds of
@@ -32,6 +39,8 @@ def main() -> None:
     ap.add_argument("--shapes", default="64x4096,256x1024,512x4096,2048x2048,8192x512")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--grad-from-op", action="store_true", help="step loss (m(x) * gy).sum()")
+    ap.add_argument("--mlp-batches", default="", help="also the 3-block MLP's step at these batch sizes")
     ap.add_argument("--json")
     args = ap.parse_args()
     if not rt.NATIVE:
@@ -58,7 +67,10 @@ def main() -> None:
             gy = torch.randn(r, c)
 
             def step(m):
-                m(x).backward(gy)
+                if args.grad_from_op:
+                    (m(x) * gy).sum().backward()
+                else:
+                    m(x).backward(gy)
                 m.zero_grad(set_to_none=True)
                 x.grad = None
 
@@ -82,11 +94,41 @@ def main() -> None:
             print(f"| {threads} | {r}x{c} | {row['fused_us']:.1f} | {row['relugrad+sum_us']:.1f} | {row['stock+sum_us']:.1f} | "
                   f"{row['fused_vs_relugrad_sum']:.3f} | {row['fused_vs_stock_sum']:.3f} | {row['step stock_us']:.1f} | "
                   f"{row['step ours_us']:.1f} | {row['step_ratio']:.3f} |", flush=True)
+    mlp_rows = [mlp_step(threads, int(b), args.rounds)
+                for threads in (int(t) for t in args.threads.split(",")) if args.mlp_batches
+                for b in args.mlp_batches.split(",")]
     if args.json:
         meta = {"torch": torch.__version__, "machine": platform.machine(), "rounds": args.rounds,
                 "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            json.dump({"meta": meta, "rows": rows, "mlp_rows": mlp_rows}, f, indent=1)
+
+
+def mlp_step(threads: int, batch: int, rounds: int) -> dict:
+    """One training step of the 3-block MLP, stock against replace_relu(fuse_linear=True)."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    stock = nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512))])
+    ours = rt.replace_relu(nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(512, 2048), nn.ReLU(),
+                                                                          nn.Linear(2048, 512))]), fuse_linear=True)
+    ours.load_state_dict(stock.state_dict())
+    x = torch.randn(batch, 512)
+
+    def step(m):
+        m(x).square().mean().backward()
+        m.zero_grad(set_to_none=True)
+
+    cands = {"stock": lambda: step(stock), "ours": lambda: step(ours)}
+    times = {k: [] for k in cands}
+    for r in range(rounds):
+        for k in (list(cands) if r % 2 == 0 else list(cands)[::-1]):
+            times[k].append(per_call(cands[k], target=0.2))
+    ratio = statistics.median(a / b for a, b in zip(times["ours"], times["stock"]))
+    row = {"threads": threads, "batch": batch, "stock_ms": 1e3 * statistics.median(times["stock"]),
+           "ours_ms": 1e3 * statistics.median(times["ours"]), "ratio": ratio}
+    print(f"MLP step, {threads} thread(s), batch {batch}: stock {row['stock_ms']:.2f} ms, "
+          f"LinearReLU {row['ours_ms']:.2f} ms, ratio {ratio:.3f}", flush=True)
+    return row
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """LinearReLU: nn.Linear followed by nn.ReLU, whose backward fuses the bias gradient into ReluGrad.
 
 Stock's backward of relu(linear(x)) makes dx = threshold_backward(dy, y, 0), then the bias
-gradient dx.sum(0) in a second pass over dx. LinearReLU's backward makes both in one pass
-(torch.ops.relugrad_native.relu_grad_bias, python/src/torch_bias.cc), then the weight and input
-gradients with the same matmuls as stock (dx.t() @ x and dx @ W, which give stock's bits).
+gradient dx.sum(0) in a second pass over dx. LinearReLU's backward makes both in one pass, then
+the weight and input gradients with the same matmuls as stock (dx.t() @ x and dx @ W, which give
+stock's bits). Forward and backward are C++ (relugrad._relugrad_torch.linear_relu and its autograd
+node, python/src/torch_bias.cc): the forward runs relu in place over linear's own output (one
+allocation fewer than stock's relu into a new tensor, the same bits), and the backward writes dx
+over an incoming gradient that nothing else holds.
 
 What is guaranteed, against stock nn.Linear + nn.ReLU with the same parameters and inputs:
   - the output, the input gradient and the weight gradient: the same bits;
@@ -12,8 +15,10 @@ What is guaranteed, against stock nn.Linear + nn.ReLU with the same parameters a
     any thread count, NOT stock's bits (torch's sum(0) adds in its own cascade order); the
     difference is rounding only (docs/python.md, "Bias-gradient fusion", has the measured size).
 Served by the fused pass: training with autograd recording, float32/float64 plain dense CPU
-tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD,
-create_graph). Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere.
+tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD).
+Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere. A backward under
+create_graph (or with a gradient the pass cannot read) runs stock's differentiable ops in the
+node: stock's bits, the bias gradient included.
 
 LinearReLU is an nn.Linear (same parameters, same state_dict keys); replace_relu(fuse_linear=True)
 makes one of each nn.Linear directly followed by an nn.ReLU in an nn.Sequential, and puts a
@@ -32,37 +37,16 @@ from . import torch as _rt
 __all__ = ["LinearReLU", "FusedReLU"]
 
 
-def _native():
-    """torch.ops.relugrad_native.relu_grad_bias where the torch-native library loaded, else None."""
+def _load_native_entry():
+    """relugrad._relugrad_torch.linear_relu where the torch-native library loaded, else None."""
     if not _rt.NATIVE:
         return None
-    return torch.ops.relugrad_native.relu_grad_bias.default
+    from . import _relugrad_torch
+    return _relugrad_torch.linear_relu
 
 
-class _LinearReLUFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
-        y = torch.relu(F.linear(x, weight, bias))  # stock's forward, op for op
-        ctx.save_for_backward(x, weight, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, dy: Tensor):
-        x, weight, y = ctx.saved_tensors
-        native = _native()
-        if (native is not None and not torch.is_grad_enabled() and type(dy) is Tensor and dy.is_cpu
-                and dy.dtype == y.dtype):
-            dx, db = native(dy.contiguous(), y)
-        else:  # create_graph=True: differentiable ops, stock's bias gradient
-            dx = torch.ops.aten.threshold_backward(dy, y, 0.0)
-            db = dx.reshape(-1, dx.shape[-1]).sum(0)
-        dx2 = dx.reshape(-1, dx.shape[-1])
-        gx = gw = None
-        if ctx.needs_input_grad[0]:
-            gx = dx2.mm(weight).reshape(x.shape)
-        if ctx.needs_input_grad[1]:
-            gw = dx2.t().mm(x.reshape(-1, x.shape[-1]))
-        return gx, gw, (db if ctx.needs_input_grad[2] else None)
+# The fused C++ forward (and backward node); None: every call runs unfused (stock's bits).
+_native_entry = _load_native_entry()
 
 
 def _fused_serves(m: "LinearReLU", x: Tensor) -> bool:
@@ -99,8 +83,10 @@ class LinearReLU(nn.Linear):
         return new
 
     def forward(self, x: Tensor) -> Tensor:
-        if isinstance(x, Tensor) and _fused_serves(self, x):
-            return _LinearReLUFunction.apply(x, self.weight, self.bias)
+        if _native_entry is not None and isinstance(x, Tensor) and _fused_serves(self, x):
+            y = _native_entry(x, self.weight, self.bias)  # NotImplemented unless plain CPU tensors
+            if y is not NotImplemented:
+                return y
         return self._relu(F.linear(x, self.weight, self.bias))
 
     def extra_repr(self) -> str:

@@ -32,6 +32,12 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
 // preset, torch's threads. torch_dropout.cc.
 at::Tensor NativeReluDropout(const at::Tensor& x, double p);
 
+// y = relu(linear(x, weight, bias)), stock's ops and bits, with a backward node that sums the
+// bias gradient in the ReLU pass (a fixed order, not stock's sum(0)) and writes dx over a
+// gradient only it holds; input and weight gradients are stock's bits. x, weight, bias: plain
+// CPU tensors, all float32 or all float64. torch_bias.cc.
+at::Tensor NativeLinearRelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
 // ---- Shared by the backward nodes ------------------------------------------
 
 // ATen's grain for elementwise ops (at::internal::GRAIN_SIZE, in the heavy

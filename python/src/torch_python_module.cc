@@ -1,7 +1,8 @@
 // relugrad._relugrad_torch as a Python module: relu(x, semantics, threads,
 // mask, inplace), the entry of relugrad.torch.ReLU's eager forward
-// (NativeRelu, torch_native.h), and relu_dropout(x, p), ReLUDropout's
-// (NativeReluDropout).
+// (NativeRelu, torch_native.h), relu_dropout(x, p), ReLUDropout's
+// (NativeReluDropout), and linear_relu(x, weight, bias), LinearReLU's
+// (NativeLinearRelu).
 //
 // Why a module function and not a torch.ops operator: a torch.ops call parses
 // its Python arguments against the op's schema into a boxed stack of IValues
@@ -137,6 +138,39 @@ PyObject* ReluDropout(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
   END_HANDLE_TH_ERRORS
 }
 
+constexpr const char* kLinearReluSignature = "linear_relu(x: Tensor, weight: Tensor, bias: Tensor)";
+
+// LinearReLU's fused training forward (NativeLinearRelu): x contiguous, x, weight and bias plain
+// CPU tensors, all float32 or all float64; else NotImplemented (Python then runs F.linear and
+// relugrad's ReLU: stock's bits). Python has checked the module's side: training, a bias,
+// autograd recording.
+PyObject* LinearRelu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 3) {
+    PyErr_Format(PyExc_TypeError, "%s takes 3 arguments, got %zd", kLinearReluSignature, nargs);
+    return nullptr;
+  }
+  if (!PlainCpu(args[0]) || !PlainCpu(args[1]) || !PlainCpu(args[2])) Py_RETURN_NOTIMPLEMENTED;
+  // The arguments outlive the call.
+  const at::Tensor& x = THPVariable_Unpack(args[0]);
+  const at::Tensor& weight = THPVariable_Unpack(args[1]);
+  const at::Tensor& bias = THPVariable_Unpack(args[2]);
+  const at::ScalarType dtype = x.scalar_type();
+  if ((dtype != at::kFloat && dtype != at::kDouble) || weight.scalar_type() != dtype ||
+      bias.scalar_type() != dtype || !x.is_contiguous() || x.dim() < 1 || weight.dim() != 2 ||
+      bias.dim() != 1) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  at::Tensor y;
+  {
+    GilReleased no_gil;
+    RECORD_FUNCTION("relugrad_native::linear_relu", std::vector<c10::IValue>({x, weight, bias}));
+    y = relugrad_python::NativeLinearRelu(x, weight, bias);
+  }
+  return THPVariable_Wrap(std::move(y));
+  END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef g_methods[] = {
     {"relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Relu)), METH_FASTCALL,
      "relu(x, semantics, threads, mask, inplace) -> Tensor, or NotImplemented where x is not a "
@@ -146,6 +180,11 @@ PyMethodDef g_methods[] = {
      METH_FASTCALL,
      "relu_dropout(x, p) -> Tensor, or NotImplemented where x is not a plain contiguous "
      "float32/float64 CPU tensor: ReLUDropout's fused training forward."},
+    {"linear_relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&LinearRelu)),
+     METH_FASTCALL,
+     "linear_relu(x, weight, bias) -> Tensor, or NotImplemented where the three are not plain "
+     "CPU tensors of one float32/float64 dtype with x contiguous: LinearReLU's fused training "
+     "forward."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,

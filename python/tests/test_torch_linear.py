@@ -149,3 +149,96 @@ def test_fuse_linear_only_when_asked_and_only_where_it_fits():
     hooked = copy.deepcopy(stock)
     hooked[1].register_forward_hook(lambda *a: None)
     assert type(rt.replace_relu(hooked, fuse_linear=True)[0]) is nn.Linear
+
+
+def _backward_allocations(module, x, w, hold):
+    """(x.grad, parameter gradients, the backward's allocations of dy's byte size): dy is the
+    gradient MulBackward makes for the LinearReLU's output; hold: a hook keeps it."""
+    kept = []
+    y = module(x)
+    assert y.grad_fn.name() == "relugrad::LinearReluBackward"
+    if hold:
+        y.register_hook(lambda g: kept.append(g))
+    loss = (y * w).sum()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        loss.backward()
+    size = y.numel() * y.element_size()
+    made = [e.name for e in prof.events() if e.self_cpu_memory_usage == size]
+    if hold:  # the held gradient kept its values: MulBackward's, w
+        assert torch.equal(bits(kept[0]), bits(w))
+    return x.grad, {k: p.grad for k, p in module.named_parameters()}, made
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_the_node_writes_dx_over_a_gradient_nobody_else_holds(dtype):
+    # Shapes whose dy (64 x 300) has a byte size no other tensor of the step has.
+    torch.manual_seed(4)
+    module = rt.LinearReLU(100, 300).to(dtype)
+    x = torch.randn(64, 100, dtype=dtype)
+    w = torch.randn(64, 300, dtype=dtype)
+    free = _backward_allocations(module, x.clone().requires_grad_(), w, hold=False)
+    module.zero_grad(set_to_none=True)
+    held = _backward_allocations(module, x.clone().requires_grad_(), w, hold=True)
+    assert free[2] == ["aten::mul"]  # MulBackward's gradient only: dx went over it
+    assert sorted(held[2]) == ["aten::empty", "aten::mul"]  # held: dx gets its own tensor
+    assert torch.equal(bits(free[0]), bits(held[0]))
+    assert all(torch.equal(bits(free[1][k]), bits(held[1][k])) for k in free[1])
+
+
+def test_the_forward_runs_relu_in_place_over_linears_output():
+    torch.manual_seed(5)
+    stock = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
+    ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
+    x = torch.randn(8, 16, requires_grad=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        y = ours(x)
+    names = {e.name for e in prof.events()}
+    assert "relugrad_native::linear_relu" in names and "aten::relu_" in names
+    assert "aten::relu" not in names  # no relu into a new tensor
+    assert torch.equal(bits(y), bits(stock(x)))
+    assert y._version == 0 and y._base is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_create_graph_runs_stocks_ops_bit_for_bit(dtype):
+    # Under create_graph the node's backward is stock's differentiable ops: the first-order
+    # gradients, the bias's included (stock's sum(0), which the fused order does not give for
+    # these 300 rows), are stock's bits. The second backward reaches the node again without
+    # create_graph: there the bias gradient is the fused pass's order (within rounding) and
+    # every other gradient stock's bits.
+    torch.manual_seed(6)
+    stock = nn.Sequential(nn.Linear(12, 20), nn.ReLU()).to(dtype)
+    ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
+    x = torch.randn(300, 12, dtype=dtype)
+    first, second, plain_bias = [], [], []
+    for model in (stock, ours):
+        xi = x.clone().requires_grad_()
+        loss = (model(xi) ** 2).sum()
+        gx, gb = torch.autograd.grad(loss, (xi, model[0].bias), create_graph=True)
+        first.append((gx.detach(), gb.detach()))
+        (gx * gx).sum().backward()
+        second.append([xi.grad] + [p.grad for p in model.parameters()])
+        model.zero_grad(set_to_none=True)
+        (model(x) ** 2).sum().backward()
+        plain_bias.append(model[0].bias.grad)
+    assert ours[0](x.requires_grad_()).grad_fn.name() == "relugrad::LinearReluBackward"
+    for a, b in zip(first[0], first[1]):
+        assert torch.equal(bits(a), bits(b))
+    assert not torch.equal(bits(plain_bias[0]), bits(plain_bias[1])), "the case must tell the orders apart"
+    for a, b in zip(second[0][:-1], second[1][:-1]):
+        assert torch.equal(bits(a), bits(b))
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    assert torch.allclose(second[0][-1], second[1][-1], rtol=tol, atol=tol)
+
+
+def test_the_native_entry_answers_not_implemented_for_other_tensors():
+    from relugrad import _relugrad_torch
+    w, b = torch.randn(4, 3), torch.randn(4)
+    assert _relugrad_torch.linear_relu(torch.randn(2, 3).t().contiguous().t(), w, b) is NotImplemented
+    assert _relugrad_torch.linear_relu(torch.randn(2, 3).half(), w.half(), b.half()) is NotImplemented
+    assert _relugrad_torch.linear_relu(torch.randn(2, 3), w.double(), b) is NotImplemented
+    assert _relugrad_torch.linear_relu(torch.randn(2, 3, device="meta"), w, b) is NotImplemented
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        _relugrad_torch.linear_relu(w, b)
+    with pytest.raises(RuntimeError):  # stock's shape error, raised as torch raises it
+        _relugrad_torch.linear_relu(torch.randn(2, 5), w, b)
