@@ -145,9 +145,8 @@ template <typename T>
 void ReluGradBiasKernel(const T* dy, const T* y, T* dx, T* db, int64_t rows, int64_t cols) {
   const int64_t blocks = std::max<int64_t>(1, (rows + kBlockRows - 1) / kBlockRows);
   // Tiles of whole rows keep every stream sequential through its pages (a 1024-column piece of a
-  // 4096-column row is one 4 KiB page: the prefetchers stopped at each, and one thread ran the
-  // pass at 1.2-1.9x threshold_backward + sum(0)); columns are split only where the row blocks
-  // are too few to give every thread two tiles.
+  // 4096-column float row is one 4 KiB page, where the prefetchers stop); columns are split only
+  // where the row blocks are too few to give every thread two tiles.
   const int64_t chunk_cols =
       blocks >= 2 * at::get_num_threads() ? cols : std::min<int64_t>(cols, kChunkCols);
   const int64_t chunks = (cols + chunk_cols - 1) / chunk_cols;
