@@ -93,7 +93,7 @@ def _train_step(model, x, dy):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("in_shape", [(64, 100), (5, 7, 100)], ids=["2d", "3d"])
+@pytest.mark.parametrize("in_shape", [(100,), (64, 100), (5, 7, 100)], ids=["1d", "2d", "3d"])
 @pytest.mark.parametrize("relu_inplace", [False, True])
 def test_linear_relu_equals_stock_but_for_the_bias_gradient_rounding(dtype, in_shape, relu_inplace):
     torch.manual_seed(0)
