@@ -858,7 +858,7 @@ def _mask_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     torch preset x < 0 ? +0 : x (torch.relu's y, -0 kept, as the mask
     forward's; NaN bits kept where torch's 16-bit relu may change them)."""
     if semantics == "torch":
-        # torch.where selects bits (masked_fill_ may round a 16-bit NaN through float).
+        # torch.where selects bits: a NaN x keeps its payload, a -0 x its sign.
         y = torch.where(x < 0, torch.zeros_like(x), x)
         return x.copy_(y) if inplace else y
     y = torch.where(_gate_open(x, semantics, 0.0) | torch.isnan(x), x, torch.zeros_like(x))
