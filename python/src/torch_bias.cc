@@ -111,35 +111,19 @@ inline void TileInPlaceBody(T* __restrict__ d, const T* __restrict__ y, T* __res
 #define RELUGRAD_TILE_CLONES
 #endif
 
-#define RELUGRAD_TILES(T, Suffix)                                                              \
-  RELUGRAD_TILE_CLONES void Tile##Suffix(const T* dy, const T* y, T* dx, T* acc, int64_t rows, \
-                                         int64_t cols, int64_t c0, int64_t c1) {               \
-    TileBody<T>(dy, y, dx, acc, rows, cols, c0, c1);                                           \
-  }                                                                                            \
-  RELUGRAD_TILE_CLONES void TileInPlace##Suffix(T* d, const T* y, T* acc, int64_t rows,        \
-                                                int64_t cols, int64_t c0, int64_t c1) {        \
-    TileInPlaceBody<T>(d, y, acc, rows, cols, c0, c1);                                         \
+// Tile(dy, y, dx, ...) per dtype: the in-place body where dx is dy itself, else the other.
+#define RELUGRAD_TILE(T)                                                               \
+  RELUGRAD_TILE_CLONES void Tile(const T* dy, const T* y, T* dx, T* acc, int64_t rows, \
+                                 int64_t cols, int64_t c0, int64_t c1) {               \
+    if (dx == dy) {                                                                    \
+      TileInPlaceBody<T>(dx, y, acc, rows, cols, c0, c1);                              \
+    } else {                                                                           \
+      TileBody<T>(dy, y, dx, acc, rows, cols, c0, c1);                                 \
+    }                                                                                  \
   }
-RELUGRAD_TILES(float, F32)
-RELUGRAD_TILES(double, F64)
-#undef RELUGRAD_TILES
-
-inline void Tile(const float* dy, const float* y, float* dx, float* acc, int64_t rows, int64_t cols,
-                 int64_t c0, int64_t c1) {
-  if (dx == dy) {
-    TileInPlaceF32(dx, y, acc, rows, cols, c0, c1);
-  } else {
-    TileF32(dy, y, dx, acc, rows, cols, c0, c1);
-  }
-}
-inline void Tile(const double* dy, const double* y, double* dx, double* acc, int64_t rows,
-                 int64_t cols, int64_t c0, int64_t c1) {
-  if (dx == dy) {
-    TileInPlaceF64(dx, y, acc, rows, cols, c0, c1);
-  } else {
-    TileF64(dy, y, dx, acc, rows, cols, c0, c1);
-  }
-}
+RELUGRAD_TILE(float)
+RELUGRAD_TILE(double)
+#undef RELUGRAD_TILE
 
 template <typename T>
 void ReluGradBiasKernel(const T* dy, const T* y, T* dx, T* db, int64_t rows, int64_t cols) {
