@@ -19,6 +19,13 @@ probe step, which decides each ReLU's mask.
 --control: the "relugrad" candidate is a plain copy of the stock model (no replace_relu): an A/A run
 that shows what the bench itself puts between two identical models (placement, order).
 
+--one-model: both candidates are one model whose ReLU modules are switched between stock's nn.ReLU
+and relugrad's before each candidate runs, so they share every parameter, gradient and input
+tensor, and where those sit in memory (two models' weights land at different addresses, which
+alone moved compiled steps by up to 3.5%). With --control the other candidate's modules are
+fresh nn.ReLUs. Eager, without --mask, for models replace_relu serves without the functional
+scope (resnets, mlp).
+
 --relu-profile: the time a step spends in its ReLUs, from torch.profiler over --steps steps per
 candidate (--profile-passes profiled passes each, interleaved; the medians, and the median of the
 per-pass ratios): the summed CPU time of every top-level ReLU
@@ -133,17 +140,62 @@ def step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return loss
 
 
-def same_first_step(stock: nn.Module, ours: nn.Module, x: torch.Tensor) -> bool:
-    torch.manual_seed(1)
-    a = step(stock, x)
-    torch.manual_seed(1)
-    b = step(ours, x)
-    same = torch.equal(a, b) and all(
-        (p.grad is None and q.grad is None) or torch.equal(p.grad, q.grad)
-        for p, q in zip(stock.parameters(), ours.parameters()))
-    stock.zero_grad(set_to_none=True)
-    ours.zero_grad(set_to_none=True)
-    return same
+def same_first_step(candidate, x: torch.Tensor) -> bool:
+    """Loss and every gradient of one step, stock's and relugrad's, equal bit for bit."""
+    results = []
+    for who in ("stock", "ours"):
+        model = candidate(who)
+        torch.manual_seed(1)
+        loss = step(model, x)
+        results.append((loss, [None if p.grad is None else p.grad.clone() for p in model.parameters()]))
+        model.zero_grad(set_to_none=True)
+    (a, grads_a), (b, grads_b) = results
+    return torch.equal(a, b) and len(grads_a) == len(grads_b) and all(
+        (g is None and h is None) or (g is not None and h is not None and torch.equal(g, h))
+        for g, h in zip(grads_a, grads_b))
+
+
+class TwoModels:
+    """The candidates as two models with the same weights."""
+
+    def __init__(self, stock: nn.Module, ours: nn.Module):
+        self.models = {"stock": stock, "ours": ours}
+
+    def __call__(self, who: str) -> nn.Module:
+        return self.models[who]
+
+
+class OneModel:
+    """The candidates as one model whose ReLU modules are switched (see --one-model)."""
+
+    def __init__(self, model: nn.Module, control: bool):
+        before = _child_slots(model)
+        if control:
+            for parent, attr, child in before.values():
+                if type(child) is nn.ReLU:
+                    setattr(parent, attr, nn.ReLU(inplace=child.inplace))
+        else:
+            _, report = rt.replace_relu(model, return_report=True)
+            if report.left:
+                raise SystemExit(f"--one-model: replace_relu leaves {report.left}; run without --one-model")
+        after = _child_slots(model)
+        self.switches = [(parent, attr, child, after[key][2]) for key, (parent, attr, child) in before.items()
+                         if after[key][2] is not child]
+        if not self.switches:
+            raise SystemExit("--one-model: the model has no nn.ReLU module to switch")
+        self.model = model
+        self("stock")
+
+    def __call__(self, who: str) -> nn.Module:
+        for parent, attr, stock_module, our_module in self.switches:
+            setattr(parent, attr, stock_module if who == "stock" else our_module)
+        return self.model
+
+
+def _child_slots(model: nn.Module) -> dict:
+    """(id(parent), attribute) -> (parent, attribute, child) for every submodule."""
+    return {(id(parent), attr): (parent, attr, child)
+            for parent in model.modules() for attr, child in parent.named_children()}
 
 
 RELU_EVENTS = re.compile(
@@ -184,20 +236,26 @@ def build(name: str, layout: str, mask: bool, control: bool = False):
     """(stock, relugrad, x) for model `name`: the same weights, replace_relu(mask=mask), with
     functional=True only where a functional relu would be left (the transformer's activation):
     the functional scope costs a Python call per torch function in the forward."""
-    make, shape, _ = MODELS[name]
-    torch.manual_seed(0)
-    stock = make()
+    stock, x = build_stock(name, layout)
     if control:
         ours = copy.deepcopy(stock)
     else:
         ours, report = rt.replace_relu(copy.deepcopy(stock), mask=mask, return_report=True)
         if report.left:
             ours = rt.replace_relu(copy.deepcopy(stock), mask=mask, functional=True)
+    return stock, ours, x
+
+
+def build_stock(name: str, layout: str):
+    """(stock model, x) for model `name` in `layout`."""
+    make, shape, _ = MODELS[name]
+    torch.manual_seed(0)
+    stock = make()
     x = torch.randn(shape)
     if layout == "channels_last":
-        stock, ours = stock.to(memory_format=torch.channels_last), ours.to(memory_format=torch.channels_last)
+        stock = stock.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
-    return stock, ours, x
+    return stock, x
 
 
 def _status_kib(field: str) -> int:
@@ -252,12 +310,16 @@ def main() -> None:
     ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (--peak): the median")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--control", action="store_true", help="A/A: the second candidate is a copy of stock")
+    ap.add_argument("--one-model", action="store_true",
+                    help="one model whose ReLU modules are switched between the candidates (eager, no --mask)")
     ap.add_argument("--relu-profile", action="store_true", help="also the ReLUs' time per step (torch.profiler)")
     ap.add_argument("--profile-passes", type=int, default=6, help="profiled passes per candidate (--relu-profile)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
     ap.add_argument("--compile", default="", metavar="BACKEND",
                     help="torch.compile both models with this backend (inductor, aot_eager) before timing")
     args = ap.parse_args()
+    if args.one_model and (args.mask or args.compile):
+        ap.error("--one-model is for eager steps without --mask")
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     if args.child:
@@ -267,7 +329,8 @@ def main() -> None:
     rows = []
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, relugrad native={rt.NATIVE}, "
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
-          f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else ""))
+          f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else "")
+          + (" (ONE MODEL: ReLU modules switched)" if args.one_model else ""))
     peak_head = " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
     peak_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | CPU time ratio "
@@ -276,20 +339,26 @@ def main() -> None:
     for name in args.models.split(","):
         _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
-            stock, ours, x = build(name, layout, args.mask, args.control)
-            if args.compile:  # the first steps compile; bits are compared on compiled steps
-                torch._dynamo.reset()
-                stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
-                for m in (stock, ours):
-                    step(m, x)
-                    m.zero_grad(set_to_none=True)
-            same = same_first_step(stock, ours, x)
-            bytes_stock, bytes_ours = saved_bytes(stock, x), saved_bytes(ours, x)
+            if args.one_model:
+                model, x = build_stock(name, layout)
+                candidate = OneModel(model, args.control)
+            else:
+                stock, ours, x = build(name, layout, args.mask, args.control)
+                if args.compile:  # the first steps compile; bits are compared on compiled steps
+                    torch._dynamo.reset()
+                    stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
+                    for m in (stock, ours):
+                        step(m, x)
+                        m.zero_grad(set_to_none=True)
+                candidate = TwoModels(stock, ours)
+                del stock, ours  # candidate holds them
+            same = same_first_step(candidate, x)
+            bytes_stock, bytes_ours = saved_bytes(candidate("stock"), x), saved_bytes(candidate("ours"), x)
             times = {"stock": [], "ours": []}
             cpu = {"stock": [], "ours": []}
             for r in range(args.rounds):  # who runs first alternates from round to round
                 for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
-                    wall, cpu_s = time_steps(stock if who == "stock" else ours, x, args.steps)
+                    wall, cpu_s = time_steps(candidate(who), x, args.steps)
                     times[who].append(wall)
                     cpu[who].append(cpu_s)
             ratios = sorted(o / s for o, s in zip(times["ours"], times["stock"]))
@@ -310,13 +379,13 @@ def main() -> None:
                 relu = {"stock": [], "ours": []}
                 for r in range(args.profile_passes):
                     for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
-                        relu[who].append(relu_ms_per_step(stock if who == "stock" else ours, x, args.steps))
+                        relu[who].append(relu_ms_per_step(candidate(who), x, args.steps))
                 row["relu_ms_stock"] = statistics.median(relu["stock"])
                 row["relu_ms_relugrad"] = statistics.median(relu["ours"])
                 row["relu_ratio"] = statistics.median(o / s for o, s in zip(relu["ours"], relu["stock"]))
                 line += f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | {row['relu_ratio']:.3f} |"
             if args.peak:
-                del stock, ours
+                del candidate
                 row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads, args.peak_runs)
                 row["peak_relugrad"] = peak_bytes(name, layout, args.mask, "relugrad", args.torch_threads,
                                                   args.peak_runs)
@@ -327,6 +396,7 @@ def main() -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "control": args.control,
+                "one_model": args.one_model,
                 "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -25,7 +25,9 @@ and, without functional=True, the modules whose forward calls relu functionally.
 from __future__ import annotations
 
 import dataclasses
+import dis
 import threading
+import types
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -94,10 +96,37 @@ def _has_state(m: nn.Module) -> bool:
 
 
 def _calls_relu(m: nn.Module) -> bool:
-    """Whether m's own forward names relu or relu_ (F.relu, torch.relu, x.relu_()...): read from
-    its bytecode, so helpers it calls are not seen; the functional scope serves those too."""
+    """Whether m's own forward calls relu functionally (F.relu, torch.relu, x.relu_(), a relu
+    function held as an attribute...): read from its bytecode and that of functions defined in
+    it, so helpers it calls are not seen (the functional scope serves those too). `self.relu`
+    where `relu` names one of m's submodules (torchvision's BasicBlock and Bottleneck) is that
+    module's call, not functional relu: the submodule is visited and replaced as a module."""
     code = getattr(type(m).forward, "__code__", None)
-    return code is not None and ("relu" in code.co_names or "relu_" in code.co_names)
+    if code is None:
+        return False
+    self_name = code.co_varnames[0] if code.co_argcount else None
+    return _names_relu(code, self_name, m._modules)
+
+
+def _names_relu(code: types.CodeType, self_name: Optional[str], submodules) -> bool:
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.opcode in dis.hasname and ins.argval in ("relu", "relu_"):
+            submodule_call = (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in submodules
+                              and _loads_name(previous, self_name))
+            if not submodule_call:
+                return True
+        previous = ins
+    return any(_names_relu(const, self_name, submodules)
+               for const in code.co_consts if isinstance(const, types.CodeType))
+
+
+def _loads_name(ins: Optional[dis.Instruction], name: Optional[str]) -> bool:
+    """Whether ins pushes the local (or closed-over) variable `name` last."""
+    if ins is None or name is None or not ins.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):
+        return False
+    pushed = ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
+    return pushed == name
 
 
 def _children(m: nn.Module):

@@ -202,6 +202,29 @@ def test_mobilenet_v2_every_relu6_replaced_and_gradients_bit_identical(layout):
     assert sum(type(m) is nn.ReLU6 for m in rt.restore_relu(ours).modules()) == 35
 
 
+# Models whose every relu is an nn.ReLU module (torchvision's blocks call theirs as
+# self.relu(...), twice per BasicBlock): replace_relu serves them all without the functional
+# scope, whose per-call cost they need not pay (mobilenet_v2's ReLU6: its own test above).
+MODULE_ONLY = ["resnet18", "resnet50", "vgg11", "shufflenet_v2_x0_5"]
+
+
+@pytest.mark.parametrize("name", MODULE_ONLY)
+def test_module_relus_are_served_without_the_functional_scope(name):
+    stock = stock_model(name)
+    torch.manual_seed(2)
+    x = torch.randn(MODELS[name][1])
+    ours, report = rt.replace_relu(copy.deepcopy(stock), return_report=True, strict=True)
+    assert not report.left and report.replaced, str(report)
+    assert functional_scope(ours) is None
+    want, want_nodes, want_grads = forward_backward(stock, x)
+    got, got_nodes, got_grads = forward_backward(ours, x)
+    assert want_nodes["stock"] > 0 and "stock" not in got_nodes, got_nodes
+    assert sum(got_nodes.values()) == want_nodes["stock"], (want_nodes, got_nodes)
+    assert_same_bits(want, got, "output")
+    for (pname, _), p, q in zip(stock.named_parameters(), want_grads, got_grads):
+        assert_same_bits(p, q, f"{pname}.grad")
+
+
 def test_googlenet_functional_relu_is_served_only_with_functional():
     # googlenet's 57 relus are all F.relu calls: without functional=True nothing is replaced and
     # the report says so; with it, all 57 are served per forward.

@@ -188,6 +188,66 @@ def test_functional_relu_is_served_only_in_the_scope_asked_for():
     assert relu_nodes(back(x)[0]) == Counter(stock=8)
 
 
+class CallsItsReluModule(nn.Module):
+    """self.relu is a submodule: calling it is a module call, not functional relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.lin(x)) + self.relu(self.lin(x) * 2)
+
+
+class HoldsReluFunction(nn.Module):
+    """self.relu is F.relu held as a plain attribute: functional relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.relu = F.relu
+
+    def forward(self, x):
+        return self.relu(x)
+
+
+class ReluInNestedFunction(CallsItsReluModule):
+    def forward(self, x):
+        def act(t):
+            return F.relu(t)
+        return act(self.relu(x))
+
+
+class ReluModuleAndTensorMethod(CallsItsReluModule):
+    def forward(self, x):
+        return self.relu(x) + x.relu()
+
+
+class OtherObjectsRelu(CallsItsReluModule):
+    def forward(self, x, other=F):
+        return other.relu(self.relu(x))
+
+
+@pytest.mark.parametrize("cls,left", [(CallsItsReluModule, False), (HoldsReluFunction, True),
+                                      (ReluInNestedFunction, True), (ReluModuleAndTensorMethod, True),
+                                      (OtherObjectsRelu, True)])
+def test_a_submodule_named_relu_is_not_functional_relu(cls, left):
+    # Read from forward's bytecode: self.<submodule> is the module's call (replaced as a module);
+    # any other relu name (an attribute function, a nested function's F.relu, x.relu(), another
+    # object's relu) is functional relu, left without functional=True.
+    torch.manual_seed(0)
+    stock = cls()
+    ours, report = rt.replace_relu(copy.deepcopy(stock), return_report=True)
+    assert [e.kind for e in report.left] == ([f"functional relu in {cls.__name__}.forward"] if left else [])
+    if isinstance(stock, CallsItsReluModule):
+        assert isinstance(ours.relu, rt.ReLU) and ours.relu.inplace
+    if not left:
+        x = torch.randn(3, 8)
+        want, got = stock(x), ours(x)
+        assert relu_nodes(want) == Counter(stock=2) and relu_nodes(got) == Counter(relugrad=2)
+        assert_same_bits(want, got, "output")
+
+
 @pytest.mark.parametrize("path", ["native", "ops"])
 def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeypatch):
     # Without the native library ReLU calls the custom ops, whose forward calls torch.relu: the
