@@ -26,6 +26,10 @@ alone moved compiled steps by up to 3.5%). With --control the other candidate's 
 fresh nn.ReLUs. Eager, without --mask, for models replace_relu serves without the functional
 scope (resnets, mlp).
 
+--with-control: a third candidate, a copy of stock (with --one-model: fresh copies of stock's
+ReLU modules), timed in the same rounds (the order rotating), so the A/A ratio copy / stock is
+taken under the same conditions as relugrad / stock.
+
 --relu-profile: the time a step spends in its ReLUs, from torch.profiler over --steps steps per
 candidate (--profile-passes profiled passes each, interleaved; the medians, and the median of the
 per-pass ratios): the summed CPU time of every top-level ReLU
@@ -156,10 +160,12 @@ def same_first_step(candidate, x: torch.Tensor) -> bool:
 
 
 class TwoModels:
-    """The candidates as two models with the same weights."""
+    """The candidates as separate models with the same weights ("copy": --with-control's)."""
 
-    def __init__(self, stock: nn.Module, ours: nn.Module):
+    def __init__(self, stock: nn.Module, ours: nn.Module, with_control: bool):
         self.models = {"stock": stock, "ours": ours}
+        if with_control:
+            self.models["copy"] = copy.deepcopy(stock)
 
     def __call__(self, who: str) -> nn.Module:
         return self.models[who]
@@ -168,7 +174,7 @@ class TwoModels:
 class OneModel:
     """The candidates as one model whose ReLU modules are switched (see --one-model)."""
 
-    def __init__(self, model: nn.Module, control: bool):
+    def __init__(self, model: nn.Module, control: bool, with_control: bool):
         before = _child_slots(model)
         if control:
             for parent, attr, child in before.values():
@@ -179,16 +185,19 @@ class OneModel:
             if report.left:
                 raise SystemExit(f"--one-model: replace_relu leaves {report.left}; run without --one-model")
         after = _child_slots(model)
-        self.switches = [(parent, attr, child, after[key][2]) for key, (parent, attr, child) in before.items()
-                         if after[key][2] is not child]
-        if not self.switches:
+        switched = [key for key, (_, _, child) in before.items() if after[key][2] is not child]
+        if not switched:
             raise SystemExit("--one-model: the model has no nn.ReLU module to switch")
+        self.slots = [before[key][:2] for key in switched]
+        self.modules = {"stock": [before[key][2] for key in switched], "ours": [after[key][2] for key in switched]}
+        if with_control:  # fresh copies of stock's modules
+            self.modules["copy"] = [copy.deepcopy(before[key][2]) for key in switched]
         self.model = model
         self("stock")
 
     def __call__(self, who: str) -> nn.Module:
-        for parent, attr, stock_module, our_module in self.switches:
-            setattr(parent, attr, stock_module if who == "stock" else our_module)
+        for (parent, attr), module in zip(self.slots, self.modules[who]):
+            setattr(parent, attr, module)
         return self.model
 
 
@@ -310,6 +319,8 @@ def main() -> None:
     ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (--peak): the median")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--control", action="store_true", help="A/A: the second candidate is a copy of stock")
+    ap.add_argument("--with-control", action="store_true",
+                    help="also time a copy of stock in the same rounds: the A/A column")
     ap.add_argument("--one-model", action="store_true",
                     help="one model whose ReLU modules are switched between the candidates (eager, no --mask)")
     ap.add_argument("--relu-profile", action="store_true", help="also the ReLUs' time per step (torch.profiler)")
@@ -331,17 +342,18 @@ def main() -> None:
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
           f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else "")
           + (" (ONE MODEL: ReLU modules switched)" if args.one_model else ""))
-    peak_head = " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
+    peak_head = " A/A: copy / stock [95%] |" if args.with_control else ""
+    peak_head += " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
     peak_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | CPU time ratio "
           "[95%] | saved MiB stock | saved MiB relugrad | saved ratio |" + peak_head)
-    print("|---" * (10 + 3 * args.peak + 3 * args.relu_profile) + "|")
+    print("|---" * (10 + args.with_control + 3 * args.peak + 3 * args.relu_profile) + "|")
     for name in args.models.split(","):
         _, _, has_layout = MODELS[name]
         for layout in args.layouts.split(",") if has_layout else ["-"]:
             if args.one_model:
                 model, x = build_stock(name, layout)
-                candidate = OneModel(model, args.control)
+                candidate = OneModel(model, args.control, args.with_control)
             else:
                 stock, ours, x = build(name, layout, args.mask, args.control)
                 if args.compile:  # the first steps compile; bits are compared on compiled steps
@@ -350,14 +362,15 @@ def main() -> None:
                     for m in (stock, ours):
                         step(m, x)
                         m.zero_grad(set_to_none=True)
-                candidate = TwoModels(stock, ours)
+                candidate = TwoModels(stock, ours, args.with_control)
                 del stock, ours  # candidate holds them
             same = same_first_step(candidate, x)
             bytes_stock, bytes_ours = saved_bytes(candidate("stock"), x), saved_bytes(candidate("ours"), x)
-            times = {"stock": [], "ours": []}
-            cpu = {"stock": [], "ours": []}
-            for r in range(args.rounds):  # who runs first alternates from round to round
-                for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
+            whos = ["stock", "ours"] + (["copy"] if args.with_control else [])
+            times = {who: [] for who in whos}
+            cpu = {who: [] for who in whos}
+            for r in range(args.rounds):  # who runs first rotates from round to round
+                for who in whos[r % len(whos):] + whos[:r % len(whos)]:
                     wall, cpu_s = time_steps(candidate(who), x, args.steps)
                     times[who].append(wall)
                     cpu[who].append(cpu_s)
@@ -375,6 +388,11 @@ def main() -> None:
                     f"{row['relugrad_ms']:.1f} | {ratio:.3f} [{lo:.3f}, {hi:.3f}] | "
                     f"{cpu_ratio:.3f} [{cpu_lo:.3f}, {cpu_hi:.3f}] | {bytes_stock / 2**20:.1f} | "
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
+            if args.with_control:
+                control_ratios = sorted(c / s for c, s in zip(times["copy"], times["stock"]))
+                row["control_ratio"] = statistics.median(control_ratios)
+                row["control_ci95"] = list(median_interval(control_ratios))
+                line += f" {row['control_ratio']:.3f} [{row['control_ci95'][0]:.3f}, {row['control_ci95'][1]:.3f}] |"
             if args.relu_profile:
                 relu = {"stock": [], "ours": []}
                 for r in range(args.profile_passes):
@@ -396,7 +414,7 @@ def main() -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "control": args.control,
-                "one_model": args.one_model,
+                "one_model": args.one_model, "with_control": args.with_control,
                 "command": " ".join(sys.argv)}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
