@@ -179,7 +179,7 @@ class OneModel:
         if control:
             for parent, attr, child in before.values():
                 if type(child) is nn.ReLU:
-                    setattr(parent, attr, nn.ReLU(inplace=child.inplace))
+                    setattr(parent, attr, copy.deepcopy(child))
         else:
             _, report = rt.replace_relu(model, return_report=True)
             if report.left:
@@ -199,6 +199,12 @@ class OneModel:
         for (parent, attr), module in zip(self.slots, self.modules[who]):
             setattr(parent, attr, module)
         return self.model
+
+
+def rotated(whos: list, r: int) -> list:
+    """The candidates in round r's order: who runs first rotates from round to round."""
+    k = r % len(whos)
+    return whos[k:] + whos[:k]
 
 
 def _child_slots(model: nn.Module) -> dict:
@@ -342,11 +348,11 @@ def main() -> None:
           f"mask={args.mask}, compile={args.compile or 'no'}; ms per step, median of {args.rounds} interleaved "
           f"rounds of {args.steps} steps" + (" (CONTROL: the second candidate is a copy of stock)" if args.control else "")
           + (" (ONE MODEL: ReLU modules switched)" if args.one_model else ""))
-    peak_head = " A/A: copy / stock [95%] |" if args.with_control else ""
-    peak_head += " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
-    peak_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
+    extra_head = " A/A: copy / stock [95%] |" if args.with_control else ""
+    extra_head += " ReLU ms/step stock | ReLU ms/step relugrad | ReLU ratio |" if args.relu_profile else ""
+    extra_head += " peak MiB stock | peak MiB relugrad | peak ratio |" if args.peak else ""
     print("| model | layout | same bits | stock ms | relugrad ms | relugrad / stock [95% interval] | CPU time ratio "
-          "[95%] | saved MiB stock | saved MiB relugrad | saved ratio |" + peak_head)
+          "[95%] | saved MiB stock | saved MiB relugrad | saved ratio |" + extra_head)
     print("|---" * (10 + args.with_control + 3 * args.peak + 3 * args.relu_profile) + "|")
     for name in args.models.split(","):
         _, _, has_layout = MODELS[name]
@@ -369,8 +375,8 @@ def main() -> None:
             whos = ["stock", "ours"] + (["copy"] if args.with_control else [])
             times = {who: [] for who in whos}
             cpu = {who: [] for who in whos}
-            for r in range(args.rounds):  # who runs first rotates from round to round
-                for who in whos[r % len(whos):] + whos[:r % len(whos)]:
+            for r in range(args.rounds):
+                for who in rotated(whos, r):
                     wall, cpu_s = time_steps(candidate(who), x, args.steps)
                     times[who].append(wall)
                     cpu[who].append(cpu_s)
@@ -396,7 +402,7 @@ def main() -> None:
             if args.relu_profile:
                 relu = {"stock": [], "ours": []}
                 for r in range(args.profile_passes):
-                    for who in (("stock", "ours") if r % 2 == 0 else ("ours", "stock")):
+                    for who in rotated(["stock", "ours"], r):
                         relu[who].append(relu_ms_per_step(candidate(who), x, args.steps))
                 row["relu_ms_stock"] = statistics.median(relu["stock"])
                 row["relu_ms_relugrad"] = statistics.median(relu["ours"])
