@@ -249,8 +249,8 @@ def time_steps(model: nn.Module, x: torch.Tensor, steps: int):
 
 def build(name: str, layout: str, mask: bool, control: bool = False):
     """(stock, relugrad, x) for model `name`: the same weights, replace_relu(mask=mask), with
-    functional=True only where a functional relu would be left (the transformer's activation):
-    the functional scope costs a Python call per torch function in the forward."""
+    functional=True only where a functional relu would be left (none of MODELS leaves one): the
+    functional scope costs a Python call per torch function in the forward."""
     stock, x = build_stock(name, layout)
     if control:
         ours = copy.deepcopy(stock)

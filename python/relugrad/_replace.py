@@ -8,11 +8,12 @@ fuse_custom_config()                 # relugrad's fusers (fuse_modules finds the
 What is replaced (and only that):
   - nn.ReLU of exact type, and subclasses of nn.ReLU that neither override forward nor hold
     parameters, buffers or submodules (their forward is nn.ReLU's, so nothing is lost);
+  - the F.relu activation of nn.TransformerEncoderLayer / TransformerDecoderLayer, which becomes
+    a ReLU submodule named `activation` (an attribute the layer calls: no scope needed);
   - with functional=True, functional relu inside the model's forward: F.relu, F.relu_,
     torch.relu, torch.relu_, Tensor.relu, Tensor.relu_ on plain float tensors, served while the
     model's forward runs, and under semantics="torch" F.relu6, F.hardtanh, F.hardtanh_ (eager
-    mode; relugrad's Hardtanh); and the F.relu activation of nn.TransformerEncoderLayer /
-    TransformerDecoderLayer, which becomes a ReLU submodule named `activation`.
+    mode; relugrad's Hardtanh).
   - nn.ReLU6 and nn.Hardtanh, of exact type or subclasses that neither override forward nor hold
     state, by relugrad.torch.ReLU6 / Hardtanh (same bounds and inplace; the torch preset only,
     since hardtanh_backward is PyTorch's op; no mask path: their backward reads the gate);
@@ -196,13 +197,11 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
         if not first:
             return
         if isinstance(m, _TRANSFORMER_LAYERS) and getattr(m, "activation", None) is F.relu:
+            # An attribute the layer calls, not a call in forward's code: replaced like a module
+            # (restore_relu puts F.relu back), so it needs no functional scope.
             aname = f"{name}.activation" if name else "activation"
-            if functional:
-                actions.append((m, "activation", aname, m, "activation"))
-                report.replaced.append(ReplaceEntry(aname, "F.relu activation", "relugrad ReLU submodule"))
-            else:
-                report.left.append(ReplaceEntry(aname, "F.relu activation",
-                                                "functional relu: pass functional=True"))
+            actions.append((m, "activation", aname, m, "activation"))
+            report.replaced.append(ReplaceEntry(aname, "F.relu activation", "relugrad ReLU submodule"))
         elif _calls_relu(m) and not isinstance(m, nn.ReLU):
             if functional:
                 report.replaced.append(ReplaceEntry(name, f"functional relu in {kind}.forward",
@@ -388,10 +387,11 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     threads=threads, mask=mask), and, under semantics="torch", nn.ReLU6 / nn.Hardtanh by
     relugrad.torch.ReLU6 / Hardtanh (same bounds, inplace, threads), in place, keeping each
     one's hooks (the same hook dicts, so existing handles still work) and training flag;
-    state_dict is unchanged.
+    state_dict is unchanged. The F.relu activation of a transformer layer becomes a ReLU
+    submodule.
 
     functional=True also serves functional relu while model's forward runs (see the module
-    docstring) and turns F.relu activations of transformer layers into ReLU submodules.
+    docstring).
     fuse_linear=True (torch preset, no mask) makes each nn.Linear directly followed by a
     replaced nn.ReLU in an nn.Sequential one relugrad LinearReLU, whose backward sums the bias
     gradient in the ReLU pass (same bits but for the bias gradient's rounding: _linear.py).

@@ -13,6 +13,7 @@ from torch import nn  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
 from relugrad import _dropout, _mask_decision  # noqa: E402
 from relugrad._dropout import FusedAway, ReLUDropout  # noqa: E402
+from relugrad._replace import functional_scope  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
@@ -300,8 +301,9 @@ def test_pairs_with_hooks_or_other_dropouts_are_not_fused():
 def test_transformer_layers_fuse_bit_for_bit(cls, activation):
     torch.manual_seed(0)
     stock = cls(16, 2, 48, dropout=0.1, batch_first=True, activation=nn.ReLU() if activation == "module" else "relu")
-    ours = rt.replace_relu(copy.deepcopy(stock), mask=True, functional=True)
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True, strict=True)
     assert isinstance(ours.activation, ReLUDropout) and isinstance(ours.dropout, FusedAway)
+    assert functional_scope(ours) is None
     x = torch.randn(3, 7, 16)
     assert_same_training(stock, ours, x if cls is nn.TransformerEncoderLayer else (x, torch.randn(3, 5, 16)))
     back = rt.restore_relu(ours)
@@ -313,7 +315,7 @@ def test_transformer_encoder_saves_less():
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(32, 2, 128, dropout=0.1, batch_first=True)
     stock = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-    ours = rt.replace_relu(copy.deepcopy(stock), mask=True, functional=True)
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True, strict=True)
     x = torch.randn(2, 10, 32)
     totals = []
     for m in (stock, ours):

@@ -284,10 +284,10 @@ def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeyp
 def test_transformer_relu_activation_becomes_a_relu_submodule(layer_cls):
     torch.manual_seed(0)
     stock = layer_cls(16, 2, 32, dropout=0.0)
-    _, report = rt.replace_relu(copy.deepcopy(stock), return_report=True)
-    assert [e.name for e in report.left] == ["activation"]
-    ours = rt.replace_relu(copy.deepcopy(stock), functional=True, strict=True)
+    ours, report = rt.replace_relu(copy.deepcopy(stock), strict=True, return_report=True)
+    assert [(e.name, e.kind) for e in report.replaced] == [("activation", "F.relu activation")]
     assert isinstance(ours.activation, rt.ReLU)
+    assert functional_scope(ours) is None  # an attribute the layer calls: no scope
     assert ours.state_dict().keys() == stock.state_dict().keys()
     args = (torch.randn(5, 2, 16),) if layer_cls is nn.TransformerEncoderLayer else \
         (torch.randn(5, 2, 16), torch.randn(4, 2, 16))
