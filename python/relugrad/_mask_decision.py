@@ -10,6 +10,14 @@ saved_tensors_hooks record the storage of every tensor saved outside the ReLUs' 
 and a ReLU whose outputs (each call's, for a module called more than once) share none of those
 storages gets mask=True; the others keep mask=False. A ReLU the probe did not run stays at
 mask=False (stock's memory). The hooks are removed after the probe; later steps pay nothing.
+
+A ReLU call whose saves the probe cannot see keeps y too: one under no_grad (a reentrant
+checkpoint's first pass), one where other saved-tensor hooks are on top of the probe's (a
+non-reentrant checkpoint or offloading region inside the model), and every call when the model's
+forward itself runs inside torch.utils.checkpoint. Checkpointed code runs again in the backward,
+and the recomputation must save what the first pass saved (non-reentrant checkpoint checks it and
+raises otherwise); a ReLU whose consumer is recomputed would keep its mask on top of the y the
+consumer saves then.
 """
 from __future__ import annotations
 
@@ -54,8 +62,11 @@ class MaskProbe:
         self._inside = 0
         self._saved: set = set()
         self._outputs: Dict[int, List[int]] = {}
+        self._unseen: Dict[int, str] = {}  # id(ReLU) -> why the probe could not see its consumer
         self._handles: list = []
         self._hooks = None
+        self._pack = None
+        self._checkpointed = False
 
     # ---- the model's hooks
     def enter(self, module, args) -> None:
@@ -64,6 +75,7 @@ class MaskProbe:
         self._active = True
         self._saved.clear()
         self._outputs = {id(r): [] for r in self.relus}
+        self._unseen = {}
         for r in self.relus:
             self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
             self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
@@ -71,6 +83,7 @@ class MaskProbe:
         # probe's pack records, then hands the tensor to them, and its unpack to theirs.
         outer = _top_hooks(False) if _top_hooks is not None else None
         outer_pack, outer_unpack = outer if outer else (None, None)
+        self._checkpointed = _is_checkpoint_hook(outer_pack)
 
         def pack(t):
             self._record(t)
@@ -79,6 +92,7 @@ class MaskProbe:
         def unpack(x):
             return outer_unpack(x) if outer_unpack is not None else x
 
+        self._pack = pack
         self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
         self._hooks.__enter__()
 
@@ -87,6 +101,7 @@ class MaskProbe:
             return
         self._hooks.__exit__(None, None, None)
         self._hooks = None
+        self._pack = None
         for h in self._handles:
             h.remove()
         self._handles.clear()
@@ -103,12 +118,17 @@ class MaskProbe:
             if not outs:
                 setattr(r, DECIDED_ATTR, "not run in the probe step: keeps y")
                 continue
+            unseen = self._unseen.get(id(r))
+            if unseen is not None:
+                setattr(r, DECIDED_ATTR, f"{unseen}: keeps y")
+                continue
             kept = any(p in self._saved for p in outs)
             r.mask = not kept
             setattr(r, DECIDED_ATTR, "y is saved by its consumer: keeps y" if kept
                     else "y is saved by nothing else: keeps the 1-bit mask")
         self._saved.clear()
         self._outputs = {}
+        self._unseen = {}
 
     # ---- inside the probe
     def _record(self, t) -> None:
@@ -119,6 +139,17 @@ class MaskProbe:
 
     def _relu_enter(self, module, args) -> None:
         self._inside += 1
+        if id(module) in self._unseen:
+            return
+        if self._checkpointed:
+            self._unseen[id(module)] = "the model ran inside torch.utils.checkpoint, which recomputes it"
+        elif not torch.is_grad_enabled():
+            self._unseen[id(module)] = "ran without grad in the probe step (a reentrant checkpoint recomputes it)"
+        elif _top_hooks is not None:
+            top = _top_hooks(False)
+            if top is None or top[0] is not self._pack:
+                self._unseen[id(module)] = ("ran under saved-tensor hooks of its own (checkpoint, offloading): "
+                                            "its consumer's saves were not the probe's to see")
 
     def _relu_exit(self, module, args, output) -> None:
         self._inside -= 1
@@ -136,6 +167,12 @@ class MaskProbe:
         if self.done:
             for r, m in zip(self.relus, masks):
                 r.mask = m
+
+
+def _is_checkpoint_hook(pack) -> bool:
+    """Whether pack is torch.utils.checkpoint's (its non-reentrant form, selective checkpointing
+    too): the code that runs under it is recomputed in the backward."""
+    return pack is not None and getattr(pack, "__module__", None) == "torch.utils.checkpoint"
 
 
 def install(model: nn.Module, relus: List[nn.Module]):
