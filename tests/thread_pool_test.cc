@@ -11,6 +11,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__unix__)
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
 namespace relugrad {
 namespace {
 
@@ -87,6 +92,56 @@ TEST(ThreadPool, WorkersIdleForMillisecondsAreNotAwake) {
   }
   EXPECT_GE(asleep, 4) << "idle workers should be asleep after 20 ms";
 }
+
+#if defined(__unix__) && !defined(__SANITIZE_THREAD__)
+// A process that forks after the pool has run (workers spinning, then
+// asleep) gets a working pool in the child: every chunk runs once, and
+// workers of the child's own run blocks (the parent's workers do not exist
+// there: a pool that still posted to them ran every block on the caller).
+// A hang would be the child's SIGALRM, a wrong run its exit status. (Not
+// under ThreadSanitizer, which does not support starting threads after a
+// multi-threaded fork.)
+TEST(ThreadPool, AForkedChildGetsAWorkingPool) {
+  for (const int idle_ms : {0, 20}) {  // workers spinning, then asleep at the fork
+    Record warm(2, 4);
+    ASSERT_TRUE(ThreadPool::Global().Run(2, 4, &RecordChunk, &warm));
+    std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) {
+      alarm(20);
+      for (int call = 0; call < 50; ++call) {
+        Record r(3, 8);
+        if (!ThreadPool::Global().Run(3, 8, &RecordChunk, &r)) _exit(2);
+        for (int i = 0; i < 3 * 8; ++i) {
+          if (r.runs[i].load() != 1) _exit(3);
+        }
+      }
+      // The caller sleeps 20 ms in its own block: time for a worker to
+      // claim block 1 (retried: a loaded machine may not run it in time).
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        Record r(2, 4);
+        r.caller_delay = std::chrono::milliseconds(20);
+        if (!ThreadPool::Global().Run(2, 4, &RecordChunk, &r)) _exit(2);
+        if (r.who[4] != r.caller) _exit(0);
+      }
+      _exit(4);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status))
+        << "the child did not exit (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+        << "; SIGALRM = a hang), idle " << idle_ms << " ms";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "idle " << idle_ms << " ms (2: no workers, 3: a chunk ran other than once, "
+        << "4: no worker ran a block in 20 attempts)";
+    // The parent's pool is untouched.
+    Record after(2, 4);
+    ASSERT_TRUE(ThreadPool::Global().Run(2, 4, &RecordChunk, &after));
+    for (int i = 0; i < 2 * 4; ++i) EXPECT_EQ(after.runs[i].load(), 1);
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace relugrad

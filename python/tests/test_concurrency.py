@@ -89,3 +89,31 @@ def test_mask_path_from_many_python_threads():
     for t in threads:
         t.join()
     assert not failures, failures
+
+
+def test_a_forked_child_computes_with_its_own_threads():
+    """multiprocessing's fork (Linux's default start method up to Python 3.13): a child forked
+    after the parent's calls woke relugrad's workers must get right results from calls that split
+    over threads, and return (a hang is the child's SIGALRM, a wrong result its exit status 3)."""
+    import os
+    import signal
+
+    if not hasattr(os, "fork"):
+        import pytest
+        pytest.skip("no fork on this platform")
+    dy, s = random_case("f32", n=1 << 20, seed=7)
+    want = numpy_formulas.relu_grad(dy, s, semantics="torch", threshold=0.0)
+    for _ in range(3):
+        relugrad.relu_grad(dy, s, threads=2)
+    pid = os.fork()
+    if pid == 0:  # the child: only os._exit leaves it (no pytest teardown in a forked copy)
+        code = 1
+        try:
+            signal.alarm(30)
+            ok = all(same_bits(relugrad.relu_grad(dy, s, threads=t), want) for t in (2, 3, 2, 1))
+            code = 0 if ok else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), f"the child was killed by signal {os.WTERMSIG(status)} (SIGALRM: a hang)"
+    assert os.WEXITSTATUS(status) == 0

@@ -4,6 +4,10 @@
 #include <chrono>
 #include <system_error>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define RG_CPU_RELAX() _mm_pause()
@@ -109,10 +113,30 @@ struct ThreadPool::Worker {
   }
 };
 
+namespace {
+std::atomic<ThreadPool*> g_pool{nullptr};
+
+// fork() copies only the calling thread: in the child the global pool's
+// workers are gone, while their slots, mutexes and condition variables still
+// say they exist (a condition variable with waiters that vanished can block
+// the next notify for ever; a sleeping worker never wakes). The child gets a
+// fresh pool, which starts its own workers on first use; the old one is
+// leaked, since nothing in it may be touched (Python's multiprocessing and
+// PyTorch's Hogwild training fork after the parent has run calls).
+void FreshPoolInForkedChild() { g_pool.store(new ThreadPool(), std::memory_order_release); }
+}  // namespace
+
 ThreadPool& ThreadPool::Global() {
   // Leaked on purpose: workers must outlive static destructors of callers.
-  static ThreadPool* pool = new ThreadPool();
-  return *pool;
+  static const bool installed = [] {
+    g_pool.store(new ThreadPool(), std::memory_order_release);
+#if defined(__unix__) || defined(__APPLE__)
+    pthread_atfork(nullptr, nullptr, &FreshPoolInForkedChild);
+#endif
+    return true;
+  }();
+  (void)installed;
+  return *g_pool.load(std::memory_order_acquire);
 }
 
 ThreadPool::~ThreadPool() {
