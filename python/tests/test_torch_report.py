@@ -1,0 +1,60 @@
+"""bench/torch_report.py's verdicts (pure functions; the benchmarks themselves are not run here):
+each rule on both sides of its limit, so a report cannot call a miss met."""
+import importlib.util
+import pathlib
+
+import pytest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "torch_report.py"
+
+
+@pytest.fixture(scope="module")
+def report():
+    spec = importlib.util.spec_from_file_location("torch_report", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def module_row(n, ratio):
+    return {"threads": 1, "dtype": "f32", "layout": "nchw", "n": n, "stock_us": 10.0, "relugrad_us": 10.0 * ratio,
+            "ratio": ratio, "control_ratio": 1.0}
+
+
+def test_module_rows_are_held_to_stock_and_n16_to_its_own_limit(report):
+    assert report.verdict_module(module_row(65536, 1.0)) == "met"
+    assert report.verdict_module(module_row(65536, 1.0001)) == "over"
+    assert report.verdict_module(module_row(16, 1.29)) == "met"
+    assert report.verdict_module(module_row(16, 1.31)) == "over"
+
+
+def test_a_step_ratio_is_shown_only_by_its_whole_interval(report):
+    assert report.verdict_ratio(0.98, (0.97, 0.999)) == "shown"
+    assert report.verdict_ratio(0.98, (0.97, 1.01)) == "point at most 1.00"
+    assert report.verdict_ratio(1.001, (0.99, 1.01)) == "over"
+
+
+def memory_row(model, saved, peak, ratio=0.99, hi=0.999):
+    return {"model": model, "same_bits": True, "saved_stock": 100 * 2**20, "saved_relugrad": int(saved * 100 * 2**20),
+            "peak_stock": 100 * 2**20, "peak_relugrad": int(peak * 100 * 2**20), "time_ratio": ratio,
+            "ratio_ci95": [0.9, hi]}
+
+
+def test_memory_targets(report):
+    verdicts = {what: v for what, _, v in report.verdict_memory(memory_row("transformer", 0.77, 0.76))}
+    assert verdicts == {"saved bytes at most stock's": "met", "saved bytes at most 0.88x": "met",
+                        "peak at most stock's": "met", "step time at most stock's": "shown"}
+    verdicts = {what: v for what, _, v in report.verdict_memory(memory_row("mlp_dropout", 0.75, 1.01, 1.01, 1.02))}
+    assert verdicts == {"saved bytes at most stock's": "met", "saved bytes at most 0.70x": "over",
+                        "peak at most stock's": "over", "step time at most stock's": "over"}
+    verdicts = {what: v for what, _, v in report.verdict_memory(memory_row("resnet50", 1.01, 1.0))}
+    assert verdicts["saved bytes at most stock's"] == "over" and len(verdicts) == 3  # no target of its own
+
+
+def test_all_verdicts_reads_each_part(report):
+    module = {"meta": {}, "rows": [module_row(16, 1.0), module_row(65536, 1.01)]}
+    assert report.all_verdicts(module) == ["met", "over"]
+    steps = {"meta": {"mask": False}, "rows": [{"time_ratio": 0.99, "ratio_ci95": [0.98, 1.0]}]}
+    assert report.all_verdicts(steps) == ["shown"]
+    memory = {"meta": {"mask": True}, "rows": [memory_row("mlp", 1.0, 0.9)]}
+    assert report.all_verdicts(memory) == ["met", "met", "shown"]
