@@ -57,6 +57,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Optional
 
 import torch
 from torch import nn
@@ -162,10 +163,10 @@ def same_first_step(candidate, x: torch.Tensor) -> bool:
 class TwoModels:
     """The candidates as separate models with the same weights ("copy": --with-control's)."""
 
-    def __init__(self, stock: nn.Module, ours: nn.Module, with_control: bool):
+    def __init__(self, stock: nn.Module, ours: nn.Module, control_copy: Optional[nn.Module]):
         self.models = {"stock": stock, "ours": ours}
-        if with_control:
-            self.models["copy"] = copy.deepcopy(stock)
+        if control_copy is not None:  # a copy of stock made before any compile, compiled as stock was
+            self.models["copy"] = control_copy
 
     def __call__(self, who: str) -> nn.Module:
         return self.models[who]
@@ -300,8 +301,8 @@ def child_peak(name: str, layout: str, mask: bool, which: str) -> None:
     print(json.dumps({"peak_bytes": (peak - before) * 1024}))
 
 
-def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, runs: int) -> int:
-    """The median over `runs` child processes (a child's figure moves by a few pages)."""
+def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, runs: int) -> list:
+    """The figures of `runs` child processes, sorted (a child's figure moves by a few pages)."""
     cmd = [sys.executable, __file__, "--child", f"{name}:{layout}:{which}"] + (["--mask"] if mask else [])
     if threads:
         cmd += ["--torch-threads", str(threads)]
@@ -310,7 +311,7 @@ def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, run
     for _ in range(runs):
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
         peaks.append(json.loads(out.strip().splitlines()[-1])["peak_bytes"])
-    return int(statistics.median(peaks))
+    return sorted(peaks)
 
 
 def main() -> None:
@@ -362,14 +363,17 @@ def main() -> None:
                 candidate = OneModel(model, args.control, args.with_control)
             else:
                 stock, ours, x = build(name, layout, args.mask, args.control)
+                control_copy = copy.deepcopy(stock) if args.with_control else None
                 if args.compile:  # the first steps compile; bits are compared on compiled steps
                     torch._dynamo.reset()
                     stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
-                    for m in (stock, ours):
+                    if control_copy is not None:
+                        control_copy = torch.compile(control_copy, backend=args.compile)
+                    for m in (stock, ours) + ((control_copy,) if control_copy is not None else ()):
                         step(m, x)
                         m.zero_grad(set_to_none=True)
-                candidate = TwoModels(stock, ours, args.with_control)
-                del stock, ours  # candidate holds them
+                candidate = TwoModels(stock, ours, control_copy)
+                del stock, ours, control_copy  # candidate holds them
             same = same_first_step(candidate, x)
             bytes_stock, bytes_ours = saved_bytes(candidate("stock"), x), saved_bytes(candidate("ours"), x)
             whos = ["stock", "ours"] + (["copy"] if args.with_control else [])
@@ -410,9 +414,10 @@ def main() -> None:
                 line += f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | {row['relu_ratio']:.3f} |"
             if args.peak:
                 del candidate
-                row["peak_stock"] = peak_bytes(name, layout, args.mask, "stock", args.torch_threads, args.peak_runs)
-                row["peak_relugrad"] = peak_bytes(name, layout, args.mask, "relugrad", args.torch_threads,
-                                                  args.peak_runs)
+                for who, key in (("stock", "peak_stock"), ("relugrad", "peak_relugrad")):
+                    runs = peak_bytes(name, layout, args.mask, who, args.torch_threads, args.peak_runs)
+                    row[key] = int(statistics.median(runs))
+                    row[key + "_runs"] = runs  # each child's figure: their spread is the measure's
                 line += (f" {row['peak_stock'] / 2**20:.1f} | {row['peak_relugrad'] / 2**20:.1f} | "
                          f"{row['peak_relugrad'] / row['peak_stock']:.3f} |")
             print(line, flush=True)

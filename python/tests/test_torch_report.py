@@ -58,3 +58,14 @@ def test_all_verdicts_reads_each_part(report):
     assert report.all_verdicts(steps) == ["shown"]
     memory = {"meta": {"mask": True}, "rows": [memory_row("mlp", 1.0, 0.9)]}
     assert report.all_verdicts(memory) == ["met", "met", "shown"]
+
+
+def test_a_peak_over_stocks_median_is_over_unless_a_stock_child_read_as_much(report):
+    row = memory_row("resnet50", 1.0, 1.001)
+    assert report.verdict_peak(row)[1] == "over"  # no child figures: the medians decide
+    row["peak_stock_runs"] = [99 * 2**20, 100 * 2**20, int(100.2 * 2**20)]
+    row["peak_relugrad_runs"] = [row["peak_relugrad"]] * 3
+    assert report.verdict_peak(row)[1] == "within the children's spread"
+    row["peak_stock_runs"][-1] = 100 * 2**20
+    assert report.verdict_peak(row)[1] == "over"
+    assert report.verdict_peak(memory_row("resnet50", 1.0, 0.999))[1] == "met"
