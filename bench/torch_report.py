@@ -40,17 +40,6 @@ N16_LIMIT = 1.3
 SAVED_TARGETS = {"transformer": 0.88, "mlp_dropout": 0.70}
 
 
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
 # ---- verdicts (pure: tested by python/tests/test_torch_report.py) ----------------------------
 
 def verdict_module(row: dict) -> str:
@@ -191,9 +180,10 @@ def memory_section(data: dict) -> list:
 
 
 def report(results: dict, started: str, seconds: float) -> str:
-    import torch  # here only: the children are what measure
+    import torch  # here, after the children ran: this process measures nothing
 
     import relugrad.torch as rt
+    from torch_steps import cpu_name  # this directory's step benchmark
     lines = ["# relugrad.torch at the point of use", "",
              f"{cpu_name()}, {os.cpu_count()} CPUs; torch {torch.__version__}, relugrad native={rt.NATIVE}; "
              f"started {started} UTC, {seconds / 60:.0f} min in all (`bench/torch_report.py`).", ""]

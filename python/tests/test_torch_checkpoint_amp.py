@@ -13,6 +13,7 @@ from torch.utils.checkpoint import checkpoint, checkpoint_sequential  # noqa: E4
 
 import relugrad.torch as rt  # noqa: E402
 from relugrad import _mask_decision  # noqa: E402
+from test_torch_models import relu_nodes  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
 STEPS = 3  # the probe step, the first decided step, one more
@@ -43,21 +44,6 @@ class ConvNet(nn.Sequential):
         super().__init__(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Flatten(), nn.Linear(8 * 4 * 4, 16),
                          nn.ReLU(), nn.Dropout(0.1), nn.Linear(16, 4))
-
-
-def relu_node_names(out):
-    """Names of the relu-like autograd nodes reachable from out."""
-    seen, names, stack = set(), [], [out.grad_fn]
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen.add(fn)
-        name = fn.name()
-        if "relu" in name.lower() or "Threshold" in name:
-            names.append(name)
-        stack.extend(f for f, _ in fn.next_functions)
-    return names
 
 
 def steps(model, x, call=None, context=None):
@@ -104,8 +90,8 @@ def test_cpu_autocast_training_is_bit_identical(dtype, mask, model):
     with context():
         out = ours(x)
     assert out.dtype == dtype  # the ReLUs saw autocast's 16-bit tensors
-    names = relu_node_names(out)  # relugrad's nodes (ReLUDropout's 16-bit path is a Python Function)
-    assert names and not any(n.startswith(("ReluBackward", "ThresholdBackward")) for n in names), names
+    nodes = relu_nodes(out)
+    assert "stock" not in nodes and sum(nodes.values()) == 3, nodes  # every ReLU relugrad's
 
 
 # ---- activation checkpointing -----------------------------------------------------------------
