@@ -196,17 +196,18 @@ def report(results: dict, started: str, seconds: float) -> str:
     if "compile" in results:
         lines += steps_section("Training steps under torch.compile (inductor), against compiled stock",
                                results["compile"])
-    verdicts = [v for data in results.values() for v in all_verdicts(data)]
+    verdicts = [v for name, data in results.items() for v in all_verdicts(name, data)]
     counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
     lines += ["### All verdicts", "", ", ".join(f"{k}: {n}" for k, n in counts.items()) or "none", ""]
     return "\n".join(lines)
 
 
-def all_verdicts(data: dict) -> list:
+def all_verdicts(part: str, data: dict) -> list:
+    """Every verdict of one part (a name of parts())."""
     rows = data["rows"]
-    if rows and "n" in rows[0]:
+    if part == "module":
         return [verdict_module(r) for r in rows]
-    if data["meta"].get("mask") and rows and "peak_stock" in rows[0]:
+    if part == "memory":
         return [v for r in rows for _, _, v in verdict_memory(r)]
     return [verdict_ratio(r["time_ratio"], r["ratio_ci95"]) for r in rows]
 

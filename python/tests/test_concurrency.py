@@ -4,9 +4,12 @@ preset, dtype, size, threshold and thread count (overlapping library thread
 pools). Every result is checked against the NumPy formula oracle
 (python/compat/numpy_formulas.py), which shares no code with the library."""
 import itertools
+import os
+import signal
 import threading
 
 import numpy as np
+import pytest
 
 import numpy_formulas
 import relugrad
@@ -95,11 +98,7 @@ def test_a_forked_child_computes_with_its_own_threads():
     """multiprocessing's fork (Linux's default start method up to Python 3.13): a child forked
     after the parent's calls woke relugrad's workers must get right results from calls that split
     over threads, and return (a hang is the child's SIGALRM, a wrong result its exit status 3)."""
-    import os
-    import signal
-
     if not hasattr(os, "fork"):
-        import pytest
         pytest.skip("no fork on this platform")
     dy, s = random_case("f32", n=1 << 20, seed=7)
     want = numpy_formulas.relu_grad(dy, s, semantics="torch", threshold=0.0)

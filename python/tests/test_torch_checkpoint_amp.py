@@ -3,6 +3,7 @@
 block, around the whole model, checkpoint_sequential) and saved-tensor offloading. Each against
 the same step on the stock model, bit for bit, over the probe step of replace_relu(mask=True)
 and the steps after it."""
+import contextlib
 import copy
 
 import pytest
@@ -49,15 +50,13 @@ class ConvNet(nn.Sequential):
 def steps(model, x, call=None, context=None):
     """Loss, output and every parameter gradient of STEPS training steps (seeded: the same
     dropout draws for stock and relugrad); call(model, x) runs the forward."""
+    forward = call or (lambda m, v: m(v))
     results = []
     for step in range(STEPS):
         torch.manual_seed(step)
         model.zero_grad(set_to_none=True)
-        if context is None:
-            y = (call or (lambda m, v: m(v)))(model, x)
-        else:
-            with context():
-                y = (call or (lambda m, v: m(v)))(model, x)
+        with (context or contextlib.nullcontext)():
+            y = forward(model, x)
         loss = y.float().square().mean()
         loss.backward()
         results += [loss.detach(), y.detach()] + [p.grad for p in model.parameters()]

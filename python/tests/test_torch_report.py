@@ -53,11 +53,11 @@ def test_memory_targets(report):
 
 def test_all_verdicts_reads_each_part(report):
     module = {"meta": {}, "rows": [module_row(16, 1.0), module_row(65536, 1.01)]}
-    assert report.all_verdicts(module) == ["met", "over"]
+    assert report.all_verdicts("module", module) == ["met", "over"]
     steps = {"meta": {"mask": False}, "rows": [{"time_ratio": 0.99, "ratio_ci95": [0.98, 1.0]}]}
-    assert report.all_verdicts(steps) == ["shown"]
+    assert report.all_verdicts("steps", steps) == ["shown"]
     memory = {"meta": {"mask": True}, "rows": [memory_row("mlp", 1.0, 0.9)]}
-    assert report.all_verdicts(memory) == ["met", "met", "shown"]
+    assert report.all_verdicts("memory", memory) == ["met", "met", "shown"]
 
 
 def test_a_peak_over_stocks_median_is_over_unless_a_stock_child_read_as_much(report):

@@ -121,8 +121,8 @@ std::atomic<ThreadPool*> g_pool{nullptr};
 // say they exist (a condition variable with waiters that vanished can block
 // the next notify for ever; a sleeping worker never wakes). The child gets a
 // fresh pool, which starts its own workers on first use; the old one is
-// leaked, since nothing in it may be touched (Python's multiprocessing and
-// PyTorch's Hogwild training fork after the parent has run calls).
+// leaked, since nothing in it may be touched (Python's multiprocessing
+// workers fork after the parent has run calls).
 void FreshPoolInForkedChild() { g_pool.store(new ThreadPool(), std::memory_order_release); }
 }  // namespace
 
