@@ -29,9 +29,11 @@ python-venv: $(PY)
 	@$(PIP) install -q -r $(PY_TEST_REQUIREMENTS)
 
 # The same CMake project as the C++ library; scikit-build-core builds in build/wheel.
-# --no-build-isolation: the build sees .venv's torch and builds the torch-native library.
+# --no-build-isolation: the build sees .venv's torch and builds the torch-native library;
+# RELUGRAD_TORCH_NATIVE=ON makes a torch it cannot be built for an error here (users' AUTO builds
+# the package without it), so the tests never run without it unnoticed.
 python-install: python-venv
-	$(PIP) install -q --no-build-isolation .
+	$(PIP) install -q --no-build-isolation -C cmake.define.RELUGRAD_TORCH_NATIVE=ON .
 
 python-test: python-install
 	$(PYTEST) -q -m "not live" python/tests

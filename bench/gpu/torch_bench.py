@@ -39,6 +39,9 @@ class Options(ctypes.Structure):
         ("threads", ctypes.c_int32),
         ("backend", ctypes.c_int),
         ("stream", ctypes.c_void_p),
+        ("stores", ctypes.c_int),
+        ("gate_max", ctypes.c_double),
+        ("keep_negative_zero", ctypes.c_int32),
     ]
 
 

@@ -32,7 +32,7 @@ def info() -> Dict[str, Any]:
                          for name, code in _C.enum_table(_C.ENUM_BACKEND)}
     built_for = _torch_native_stamp()
     facts["torch_native"] = (f"built for torch {built_for}" if built_for is not None
-                             else "not built (no torch when the package was built)")
+                             else f"not built ({_torch_native_absence()})")
     return facts
 
 
@@ -50,6 +50,15 @@ def _torch_native_stamp() -> Optional[str]:
             return f.read().strip()
     except OSError:
         return None
+
+
+def _torch_native_absence() -> str:
+    """Why relugrad/_relugrad_torch.so was not built: the reason the build wrote beside it."""
+    try:
+        with open(os.path.splitext(_TORCH_NATIVE_LIB)[0] + ".not_built", encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return "no torch importable when the package was built"
 
 
 def format_info(facts: Optional[Dict[str, Any]] = None) -> str:

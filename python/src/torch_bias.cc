@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "torch_native.h"
+#include "torch_node_api.h"
 
 namespace relugrad_python {
 namespace {
@@ -263,13 +264,13 @@ at::Tensor NativeLinearRelu(const at::Tensor& x, const at::Tensor& weight, const
     at::relu_(y);  // over linear's own output: nothing else holds it
   }
   if (torch::autograd::compute_requires_grad(x, weight, bias)) {
-    auto node = c10::make_intrusive<LinearReluBackward>();
+    auto node = MakeNode<LinearReluBackward>();
     node->set_next_edges(torch::autograd::collect_next_edges(x, weight, bias));
-    torch::autograd::set_history(y, node);
+    SetHistory(y, node, /*inplace=*/false);
     node->x = torch::autograd::SavedVariable(x, /*is_output=*/false);
     node->weight = torch::autograd::SavedVariable(weight, /*is_output=*/false);
     node->y = torch::autograd::SavedVariable(y, /*is_output=*/true);
-    torch::autograd::fire_node_creation_hooks(node);
+    FireCreationHooks(node);
   }
   return y;
 }

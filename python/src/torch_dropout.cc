@@ -41,6 +41,7 @@
 #include <utility>
 
 #include "torch_native.h"
+#include "torch_node_api.h"
 
 namespace relugrad_python {
 namespace {
@@ -203,13 +204,13 @@ at::Tensor NativeReluDropout(const at::Tensor& x, double p) {
     std::tie(gate, keep) = ForwardPass(x, out, scale);
   }
   if (torch::autograd::compute_requires_grad(x)) {
-    auto node = c10::make_intrusive<ReluDropoutBackward>();
+    auto node = MakeNode<ReluDropoutBackward>();
     node->set_next_edges(torch::autograd::collect_next_edges(x));
     node->scale = scale;
-    torch::autograd::set_history(out, node);
+    SetHistory(out, node, /*inplace=*/false);
     node->gate = torch::autograd::SavedVariable(gate, /*is_output=*/false);
     node->keep = torch::autograd::SavedVariable(keep, /*is_output=*/false);
-    torch::autograd::fire_node_creation_hooks(node);
+    FireCreationHooks(node);
   }
   return out;
 }

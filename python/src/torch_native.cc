@@ -42,6 +42,7 @@
 
 #include "c_api_table.h"
 #include "torch_native.h"
+#include "torch_node_api.h"
 
 namespace relugrad_python {
 namespace {
@@ -462,8 +463,8 @@ struct SavedTensorNode : public torch::autograd::Node {
   Settings settings;
 
   // A node whose gradient flows to x's history.
-  static c10::intrusive_ptr<Derived> For(const at::Tensor& x, Settings settings) {
-    auto node = c10::make_intrusive<Derived>();
+  static NodePtr<Derived> For(const at::Tensor& x, Settings settings) {
+    auto node = MakeNode<Derived>();
     node->set_next_edges(torch::autograd::collect_next_edges(x));
     node->settings = std::move(settings);
     return node;
@@ -512,23 +513,17 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
 // `save` before the creation hooks see it. Returns nothing: result now
 // carries the history.
 template <typename NodeT, typename Save>
-void Attach(const c10::intrusive_ptr<NodeT>& node, const at::Tensor& result, bool inplace,
-            const Save& save) {
-  c10::intrusive_ptr<torch::autograd::Node> attached = node;
-  if (inplace) {
-    attached = torch::autograd::rebase_history(result, node);
-  } else {
-    torch::autograd::set_history(result, node);
-  }
+void Attach(const NodePtr<NodeT>& node, const at::Tensor& result, bool inplace, const Save& save) {
+  const NodePtr<torch::autograd::Node> attached = SetHistory(result, node, inplace);
   save();
-  torch::autograd::fire_node_creation_hooks(attached);
+  FireCreationHooks(attached);
 }
 
 // y = relu(x) by torch's own relu (out of place or in place); backward gates on y.
 at::Tensor ReluGate(at::Tensor x, Settings settings, bool inplace) {
   const bool needs_grad = torch::autograd::compute_requires_grad(x);
   if (inplace) torch::autograd::check_inplace(x, needs_grad);
-  c10::intrusive_ptr<ReluBackward> node;
+  NodePtr<ReluBackward> node;
   if (needs_grad) node = ReluBackward::For(x, std::move(settings));
   at::Tensor y;
   if (inplace) {

@@ -14,12 +14,14 @@
 // in C++ instead of eight Python attribute reads) and calls it. Like torch's
 // own bindings it releases the GIL while the op runs, records a profiler
 // event under the op's name and raises the Python exception torch would for
-// a c10::Error. Anything else returns NotImplemented: relugrad.torch then
+// a c10::Error. A plain CUDA tensor with the torch preset gets torch's own
+// relu (PlainCuda). Anything else returns NotImplemented: relugrad.torch then
 // takes its other paths (custom ops, torch's own ops).
 //
 // Plain CPython rather than nanobind: the tensor crosses with torch's own
 // THPVariable_Unpack / THPVariable_Wrap (libtorch_python), for which
 // nanobind has no caster, and four scalar arguments need no binding library.
+#include <ATen/ops/relu.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/Exceptions.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
@@ -73,6 +75,26 @@ bool PlainCpu(PyObject* object) {
          c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
 }
 
+// The dispatch keys of a plain CUDA tensor, as kPlainCpuKeys.
+const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA, c10::DispatchKey::ADInplaceOrView,
+                                          c10::DispatchKey::AutogradCUDA,
+                                          c10::DispatchKey::AutocastCUDA});
+
+// PlainCpu's case on a CUDA device: there the torch preset is stock's relu
+// with stock's autograd node (relugrad.torch.ReLU's rule for CUDA tensors,
+// measured in docs/cuda.md), served here so that it costs no more Python than
+// nn.ReLU's forward.
+bool PlainCuda(PyObject* object) {
+  if (!THPVariable_CheckExact(object)) return false;
+  const at::Tensor& x = THPVariable_Unpack(object);
+  if (!x.defined() || !kPlainCudaKeys.isSupersetOf(x.key_set())) return false;
+  const at::ScalarType dtype = x.scalar_type();
+  return x.device().is_cuda() && x.layout() == at::kStrided &&
+         (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
+          dtype == at::kDouble) &&
+         c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
+}
+
 constexpr const char* kSignature =
     "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
 
@@ -91,6 +113,16 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   if (mask < 0) return nullptr;
   const int inplace = PyObject_IsTrue(args[4]);
   if (inplace < 0) return nullptr;
+  if (c10::string_view(semantics, static_cast<size_t>(semantics_size)) == "torch" &&
+      PlainCuda(args[0])) {
+    at::Tensor x = THPVariable_Unpack(args[0]);  // a handle: relu_ writes through it
+    at::Tensor y;
+    {
+      GilReleased no_gil;
+      y = inplace != 0 ? at::relu_(x) : at::relu(x);  // through autograd: ReluBackward0
+    }
+    return THPVariable_Wrap(std::move(y));
+  }
   if (!PlainCpu(args[0])) Py_RETURN_NOTIMPLEMENTED;
   const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
   // With mask and nothing recorded, Python computes y alone: no mask is written or kept.

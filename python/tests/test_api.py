@@ -146,6 +146,17 @@ def test_info_mirrors_the_cli():
     assert info["torch_native"].startswith(("built for torch ", "not built"))
 
 
+def test_info_says_why_the_torch_native_library_was_not_built(tmp_path, monkeypatch):
+    # The build writes its reason beside the package (_relugrad_torch.not_built): no torch at
+    # build time, RELUGRAD_TORCH_NATIVE=OFF, or a torch whose C++ autograd API neither form fits.
+    from relugrad import _info
+    monkeypatch.setattr(_info, "_TORCH_NATIVE_LIB", str(tmp_path / "_relugrad_torch.so"))
+    assert _info._torch_native_stamp() is None
+    assert _info.info()["torch_native"] == "not built (no torch importable when the package was built)"
+    (tmp_path / "_relugrad_torch.not_built").write_text("torch 9.9's C++ autograd API matches neither form\n")
+    assert _info.info()["torch_native"] == "not built (torch 9.9's C++ autograd API matches neither form)"
+
+
 def test_set_max_isa_caps_dispatch():
     names = relugrad.info()["simd_attainable"]
     try:

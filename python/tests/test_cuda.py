@@ -228,3 +228,29 @@ def test_cuda_opcheck():
     x = torch.randn(3, 5, device="cuda", dtype=torch.float64)
     torch.library.opcheck(torch.ops.relugrad.relu_grad.default, (dy, x, "torch", 0.0, 0.0, 0))
     torch.library.opcheck(torch.ops.relugrad.relu_mask.default, (x.requires_grad_(True), "torch", 0))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_cuda_torch_preset_module_is_stock(dtype, mask, inplace, channels_last):
+    # CUDA tensors with the torch preset take stock's relu and its autograd node (mask included):
+    # the same node, y, gradient and layouts as nn.ReLU, special values included.
+    need_gpu()
+    dy, x = special_case(dtype)
+    n = (x.size // 16) * 16
+    shape = (1, 4, 2, n // 8)
+    xt = as_torch(x[:n], "cuda").reshape(shape)
+    gt = as_torch(dy[:n], "cuda").reshape(shape)
+    if channels_last:
+        xt, gt = (t.contiguous(memory_format=torch.channels_last) for t in (xt, gt))
+    results = []
+    for module in (torch.nn.ReLU(inplace=inplace), rt.ReLU("torch", inplace=inplace, mask=mask)):
+        leaf = xt.clone().requires_grad_(True)
+        y = module(leaf * 1)
+        y.backward(gt)
+        results.append((type(y.grad_fn).__name__, tbits(y), y.stride(), tbits(leaf.grad)))
+    (node_a, y_a, st_a, g_a), (node_b, y_b, st_b, g_b) = results
+    assert node_a == node_b and st_a == st_b
+    assert torch.equal(y_a, y_b) and torch.equal(g_a, g_b)
