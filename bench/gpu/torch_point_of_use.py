@@ -216,6 +216,19 @@ def calibrate(fn, device, target: float) -> int:
     return max(3, int(target / max(one, 1e-7)))
 
 
+def interleaved(fns: dict, device, target: float, rounds: int) -> dict:
+    """{candidate: per-round seconds per call}: each round times every candidate over a loop
+    sized to about `target` seconds of stock's (the first candidate's) time, the order rotating
+    round by round."""
+    order = list(fns)
+    number = calibrate(fns[order[0]], device, target)
+    times = {k: [] for k in order}
+    for r in range(rounds):
+        for k in order[r % len(order):] + order[:r % len(order)]:
+            times[k].append(timed(fns[k], device, number))
+    return times
+
+
 def ratios_of(times: dict, base: str) -> dict:
     out = {}
     for who, seq in times.items():
@@ -252,13 +265,7 @@ def module_times(device: str, quick: bool, rounds: int) -> list:
                         m(leaf).backward(g)
                     return run
 
-                fns = {k: step_of(m) for k, m in candidates.items()}
-                number = calibrate(fns["stock"], device, 0.005)
-                times = {k: [] for k in fns}
-                order = list(fns)
-                for r in range(rounds):
-                    for k in order[r % len(order):] + order[:r % len(order)]:
-                        times[k].append(timed(fns[k], device, number))
+                times = interleaved({k: step_of(m) for k, m in candidates.items()}, device, 0.005, rounds)
                 row = {"dtype": dname, "n": n, "layout": layout,
                        "stock_us": statistics.median(times["stock"]) * 1e6}
                 row.update({k: v for k, v in ratios_of(times, "stock").items()})
@@ -308,14 +315,8 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
                 m.zero_grad(set_to_none=True)
             return run
 
-        fns = {k: step_of(m) for k, m in models.items()}
-        number = calibrate(fns["stock"], device, 0.1)
-        times = {k: [] for k in fns}
-        order = list(fns)
-        for r in range(rounds):
-            for k in order[r % len(order):] + order[:r % len(order)]:
-                times[k].append(timed(fns[k], device, number))
-        row = {"model": name, "layout": layout, "shape": list(shape), "steps_per_sample": number,
+        times = interleaved({k: step_of(m) for k, m in models.items()}, device, 0.1, rounds)
+        row = {"model": name, "layout": layout, "shape": list(shape),
                "stock_ms": statistics.median(times["stock"]) * 1e3, "peak_bytes": peak}
         row.update(ratios_of(times, "stock"))
         rows.append(row)

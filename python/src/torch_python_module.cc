@@ -58,42 +58,36 @@ const c10::DispatchKeySet kPlainCpuKeys({c10::DispatchKey::CPU, c10::DispatchKey
                                          c10::DispatchKey::AutogradCPU,
                                          c10::DispatchKey::AutocastCPU});
 
-// The one case NativeRelu serves: a torch.Tensor or nn.Parameter itself (no
-// subclass), strided and dense on the CPU with only kPlainCpuKeys, of
-// relugrad's dtypes, with no TorchDispatchMode active and no jit.trace
-// recording (which must see an op). Python checks what only Python knows:
-// torch.compile, torch.export and forward-mode AD levels.
-bool PlainCpu(PyObject* object) {
-  if (!THPVariable_CheckExact(object)) return false;
-  const at::Tensor& x = THPVariable_Unpack(object);
-  // Raw bits, backend bits included (a CUDA or meta tensor has other ones).
-  if (!x.defined() || !kPlainCpuKeys.isSupersetOf(x.key_set())) return false;
-  const at::ScalarType dtype = x.scalar_type();
-  return x.device().is_cpu() && x.layout() == at::kStrided &&
-         (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
-          dtype == at::kDouble) &&
-         c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
-}
-
 // The dispatch keys of a plain CUDA tensor, as kPlainCpuKeys.
 const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA, c10::DispatchKey::ADInplaceOrView,
                                           c10::DispatchKey::AutogradCUDA,
                                           c10::DispatchKey::AutocastCUDA});
 
-// PlainCpu's case on a CUDA device: there the torch preset is stock's relu
-// with stock's autograd node (relugrad.torch.ReLU's rule for CUDA tensors,
-// measured in docs/cuda.md), served here so that it costs no more Python than
-// nn.ReLU's forward.
-bool PlainCuda(PyObject* object) {
+// A torch.Tensor or nn.Parameter itself (no subclass), strided and dense on a
+// device of `device_type` with only `keys`, of relugrad's dtypes, with no
+// TorchDispatchMode active and no jit.trace recording (which must see an op).
+// Python checks what only Python knows: torch.compile, torch.export and
+// forward-mode AD levels.
+bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType device_type) {
   if (!THPVariable_CheckExact(object)) return false;
   const at::Tensor& x = THPVariable_Unpack(object);
-  if (!x.defined() || !kPlainCudaKeys.isSupersetOf(x.key_set())) return false;
+  // Raw bits, backend bits included (a tensor on another device has other ones).
+  if (!x.defined() || !keys.isSupersetOf(x.key_set())) return false;
   const at::ScalarType dtype = x.scalar_type();
-  return x.device().is_cuda() && x.layout() == at::kStrided &&
+  return x.device().type() == device_type && x.layout() == at::kStrided &&
          (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
           dtype == at::kDouble) &&
          c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
 }
+
+// The one case NativeRelu serves.
+bool PlainCpu(PyObject* object) { return Plain(object, kPlainCpuKeys, c10::DeviceType::CPU); }
+
+// Plain's case on a CUDA device: there the torch preset is stock's relu with
+// stock's autograd node (relugrad.torch.ReLU's rule for CUDA tensors,
+// measured in docs/cuda.md), served here so that it costs no more Python than
+// nn.ReLU's forward.
+bool PlainCuda(PyObject* object) { return Plain(object, kPlainCudaKeys, c10::DeviceType::CUDA); }
 
 constexpr const char* kSignature =
     "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
