@@ -31,9 +31,10 @@ python-venv: $(PY)
 # The same CMake project as the C++ library; scikit-build-core builds in build/wheel.
 # --no-build-isolation: the build sees .venv's torch and builds the torch-native library;
 # RELUGRAD_TORCH_NATIVE=ON makes a torch it cannot be built for an error here (users' AUTO builds
-# the package without it), so the tests never run without it unnoticed.
+# the package without it), so the tests never run without it unnoticed. --config-settings, not
+# its short -C: Debian 12's pip (23.0) has only the long form.
 python-install: python-venv
-	$(PIP) install -q --no-build-isolation -C cmake.define.RELUGRAD_TORCH_NATIVE=ON .
+	$(PIP) install -q --no-build-isolation --config-settings=cmake.define.RELUGRAD_TORCH_NATIVE=ON .
 
 python-test: python-install
 	$(PYTEST) -q -m "not live" python/tests
@@ -50,8 +51,8 @@ PY_CUDA_SITE := build/wheel-cuda/site
 python-test-cuda: python-venv
 	@if [ -z "$(NVCC)" ]; then echo "python-test-cuda: no nvcc here: CUDA wheel not built (SKIPPED)"; exit 0; fi; \
 	set -e; rm -rf build/wheel-cuda/dist $(PY_CUDA_SITE); \
-	PATH="$$(dirname $(NVCC)):$$PATH" $(PIP) wheel -q --no-build-isolation --no-deps -C build-dir=build/wheel-cuda \
-	  -C cmake.define.RELUGRAD_CUDA=ON -w build/wheel-cuda/dist . ; \
+	PATH="$$(dirname $(NVCC)):$$PATH" $(PIP) wheel -q --no-build-isolation --no-deps --config-settings=build-dir=build/wheel-cuda \
+	  --config-settings=cmake.define.RELUGRAD_CUDA=ON -w build/wheel-cuda/dist . ; \
 	$(PIP) install -q --no-deps --target $(PY_CUDA_SITE) build/wheel-cuda/dist/*.whl; \
 	PYTHONPATH=$(PY_CUDA_SITE) $(PYTEST) -q python/tests/test_cuda.py python/tests/test_mask.py python/tests/test_api.py
 
@@ -68,7 +69,7 @@ MS_PY := $(MS_VENV)/bin/python
 compat-mindspore:
 	@test -x $(MS_PY) || python3 -m venv $(MS_VENV)
 	@if $(MS_PY) -m pip install -q --disable-pip-version-check mindspore ml_dtypes pytest scikit-build-core nanobind && \
-	    $(MS_PY) -m pip install -q --disable-pip-version-check --no-build-isolation -C build-dir=build/wheel-mindspore . ; then \
+	    $(MS_PY) -m pip install -q --disable-pip-version-check --no-build-isolation --config-settings=build-dir=build/wheel-mindspore . ; then \
 	  $(MS_PY) python/compat/gen_goldens.py --frameworks mindspore && \
 	  RELUGRAD_LIVE=mindspore $(MS_PY) -m pytest -p no:cacheprovider -q -m live python/tests/test_live_frameworks.py; \
 	else echo "compat: mindspore not installable here: its live checks are SKIPPED"; fi
