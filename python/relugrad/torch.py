@@ -714,7 +714,11 @@ def _register_autograd(op_def, function) -> None:
     # dispatcher's warning about that replacement is expected.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
-        op_def._lib.impl(op_def._name, autograd_kernel, "Autograd", with_keyset=True, allow_override=True)
+        try:
+            op_def._lib.impl(op_def._name, autograd_kernel, "Autograd", with_keyset=True, allow_override=True)
+        except TypeError as e:  # Library.impl before allow_override (torch 2.8)
+            raise ImportError(f"relugrad.torch needs torch 2.8 or later (torch.library's allow_override); "
+                              f"this is torch {torch.__version__}") from e
 
 
 # ---- DTensor: sharding strategies of the ops -------------------------------------------
