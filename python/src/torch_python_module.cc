@@ -107,8 +107,12 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   if (mask < 0) return nullptr;
   const int inplace = PyObject_IsTrue(args[4]);
   if (inplace < 0) return nullptr;
-  if (c10::string_view(semantics, static_cast<size_t>(semantics_size)) == "torch" &&
-      PlainCuda(args[0])) {
+  if (!PlainCpu(args[0])) {
+    // Asked only after the CPU case, which is the hot one.
+    if (c10::string_view(semantics, static_cast<size_t>(semantics_size)) != "torch" ||
+        !PlainCuda(args[0])) {
+      Py_RETURN_NOTIMPLEMENTED;
+    }
     at::Tensor x = THPVariable_Unpack(args[0]);  // a handle: relu_ writes through it
     at::Tensor y;
     {
@@ -117,7 +121,6 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
     }
     return THPVariable_Wrap(std::move(y));
   }
-  if (!PlainCpu(args[0])) Py_RETURN_NOTIMPLEMENTED;
   const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
   // With mask and nothing recorded, Python computes y alone: no mask is written or kept.
   if (mask != 0 && !torch::autograd::compute_requires_grad(x)) Py_RETURN_NOTIMPLEMENTED;
