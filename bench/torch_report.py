@@ -99,9 +99,14 @@ def ratio_text(row: dict) -> str:
 
 # ---- running the benchmarks ------------------------------------------------------------------
 
-def parts(quick: bool) -> dict:
-    """part -> the child's arguments (its --json is added)."""
-    module_sizes = "16,64K,1M,16M" if quick else "16,64K,256K,1M,4M,16M,64M"
+FULL_MODULE_SIZES = "16,64K,256K,1M,4M,16M,64M"
+QUICK_MODULE_SIZES = "16,64K,1M,16M"
+
+
+def parts(quick: bool, module_sizes: str = "") -> dict:
+    """part -> the child's arguments (its --json is added); module_sizes: the module part's sizes
+    (empty: the full or quick list)."""
+    module_sizes = module_sizes or (QUICK_MODULE_SIZES if quick else FULL_MODULE_SIZES)
     return {
         "module": ["torch_module.py", "--control", "--sizes", module_sizes, "--dtypes", "f32,bf16,f16",
                    "--threads", "1,2", "--layouts", "nchw,channels_last", "--rounds", "5" if quick else "11"],
@@ -216,12 +221,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer sizes and rounds: a look, not a record")
     ap.add_argument("--parts", default="module,steps,memory,compile")
+    ap.add_argument("--module-sizes", default="",
+                    help=f"the module part's sizes (default {FULL_MODULE_SIZES}; --quick: {QUICK_MODULE_SIZES}): "
+                         "a quick run over every size takes the full list with the quick rounds")
     ap.add_argument("--out", help="output prefix (default bench/results/torch-report-<date>)")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     out = args.out or os.path.join(HERE, "results", "torch-report-" + started[:10])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    table = parts(args.quick)
+    table = parts(args.quick, args.module_sizes)
     chosen = args.parts.split(",")
     unknown = [p for p in chosen if p not in table]
     if unknown:
@@ -231,9 +239,10 @@ def main() -> None:
     with open(out + ".log", "w") as log:
         for name in chosen:
             results[name] = run_part(name, table[name], out, log)
-    text = report(results, started, time.monotonic() - start)
-    with open(out + ".md", "w") as f:
-        f.write(text)
+            # Rewritten after each part: a run stopped early keeps the report of what it measured.
+            text = report(results, started, time.monotonic() - start)
+            with open(out + ".md", "w") as f:
+                f.write(text)
     print(text)
     print(f"torch_report: {out}.md", file=sys.stderr)
 
