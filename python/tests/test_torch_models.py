@@ -344,6 +344,9 @@ _DIST_SCRIPT = textwrap.dedent(r"""
                                           "params": full(m.module if kind == "ddp" else m)}
         with open(f"{out}.{rank}", "w") as f:
             json.dump(res, f)
+        # Both ranks past their last collective before either tears gloo down: a rank destroying
+        # its group while its peer still talks to it can abort the peer (std::terminate).
+        dist.barrier()
         dist.destroy_process_group()
 
     if __name__ == "__main__":
