@@ -65,9 +65,11 @@ const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA, c10::DispatchK
 
 // A torch.Tensor or nn.Parameter itself (no subclass), strided and dense on a
 // device of `device_type` with only `keys`, of relugrad's dtypes, with no
-// TorchDispatchMode active and no jit.trace recording (which must see an op).
-// Python checks what only Python knows: torch.compile, torch.export and
-// forward-mode AD levels.
+// forward-mode tangent (relugrad's nodes have no forward formula: a dual x
+// takes Python's path), no TorchDispatchMode active and no jit.trace
+// recording (which must see an op). Python asks first only what only Python
+// knows: whether dynamo is tracing (torch.export's other tracers run under a
+// dispatch mode or on subclasses and are refused here).
 bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType device_type) {
   if (!THPVariable_CheckExact(object)) return false;
   const at::Tensor& x = THPVariable_Unpack(object);
@@ -77,6 +79,7 @@ bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType de
   return x.device().type() == device_type && x.layout() == at::kStrided &&
          (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
           dtype == at::kDouble) &&
+         !x._fw_grad(/*level=*/0).defined() &&
          c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
 }
 

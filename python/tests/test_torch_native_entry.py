@@ -63,6 +63,35 @@ def test_torch_func_wrappers_and_dispatch_modes_are_not_implemented():
     assert seen == [NotImplemented] * 3
 
 
+@pytest.mark.parametrize("mask", [False, True])
+def test_dual_tensors_are_not_implemented_and_plain_ones_under_a_dual_level_are_served(mask):
+    # Forward AD: the entry's nodes have no forward formula, so a tensor with a tangent goes to
+    # Python's paths; one without a tangent needs none (relu of it has none) and is served.
+    import torch.autograd.forward_ad as fwAD
+    x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    with fwAD.dual_level():
+        assert entry(fwAD.make_dual(x, torch.randn(6, dtype=torch.float64)), mask=mask) is NotImplemented
+        y = entry(x, mask=mask)
+        assert y.grad_fn.name() == ("relugrad::ReluMaskBackward" if mask else "relugrad::ReluBackward")
+        assert fwAD.unpack_dual(y).tangent is None
+        assert torch.equal(y.detach(), torch.relu(x.detach()))
+        g = torch.randn(6, dtype=torch.float64)
+        y.backward(g)
+    assert torch.equal(x.grad, torch.where(x.detach() > 0, g, torch.zeros_like(g)))
+
+
+def test_module_under_a_dual_level_matches_stock_for_dual_and_plain_inputs():
+    import torch.autograd.forward_ad as fwAD
+    x = torch.randn(5, 3, dtype=torch.float64)
+    t = torch.randn(5, 3, dtype=torch.float64)
+    with fwAD.dual_level():
+        ours = fwAD.unpack_dual(rt.ReLU()(fwAD.make_dual(x, t)))
+        stock = fwAD.unpack_dual(torch.nn.ReLU()(fwAD.make_dual(x, t)))
+        assert torch.equal(ours.primal, stock.primal) and torch.equal(ours.tangent, stock.tangent)
+        plain = rt.ReLU()(x)
+        assert fwAD.unpack_dual(plain).tangent is None and torch.equal(plain, torch.relu(x))
+
+
 def test_jit_trace_records_an_op_instead():
     seen = []
 
