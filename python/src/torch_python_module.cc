@@ -79,8 +79,8 @@ bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType de
   return x.device().type() == device_type && x.layout() == at::kStrided &&
          (dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
           dtype == at::kDouble) &&
-         !x._fw_grad(/*level=*/0).defined() &&
-         c10::impl::TorchDispatchModeTLS::stack_len() == 0 && !torch::jit::tracer::isTracing();
+         !x._fw_grad(/*level=*/0).defined() && c10::impl::TorchDispatchModeTLS::stack_len() == 0 &&
+         !torch::jit::tracer::isTracing();
 }
 
 // The one case NativeRelu serves.
