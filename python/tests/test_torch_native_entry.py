@@ -90,6 +90,15 @@ def test_module_under_a_dual_level_matches_stock_for_dual_and_plain_inputs():
         assert torch.equal(ours.primal, stock.primal) and torch.equal(ours.tangent, stock.tangent)
         plain = rt.ReLU()(x)
         assert fwAD.unpack_dual(plain).tangent is None and torch.equal(plain, torch.relu(x))
+        # A view of a dual tensor carries its base's tangent (no tangent of its own until asked).
+        ours = fwAD.unpack_dual(rt.ReLU()(fwAD.make_dual(x, t)[1:]))
+        stock = fwAD.unpack_dual(torch.nn.ReLU()(fwAD.make_dual(x, t)[1:]))
+        assert torch.equal(ours.primal, stock.primal) and torch.equal(ours.tangent, stock.tangent)
+        a, b = fwAD.make_dual(x.clone(), t.clone()), fwAD.make_dual(x.clone(), t.clone())
+        rt.ReLU(inplace=True)(a[1:])
+        torch.nn.ReLU(inplace=True)(b[1:])
+        assert torch.equal(fwAD.unpack_dual(a).primal, fwAD.unpack_dual(b).primal)
+        assert torch.equal(fwAD.unpack_dual(a).tangent, fwAD.unpack_dual(b).tangent)
 
 
 def test_jit_trace_records_an_op_instead():
