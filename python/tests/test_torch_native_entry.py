@@ -5,6 +5,7 @@ Python error, and behaves as torch's own bindings do (in place returns x
 itself, a profiler event, torch's exceptions)."""
 import pytest
 import torch
+import torch.autograd.forward_ad as fwAD
 
 import relugrad.torch as rt
 
@@ -67,7 +68,6 @@ def test_torch_func_wrappers_and_dispatch_modes_are_not_implemented():
 def test_dual_tensors_are_not_implemented_and_plain_ones_under_a_dual_level_are_served(mask):
     # Forward AD: the entry's nodes have no forward formula, so a tensor with a tangent goes to
     # Python's paths; one without a tangent needs none (relu of it has none) and is served.
-    import torch.autograd.forward_ad as fwAD
     x = torch.randn(6, dtype=torch.float64, requires_grad=True)
     with fwAD.dual_level():
         assert entry(fwAD.make_dual(x, torch.randn(6, dtype=torch.float64)), mask=mask) is NotImplemented
@@ -81,7 +81,6 @@ def test_dual_tensors_are_not_implemented_and_plain_ones_under_a_dual_level_are_
 
 
 def test_module_under_a_dual_level_matches_stock_for_dual_and_plain_inputs():
-    import torch.autograd.forward_ad as fwAD
     x = torch.randn(5, 3, dtype=torch.float64)
     t = torch.randn(5, 3, dtype=torch.float64)
     with fwAD.dual_level():
