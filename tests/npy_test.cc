@@ -146,6 +146,14 @@ TEST(Npy, RejectsMalformedFilesClearly) {
               Image(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16)))
           .find("structured"),
       std::string::npos);
+  // A kind that is not a letter; a quote there would also break the written header's quoting
+  // (found by npy_fuzz: the round trip could not re-read its own file).
+  EXPECT_NE(
+      ReadError(
+          WriteRaw("quote.npy",
+                   Image(1, "{\"descr\": \"<'4\", \"fortran_order\": False, \"shape\": (1,)}", 4)))
+          .find("unsupported dtype"),
+      std::string::npos);
   // A header length field pointing far past the end of the file.
   std::string lying = Image(1, ok_dict, 16);
   lying[8] = '\xff';

@@ -136,6 +136,10 @@ class Fd {
 size_t DescrElementSize(const std::string& descr) {
   if (descr.size() < 3) return 0;
   if (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=') return 0;
+  // numpy's kind codes are all letters (b i u f c m M O S U V); anything else is malformed, and
+  // a quote or a backslash here would also not survive Write's single-quoted header.
+  const char kind = descr[1];
+  if ((kind < 'a' || kind > 'z') && (kind < 'A' || kind > 'Z')) return 0;
   size_t size = 0;
   for (size_t i = 2; i < descr.size(); ++i) {
     if (descr[i] < '0' || descr[i] > '9') return 0;

@@ -38,7 +38,8 @@ bool ParseHeader(const std::string& header, std::string* descr, bool* fortran_or
 bool Write(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
            const void* data, size_t bytes, std::string* error);
 
-// Element size of a descr such as "<f4"/"|V2" (0 if the text is malformed).
+// Element size of a descr such as "<f4"/"|V2": a byte-order character, a letter
+// for the kind, digits for the size (0 if the text is malformed).
 size_t DescrElementSize(const std::string& descr);
 
 }  // namespace npy
