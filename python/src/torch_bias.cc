@@ -26,7 +26,6 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/relu.h>
@@ -194,8 +193,8 @@ std::tuple<at::Tensor, at::Tensor> ReluGradBias(const at::Tensor& dy_in, const a
               ", dy is ", dy.scalar_type());
   TORCH_CHECK(dy.scalar_type() == at::kFloat || dy.scalar_type() == at::kDouble,
               "relu_grad_bias: dy must be float32 or float64, got ", dy.scalar_type());
-  at::Tensor dx = at::empty(dy.sizes(), dy.options());
-  at::Tensor db = at::empty({dy.size(-1)}, dy.options());
+  at::Tensor dx = EmptyCpu(dy.sizes(), dy.options());
+  at::Tensor db = EmptyCpu({dy.size(-1)}, dy.options());
   FusedPass(dy, y, dx, db);
   return {dx, db};
 }
@@ -233,8 +232,8 @@ struct LinearReluBackward : public torch::autograd::Node {
     at::Tensor db;
     if (!at::GradMode::is_enabled() && ReadableOnCpu(dy) && dy.is_contiguous() &&
         dy.scalar_type() == ys.scalar_type() && dy.sizes() == ys.sizes()) {
-      dx = WritableInPlace(dy, ys.strides()) ? dy : at::empty(ys.sizes(), dy.options());
-      db = at::empty({cols}, dy.options());
+      dx = WritableInPlace(dy, ys.strides()) ? dy : EmptyCpu(ys.sizes(), dy.options());
+      db = EmptyCpu({cols}, dy.options());
       FusedPass(dy, ys, dx, db);
     } else {
       dx = at::threshold_backward(dy, ys, 0);

@@ -22,7 +22,6 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/mul.h>
@@ -119,8 +118,8 @@ std::tuple<at::Tensor, at::Tensor> ForwardPass(const at::Tensor& x, const at::Te
                                                double scale) {
   const int64_t n = x.numel();
   const int64_t bytes = (n + 7) / 8;
-  at::Tensor gate = at::empty({bytes}, x.options().dtype(at::kByte));
-  at::Tensor keep = at::empty({bytes}, x.options().dtype(at::kByte));
+  at::Tensor gate = EmptyCpu({bytes}, x.options().dtype(at::kByte));
+  at::Tensor keep = EmptyCpu({bytes}, x.options().dtype(at::kByte));
   uint8_t* g = gate.mutable_data_ptr<uint8_t>();
   uint8_t* k = keep.mutable_data_ptr<uint8_t>();
   const relugrad_dtype dtype = DtypeOf(x);
@@ -179,7 +178,7 @@ struct ReluDropoutBackward : public torch::autograd::Node {
       return {ComposedGrad(grad, g, k, scale)};
     }
     const at::Tensor dx =
-        WritableInPlace(grad, grad.strides()) ? grad : at::empty(grad.sizes(), grad.options());
+        WritableInPlace(grad, grad.strides()) ? grad : EmptyCpu(grad.sizes(), grad.options());
     BackwardPass(grad, g, k, scale, dx);
     return {dx};
   }

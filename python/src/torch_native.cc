@@ -19,7 +19,6 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
 #include <c10/core/CPUAllocator.h>
@@ -89,6 +88,11 @@ relugrad_dtype DtypeOf(const at::Tensor& t) {
       TORCH_CHECK(false, "relugrad: dtype ", t.scalar_type(),
                   " is not supported (float32, float16, bfloat16, float64)");
   }
+}
+
+at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  TORCH_INTERNAL_ASSERT(options.device().is_cpu());
+  return at::detail::empty_cpu(sizes, options);
 }
 
 namespace {
@@ -569,7 +573,7 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     }
     const int64_t n = src.numel();
     const relugrad_dtype dtype = DtypeOf(src);
-    mask = at::empty({(n + 7) / 8}, src.options().dtype(at::kByte));
+    mask = EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());

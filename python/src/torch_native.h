@@ -57,6 +57,11 @@ void ForEachUnitPart(int64_t n, int64_t unit, const Run& run) {
 // relugrad's dtype of t (a c10::Error for any other).
 relugrad_dtype DtypeOf(const at::Tensor& t);
 
+// An uninitialised contiguous CPU tensor, which its caller writes whole: allocated as
+// TensorIterator allocates a structured op's output (at::detail::empty_cpu), without the
+// dispatcher's round trip and profiler event of at::empty. options: a CPU device.
+at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options);
+
 // What a backward node keeps besides its saved tensors: the preset, resolved
 // once by the forward, and its name for the custom ops of create_graph.
 struct Settings {
