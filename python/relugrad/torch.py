@@ -883,7 +883,15 @@ _NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.
 _is_wrapped = _TC._functorch.is_functorch_wrapped_tensor
 _dispatch_modes = _TC._len_torch_dispatch_stack
 _tracing_state = _TC._get_tracing_state
-_is_exporting = torch.compiler.is_exporting
+if hasattr(torch.compiler, "_is_exporting_flag"):
+    def _is_exporting() -> bool:
+        """torch.compiler.is_exporting() as a read of the flag it returns, which torch.export sets
+        for its trace. Dynamo up to torch 2.11 folds the call itself to True in every trace, so
+        under torch.compile the mask path was taken for an export and lost its saving; dynamo
+        reads the flag as the global it is (False under compile, True under export)."""
+        return torch.compiler._is_exporting_flag
+else:
+    _is_exporting = torch.compiler.is_exporting
 # True only while dynamo traces (it folds the call to a constant); False in eager, also inside
 # torch.export's and AOTAutograd's tracers, which the native entry refuses by their tensors.
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling

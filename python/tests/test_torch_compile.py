@@ -72,6 +72,29 @@ def test_inductor_sees_through_the_torch_preset_and_keeps_the_others_opaque(monk
         assert rt._inductor_sees_through
 
 
+class RecordsExporting(nn.Module):
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def forward(self, x):
+        self.seen.append(rt._is_exporting())
+        return x + 1
+
+
+def test_the_export_check_is_false_under_compile_and_true_under_export():
+    # The module takes its captured-graph path (relugrad::relu, no mask) when this is True: under
+    # torch.compile it must be False, or mask=True would keep y in every compiled model (dynamo
+    # of torch 2.11 folded torch.compiler.is_exporting() itself to True in any trace).
+    torch._dynamo.reset()
+    compiled, exported = [], []
+    torch.compile(RecordsExporting(compiled), backend="eager")(torch.randn(3))
+    torch.export.export(RecordsExporting(exported), (torch.randn(3),))
+    assert compiled and not any(compiled), compiled
+    assert exported and all(exported), exported
+    assert rt._is_exporting() is False  # eager
+
+
 class InPlaceNet(nn.Module):
     def __init__(self):
         super().__init__()
