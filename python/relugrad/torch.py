@@ -574,7 +574,11 @@ class _ReluGradOp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (s,) = ctx.saved_tensors
-        return _grad_op(grad, s, *ctx.options), None, None, None, None, None
+        # s moves only the gate: its derivative is zero, returned as zeros_like(grad) (stock's
+        # formula for threshold_backward's self), so that a second derivative through a saved
+        # output reaches x and is zero, as stock's, instead of leaving x out of the graph.
+        ds = torch.zeros_like(grad) if ctx.needs_input_grad[1] else None
+        return _grad_op(grad, s, *ctx.options), ds, None, None, None, None
 
     @staticmethod
     def jvp(ctx, t_dy, t_s, *_):
@@ -778,6 +782,13 @@ _register_autograd(relu_grad_mask, _ReluGradMaskOp)
 # copied into x.
 
 
+def _plain_tensor(t: Tensor) -> bool:
+    """t is a torch.Tensor itself, not a subclass or torch.func's wrapper (the BatchedTensor of
+    autograd.grad(..., is_grads_batched=True)): the eager Functions' backward reads its memory
+    directly only then; anything else takes the custom ops, which the dispatcher routes."""
+    return type(t) is Tensor and not _is_wrapped(t) and not _is_legacy_batched(t)
+
+
 class _ReluFunction(torch.autograd.Function):
     """In-place ReLU without the native library: y is x overwritten and saved (the ops cannot
     alias their input; copying their y into x would keep a second tensor)."""
@@ -795,7 +806,7 @@ class _ReluFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor):
         (y,) = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True
+        if torch.is_grad_enabled() or not _plain_tensor(grad):  # create_graph=True, or a wrapper
             return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
         return _relu_grad_eager(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
 
@@ -815,7 +826,7 @@ class _ReluMaskFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor):
         (mask,) = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True
+        if torch.is_grad_enabled() or not _plain_tensor(grad):  # create_graph=True, or a wrapper
             return (torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads,
                                                       _dim_order(ctx.mask_strides)), None, None, None)
         return (_relu_grad_mask_eager(grad, mask, ctx.semantics, ctx.threads, ctx.mask_strides, ctx.result_strides),
@@ -881,6 +892,8 @@ def _fake_tensor_type():
 
 _NATIVE_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
 _is_wrapped = _TC._functorch.is_functorch_wrapped_tensor
+# The BatchedTensor of autograd.grad(..., is_grads_batched=True) (torch's older vmap).
+_is_legacy_batched = getattr(_TC._functorch, "is_legacy_batchedtensor", lambda t: False)
 _dispatch_modes = _TC._len_torch_dispatch_stack
 _tracing_state = _TC._get_tracing_state
 if hasattr(torch.compiler, "_is_exporting_flag"):

@@ -231,7 +231,8 @@ struct LinearReluBackward : public torch::autograd::Node {
     at::Tensor dx;
     at::Tensor db;
     if (!at::GradMode::is_enabled() && ReadableOnCpu(dy) && dy.is_contiguous() &&
-        dy.scalar_type() == ys.scalar_type() && dy.sizes() == ys.sizes()) {
+        ReadableOnCpu(ys) && ys.is_contiguous() && dy.scalar_type() == ys.scalar_type() &&
+        dy.sizes() == ys.sizes()) {
       dx = WritableInPlace(dy, ys.strides()) ? dy : EmptyCpu(ys.sizes(), dy.options());
       db = EmptyCpu({cols}, dy.options());
       FusedPass(dy, ys, dx, db);

@@ -177,6 +177,8 @@ struct ReluDropoutBackward : public torch::autograd::Node {
     if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !grad.is_contiguous()) {
       return {ComposedGrad(grad, g, k, scale)};
     }
+    CheckBitPlane(g, grad.numel(), "ReLU gate");
+    CheckBitPlane(k, grad.numel(), "dropout keep mask");
     const at::Tensor dx =
         WritableInPlace(grad, grad.strides()) ? grad : EmptyCpu(grad.sizes(), grad.options());
     BackwardPass(grad, g, k, scale, dx);

@@ -367,10 +367,17 @@ bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
          storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
 }
 
-// Memory the CPU kernels can read: strided, not nested, on the CPU, with
-// data (an efficient zero tensor has none).
 bool ReadableOnCpu(const at::Tensor& t) {
-  return t.device().is_cpu() && t.layout() == at::kStrided && !t.is_nested() && !t._is_zerotensor();
+  return t.defined() && kPlainCpuKeys.isSupersetOf(t.key_set()) && t.device().is_cpu() &&
+         t.layout() == at::kStrided;
+}
+
+void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what) {
+  TORCH_CHECK(ReadableOnCpu(bits) && bits.scalar_type() == at::kByte && bits.is_contiguous() &&
+                  bits.numel() >= (n + 7) / 8,
+              "relugrad: the saved ", what, " is not the forward's: ", n,
+              " elements need a contiguous CPU uint8 tensor of ", (n + 7) / 8,
+              " bytes (a saved-tensor hook must return what it was given)");
 }
 
 namespace {
@@ -381,7 +388,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   }
   TORCH_CHECK(grad.scalar_type() == y.scalar_type() && grad.sizes() == y.sizes(),
               "relugrad: the incoming gradient does not match the saved output");
-  if (!ReadableOnCpu(grad)) {
+  if (!ReadableOnCpu(grad) || !ReadableOnCpu(y)) {
     // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
@@ -407,7 +414,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
 
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
                         const MaskLayout& layout) {
-  if (at::GradMode::is_enabled() || !ReadableOnCpu(grad)) {
+  if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !ReadableOnCpu(mask)) {
     c10::List<int64_t> order;
     std::vector<int64_t> dims(layout.mask_strides.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
@@ -418,6 +425,7 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     return CallOp("relugrad::relu_grad_mask",
                   {grad, mask, settings.semantics, settings.threads, order});
   }
+  CheckBitPlane(mask, grad.numel(), "mask");
   at::Tensor dx;
   at::Tensor dy;
   // Equal sizes and the strides of a dense layout: grad is dense too.
@@ -557,6 +565,12 @@ at::Tensor ReluGate(at::Tensor x, Settings settings, bool inplace) {
 at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
   const bool needs_grad = torch::autograd::compute_requires_grad(x);
   if (inplace) torch::autograd::check_inplace(x, needs_grad);
+  // The node takes x's history before anything writes x, as ReluGate's and
+  // torch's own in-place ops do: a view's history is read at its current
+  // version, so after the version bump below rebase_history renews it
+  // (through the base's CopySlices) instead of keeping the view's old node.
+  NodePtr<ReluMaskBackward> node;
+  if (needs_grad) node = ReluMaskBackward::For(x, settings);
   at::Tensor y;  // what the kernel writes: y's layout, maybe src itself
   at::Tensor mask;
   std::vector<int64_t> mask_strides;
@@ -590,8 +604,7 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     torch::autograd::increment_version(x);  // the kernel wrote x's memory directly
     y = x;
   }
-  if (needs_grad) {
-    auto node = ReluMaskBackward::For(x, std::move(settings));
+  if (node) {
     node->layout = {
         mask_strides, y.strides().vec(),
         y.is_non_overlapping_and_dense() && y.strides() == at::IntArrayRef(mask_strides)};

@@ -5,6 +5,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/DispatchKeySet.h>
 #include <c10/util/string_view.h>
 
 #include <algorithm>
@@ -96,9 +97,25 @@ void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y
 // allocator's, grad covers exactly that storage and already has dx_strides.
 bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides);
 
-// Memory the CPU kernels can read: strided, not nested, on the CPU, with
-// data (an efficient zero tensor has none).
+// The dispatch keys of a plain CPU tensor: dense CPU memory, its autograd and
+// autocast keys. Any other key is a wrapper or a mode the dispatcher must
+// route (torch.func's grad and vmap wrappers, functionalization, Python
+// subclasses, zero tensors, conjugate and negative views, sparse, nested, meta).
+inline const c10::DispatchKeySet kPlainCpuKeys({c10::DispatchKey::CPU,
+                                                c10::DispatchKey::ADInplaceOrView,
+                                                c10::DispatchKey::AutogradCPU,
+                                                c10::DispatchKey::AutocastCPU});
+
+// Memory the CPU kernels can read: a defined, plain (kPlainCpuKeys) strided
+// CPU tensor. A gradient or an unpacked saved tensor may be anything a hook
+// or a transform made (a subclass, the BatchedTensor of is_grads_batched):
+// those take the custom ops or torch's ops, which the dispatcher routes.
 bool ReadableOnCpu(const at::Tensor& t);
+
+// A saved bit plane as a backward unpacks it (a saved-tensor hook may return
+// anything): a plain contiguous CPU uint8 tensor of at least ceil(n/8) bytes,
+// the bytes the kernels read for n elements; else a c10::Error naming `what`.
+void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what);
 
 // dx = relu_grad_mask(grad, mask): threshold_backward(grad, result)'s layout
 // and bits, over grad's memory where WritableInPlace allows; under GradMode

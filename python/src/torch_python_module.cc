@@ -50,15 +50,7 @@ class GilReleased {
   PyThreadState* state_;
 };
 
-// The dispatch keys of a plain CPU tensor: dense CPU memory, its autograd and
-// autocast keys. Any other key is a wrapper or a mode the dispatcher must
-// route (torch.func's grad and vmap wrappers, functionalization, Python
-// subclasses, zero tensors, conjugate and negative views, sparse, nested, meta).
-const c10::DispatchKeySet kPlainCpuKeys({c10::DispatchKey::CPU, c10::DispatchKey::ADInplaceOrView,
-                                         c10::DispatchKey::AutogradCPU,
-                                         c10::DispatchKey::AutocastCPU});
-
-// The dispatch keys of a plain CUDA tensor, as kPlainCpuKeys.
+// The dispatch keys of a plain CUDA tensor, as kPlainCpuKeys (torch_native.h).
 const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA, c10::DispatchKey::ADInplaceOrView,
                                           c10::DispatchKey::AutogradCUDA,
                                           c10::DispatchKey::AutocastCUDA});
@@ -84,7 +76,9 @@ bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType de
 }
 
 // The one case NativeRelu serves.
-bool PlainCpu(PyObject* object) { return Plain(object, kPlainCpuKeys, c10::DeviceType::CPU); }
+bool PlainCpu(PyObject* object) {
+  return Plain(object, relugrad_python::kPlainCpuKeys, c10::DeviceType::CPU);
+}
 
 // Plain's case on a CUDA device: there the torch preset is stock's relu with
 // stock's autograd node (relugrad.torch.ReLU's rule for CUDA tensors,

@@ -44,7 +44,10 @@ class _RefGrad(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (s,) = ctx.saved_tensors
-        return _RefGrad.apply(g, s, ctx.semantics), None, None
+        # s moves only the gate: zeros (PyTorch's threshold_backward formula, TensorFlow's
+        # ReluGradGrad), which turn a -0 gradient reaching x through y into +0.
+        ds = torch.zeros_like(g) if ctx.needs_input_grad[1] else None
+        return _RefGrad.apply(g, s, ctx.semantics), ds, None
 
     @staticmethod
     def jvp(ctx, t, _s, _sem):
@@ -77,6 +80,16 @@ class _RefRelu(torch.autograd.Function):
         return _RefGrad.apply(t, y, ctx.semantics)
 
 
+class _RefReluMask(_RefRelu):
+    """_RefRelu with the mask path's gradient: the mask is not differentiable, so the gradient
+    has no path through y (no zeros from y's side, as _RefGrad's in s)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return _RefGrad.apply(g, y.detach(), ctx.semantics), None
+
+
 def op_and_reference(name, semantics, s0):
     """(f, r): the op as a function of one sample and its reference. s0 is the fixed
     operand of the backward ops: relu_grad's s is relu(s0), relu_grad_mask's mask is relu_mask(s0)'s."""
@@ -87,7 +100,7 @@ def op_and_reference(name, semantics, s0):
                 torch.relu if stock else (lambda a: _RefRelu.apply(a, semantics)))
     if name == "relu_mask":
         # relu_mask's y is +0 where relu gives -0: the reference adds +0.0 (same gradient).
-        ref = torch.relu if stock else (lambda a: _RefRelu.apply(a, semantics))
+        ref = torch.relu if stock else (lambda a: _RefReluMask.apply(a, semantics))
         return (lambda a: torch.ops.relugrad.relu_mask(a, semantics, 0)[0], lambda a: ref(a) + 0.0)
     ref = ((lambda d: torch.ops.aten.threshold_backward(d, y0, 0.0)) if stock
            else (lambda d: _RefGrad.apply(d, y0, semantics)))

@@ -1,0 +1,149 @@
+"""What a backward of relugrad.torch may be handed, each against stock's result: in-place writes
+through views (the history a view carries), gradients that are not plain memory (a wrapper
+subclass, the BatchedTensor of is_grads_batched), saved tensors a hook replaced, and a second
+derivative whose only path to x runs through the saved output. Each runs through the C++ nodes
+and through the Python Functions and custom ops that serve without them."""
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import relugrad.torch as rt  # noqa: E402
+from relugrad import _dropout  # noqa: E402
+from relugrad._dropout import ReLUDropout  # noqa: E402
+from torch_helpers import bits, values  # noqa: E402
+
+two_tensor = pytest.importorskip("torch.testing._internal.two_tensor")
+
+
+@pytest.fixture(params=["native", "python"])
+def path(request, monkeypatch):
+    """The C++ entry and nodes, or (monkeypatched away) what serves when the library is absent."""
+    if request.param == "native":
+        if not rt.NATIVE:
+            pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+    else:
+        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(_dropout, "_native_entry", None)
+    return request.param
+
+
+# (name, stock module, relugrad module): every module whose backward reads a gradient.
+MODULES = [
+    ("relu", lambda: nn.ReLU(), lambda: rt.ReLU()),
+    ("relu_inplace", lambda: nn.ReLU(inplace=True), lambda: rt.ReLU(inplace=True)),
+    ("mask", lambda: nn.ReLU(), lambda: rt.ReLU(mask=True)),
+    ("mask_inplace", lambda: nn.ReLU(inplace=True), lambda: rt.ReLU(inplace=True, mask=True)),
+    ("relu_dropout", lambda: nn.Sequential(nn.ReLU(), nn.Dropout(0.5)), lambda: ReLUDropout(0.5)),
+]
+MODULE_IDS = [m[0] for m in MODULES]
+
+
+def _views():
+    return {
+        "transpose": lambda h: h.t(),  # dense, not contiguous: the kernel writes x's memory
+        "step_slice": lambda h: h[:, ::2],  # not dense: y is a copy written back into x
+        "as_strided": lambda h: h.as_strided((3, 2), (1, 4)),
+    }
+
+
+@pytest.mark.parametrize("view", list(_views()))
+@pytest.mark.parametrize("mask", [False, True], ids=["gate", "mask"])
+def test_in_place_on_a_view_of_a_non_leaf_gives_stocks_gradient(path, view, mask):
+    # The view's history must be read before the write: after it, the base's CopySlices is the
+    # view's new history. Read after, the gradient skipped the ReLU (every x.grad element passed).
+    def grad(module):
+        x = values((4, 4), seed=3).requires_grad_()
+        h = x * 1.0
+        out = module(_views()[view](h))
+        w = torch.arange(1.0, 1.0 + out.numel()).reshape(out.shape)
+        ((out * w).sum() + h.sum()).backward()  # through the view and through its base
+        return x.grad
+
+    want = grad(nn.ReLU(inplace=True))
+    got = grad(rt.ReLU(inplace=True, mask=mask))
+    assert torch.equal(bits(want), bits(got))
+
+
+def _run(module, x, grad_of):
+    torch.manual_seed(7)  # the same dropout draw for stock and relugrad
+    return grad_of(module(x * 1.0))
+
+
+@pytest.mark.parametrize("name,stock,ours", MODULES, ids=MODULE_IDS)
+def test_a_wrapper_subclass_gradient_gives_stocks_result(path, name, stock, ours):
+    x = values((64,), seed=1).requires_grad_()
+    a, b = values((64,), seed=2), values((64,), seed=3)
+
+    def grad_of(y):
+        x.grad = None
+        (y * two_tensor.TwoTensor(a, b)).sum().backward()
+        return x.grad
+
+    want, got = _run(stock(), x, grad_of), _run(ours(), x, grad_of)
+    assert type(got) is type(want)
+    assert torch.equal(bits(want.a), bits(got.a)) and torch.equal(bits(want.b), bits(got.b))
+
+
+@pytest.mark.parametrize("name,stock,ours", MODULES, ids=MODULE_IDS)
+def test_batched_gradients_give_stocks_result(path, name, stock, ours):
+    x = values((64,), seed=1).requires_grad_()
+    g = values((3, 64), seed=4)
+
+    def grad_of(y):
+        return torch.autograd.grad(y, x, g, is_grads_batched=True)[0]
+
+    want, got = _run(stock(), x, grad_of), _run(ours(), x, grad_of)
+    assert torch.equal(bits(want), bits(got))
+
+
+@pytest.mark.parametrize("module", [lambda: rt.ReLU(mask=True), lambda: ReLUDropout(0.5)],
+                         ids=["mask", "relu_dropout"])
+def test_a_hook_that_unpacks_a_short_bit_plane_gets_an_error_not_a_read_past_it(path, module):
+    # The nodes read ceil(n/8) bytes of each saved bit plane: a hook that returns fewer must get
+    # an error before any read (stock reads no bit planes: its y broadcasts instead).
+    x = torch.randn(1 << 12, requires_grad=True)
+    short = torch.zeros(1, dtype=torch.uint8)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: short.to(t.dtype)):
+        y = module()(x * 1.0)
+    with pytest.raises((RuntimeError, ValueError), match="mask|gate"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "in_place"])
+def test_a_second_derivative_through_the_saved_output_is_zero_as_stocks(path, inplace):
+    # gx = threshold_backward(g, y): stock's formula for y is zeros_like(grad), so a function of
+    # gx alone still reaches x (through y) and its gradient is zero, not "not used in the graph".
+    def second(module):
+        x = values((16,), seed=5).requires_grad_()
+        h = x * 1.0
+        (gx,) = torch.autograd.grad(module(h), x, torch.ones(16), create_graph=True)
+        return torch.autograd.grad((gx * gx).sum(), x)[0]
+
+    want = second(nn.ReLU(inplace=inplace))
+    got = second(rt.ReLU(inplace=inplace))
+    assert torch.equal(bits(want), bits(got))
+
+
+@pytest.mark.parametrize("kind", ["wrapper", "batched"])
+def test_linear_relu_takes_unusual_gradients_with_stocks_input_gradient(kind):
+    # The fused node's pass reads raw memory: a wrapper or batched gradient takes stock's ops.
+    torch.manual_seed(2)
+    stock = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    ours = rt.LinearReLU(8, 8)
+    ours.load_state_dict(stock[0].state_dict())
+    x = values((4, 8), seed=6).nan_to_num().requires_grad_()
+
+    def grad_of(module):
+        x.grad = None
+        y = module(x)
+        if kind == "batched":
+            return torch.autograd.grad(y, x, values((3, 4, 8), seed=7), is_grads_batched=True)[0]
+        (y * two_tensor.TwoTensor(values((4, 8), seed=8), values((4, 8), seed=9))).sum().backward()
+        return x.grad
+
+    want, got = grad_of(stock), grad_of(ours)
+    if kind == "batched":
+        assert torch.equal(bits(want), bits(got))
+    else:
+        assert torch.equal(bits(want.a), bits(got.a)) and torch.equal(bits(want.b), bits(got.b))
