@@ -188,6 +188,23 @@ def _fused(relu, drop) -> ReLUDropout:
     return new
 
 
+def runs_children_in_order(m: nn.Module) -> bool:
+    """m is an nn.Sequential whose forward is nn.Sequential's own: each child takes the output of
+    the one before it, and nothing else. A subclass with a forward of its own may call its
+    children in any order or use an output twice, so its neighbours are never fused. (A parent
+    that calls a Sequential's children one by one cannot be seen: docs/python.md.)"""
+    return isinstance(m, nn.Sequential) and type(m).forward is nn.Sequential.forward
+
+
+def _stock_feed_forward(m: nn.Module) -> bool:
+    """m is a transformer layer whose forward and _ff_block are its class's stock ones, which
+    compute linear2(dropout(activation(linear1(x)))) and use `dropout` nowhere else."""
+    for base in _TRANSFORMER_LAYERS:
+        if isinstance(m, base):
+            return type(m).forward is base.forward and type(m)._ff_block is base._ff_block
+    return False
+
+
 def fuse_pairs(model: nn.Module, ours: set, report) -> set:
     """Fuses the ReLU + Dropout pairs of model whose ReLU replace_relu just made (ids in ours);
     returns the ids of the ReLUs fused away and updates their entries in the report."""
@@ -198,10 +215,10 @@ def fuse_pairs(model: nn.Module, ours: set, report) -> set:
     names = {id(m): n for n, m in model.named_modules()}
     for m in list(model.modules()):
         pairs = []
-        if isinstance(m, nn.Sequential):
+        if runs_children_in_order(m):
             keys = list(m._modules)
             pairs = [(a, b) for a, b in zip(keys, keys[1:])]
-        elif isinstance(m, _TRANSFORMER_LAYERS) and "activation" in m._modules and "dropout" in m._modules:
+        elif _stock_feed_forward(m) and "activation" in m._modules and "dropout" in m._modules:
             pairs = [("activation", "dropout")]
         for a, b in pairs:
             relu, drop = m._modules.get(a), m._modules.get(b)

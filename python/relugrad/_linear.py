@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import _dropout
 from . import torch as _rt
 
 __all__ = ["LinearReLU", "FusedReLU"]
@@ -118,7 +119,7 @@ def fuse_pairs(model: nn.Module, ours: set, report) -> set:
     names = {id(m): n for n, m in model.named_modules()}
     fused = set()
     for m in list(model.modules()):
-        if not isinstance(m, nn.Sequential):
+        if not _dropout.runs_children_in_order(m):
             continue
         keys = list(m._modules)
         for a, b in zip(keys, keys[1:]):

@@ -11,6 +11,13 @@ and a ReLU whose outputs (each call's, for a module called more than once) share
 storages gets mask=True; the others keep mask=False. A ReLU the probe did not run stays at
 mask=False (stock's memory). The hooks are removed after the probe; later steps pay nothing.
 
+The decision is per training flag of the model: a module's forward may differ between train and
+eval (dropout is the identity in eval, so a consumer after it saves y), so the first recorded
+forward in each mode probes for that mode, and switching modes switches the ReLUs to that mode's
+decision. A forward that raises decides nothing (the next one probes again). A stale probe, whose
+forward was stopped by a BaseException that is not an Exception (KeyboardInterrupt: nn.Module
+calls no forward hook then), is torn down by the next forward of the model (_stale.py).
+
 A ReLU call whose saves the probe cannot see keeps y too: one under no_grad (a reentrant
 checkpoint's first pass), one where other saved-tensor hooks are on top of the probe's (a
 non-reentrant checkpoint or offloading region inside the model), and every call when the model's
@@ -21,11 +28,15 @@ consumer saves then.
 """
 from __future__ import annotations
 
-from typing import Dict, List
+import sys
+import threading
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.utils._pytree
 from torch import Tensor, nn
+
+from . import _stale
 
 __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
 
@@ -57,7 +68,11 @@ class MaskProbe:
         self.relus = list(relus)
         for r in self.relus:
             r.mask = False  # until decided: what stock keeps
-        self.done = False
+        # training flag -> each ReLU's (mask, why), in self.relus' order
+        self.decided: Dict[bool, List[Tuple[bool, str]]] = {}
+        self._applied: Optional[bool] = None  # the flag whose decision the ReLUs hold
+        self._training = True  # the flag the probe step running now decides
+        self._thread: Optional[int] = None  # the thread it runs in
         self._active = False
         self._inside = 0
         self._saved: set = set()
@@ -68,10 +83,33 @@ class MaskProbe:
         self._pack = None
         self._checkpointed = False
 
+    @property
+    def done(self) -> bool:
+        """Whether some mode has been decided."""
+        return bool(self.decided)
+
+    def _apply(self, training: bool) -> None:
+        for r, (mask, why) in zip(self.relus, self.decided[training]):
+            r.mask = mask
+            setattr(r, DECIDED_ATTR, why)
+        self._applied = training
+
     # ---- the model's hooks
     def enter(self, module, args) -> None:
-        if self.done or self._active or not torch.is_grad_enabled() or not _hooks_enabled():
+        if self._active and self._thread == threading.get_ident() and _stale.stale_call(module):
+            self._abandon()
+        training = bool(module.training)
+        if training in self.decided:
+            if self._applied is not training:
+                self._apply(training)
             return
+        if self._active or not torch.is_grad_enabled() or not _hooks_enabled():
+            return
+        for r in self.relus:
+            r.mask = False  # the probe step keeps what stock keeps
+        self._applied = None
+        self._training = training
+        self._thread = threading.get_ident()
         self._active = True
         self._saved.clear()
         self._outputs = {id(r): [] for r in self.relus}
@@ -96,36 +134,56 @@ class MaskProbe:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
         self._hooks.__enter__()
 
-    def exit(self, module, args, output) -> None:
-        if not self._active:
-            return
-        self._hooks.__exit__(None, None, None)
+    def _end_probe(self) -> None:
+        """Removes the probe step's hooks (the saved-tensor hooks only where they are the top
+        ones: popping another's would break it; a stale probe's then stay, as they were)."""
+        top = _top_hooks(False) if _top_hooks is not None else None
+        if top is None or top[0] is self._pack or _top_hooks is None:
+            self._hooks.__exit__(None, None, None)
         self._hooks = None
         self._pack = None
         for h in self._handles:
             h.remove()
         self._handles.clear()
         self._active = False
-        self.done = True
+        self._inside = 0
+
+    def _abandon(self) -> None:
+        """Ends a probe step without deciding: its forward raised or never finished."""
+        self._end_probe()
+        self._saved.clear()
+        self._outputs = {}
+        self._unseen = {}
+
+    def exit(self, module, args, output) -> None:
+        if not self._active:
+            return
+        if output is None and sys.exc_info()[1] is not None:
+            # nn.Module calls this always-called hook from its `except Exception` block, with no
+            # output: the forward raised, and what it saved so far does not decide anything.
+            self._abandon()
+            return
+        self._end_probe()
         # What the model returns may be kept by the loss, which runs after the probe: a ReLU
         # whose output is returned keeps y.
         for t in torch.utils._pytree.tree_leaves(output):
             p = _storage_ptr(t)
             if p:
                 self._saved.add(p)
+        decided = []
         for r in self.relus:
             outs = self._outputs.get(id(r), [])
-            if not outs:
-                setattr(r, DECIDED_ATTR, "not run in the probe step: keeps y")
-                continue
             unseen = self._unseen.get(id(r))
-            if unseen is not None:
-                setattr(r, DECIDED_ATTR, f"{unseen}: keeps y")
-                continue
-            kept = any(p in self._saved for p in outs)
-            r.mask = not kept
-            setattr(r, DECIDED_ATTR, "y is saved by its consumer: keeps y" if kept
-                    else "y is saved by nothing else: keeps the 1-bit mask")
+            if not outs:
+                decided.append((False, "not run in the probe step: keeps y"))
+            elif unseen is not None:
+                decided.append((False, f"{unseen}: keeps y"))
+            elif any(p in self._saved for p in outs):
+                decided.append((False, "y is saved by its consumer: keeps y"))
+            else:
+                decided.append((True, "y is saved by nothing else: keeps the 1-bit mask"))
+        self.decided[self._training] = decided
+        self._apply(self._training)
         self._saved.clear()
         self._outputs = {}
         self._unseen = {}
@@ -157,16 +215,20 @@ class MaskProbe:
         if p:
             self._outputs.setdefault(id(module), []).append(p)
 
-    def __getstate__(self):  # pickling / deepcopy: the modules and whether decided
-        return {"relus": self.relus, "done": self.done}
+    def __getstate__(self):  # pickling / deepcopy: the modules and the decisions
+        return {"relus": self.relus, "decided": self.decided, "applied": self._applied}
 
     def __setstate__(self, state) -> None:
         masks = [r.mask for r in state["relus"]]
         self.__init__(state["relus"])
-        self.done = state["done"]
-        if self.done:
-            for r, m in zip(self.relus, masks):
-                r.mask = m
+        if "decided" not in state:  # pickled before decisions were kept per training flag
+            if state.get("done"):
+                self.decided[True] = [(m, getattr(r, DECIDED_ATTR, "decided")) for r, m in zip(self.relus, masks)]
+                self._apply(True)
+            return
+        self.decided = dict(state["decided"])
+        if state["applied"] is not None:
+            self._apply(state["applied"])
 
 
 def _is_checkpoint_hook(pack) -> bool:

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _dropout, _linear, _mask_decision
+from . import _dropout, _linear, _mask_decision, _stale
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -96,6 +96,34 @@ def _has_state(m: nn.Module) -> bool:
     return bool(m._parameters or m._buffers or m._modules)
 
 
+# What a class body holds without adding anything a caller could use (extra_repr and __repr__
+# change only how the module prints).
+_CLASS_METADATA = {"__module__", "__qualname__", "__doc__", "__init__", "__annotations__",
+                   "__firstlineno__", "__static_attributes__", "__dict__", "__weakref__",
+                   "extra_repr", "__repr__"}
+
+
+def _adds_members(m: nn.Module, base: type) -> bool:
+    """Whether m's class (a subclass of base) or m itself has attributes or methods base and a
+    base instance lack: replacing m would drop them (a tag, a helper method, a property)."""
+    for cls in type(m).__mro__:
+        if cls is base:
+            break
+        if set(vars(cls)) - _CLASS_METADATA:
+            return True
+    return bool(set(vars(m)) - set(vars(_plain_instance(base))))
+
+
+_PLAIN_INSTANCES: Dict[type, nn.Module] = {}
+
+
+def _plain_instance(base: type) -> nn.Module:
+    instance = _PLAIN_INSTANCES.get(base)
+    if instance is None:
+        instance = _PLAIN_INSTANCES[base] = base()
+    return instance
+
+
 def _calls_relu(m: nn.Module) -> bool:
     """Whether m's own forward calls relu functionally (F.relu, torch.relu, x.relu_(), a relu
     function held as an attribute...): read from its bytecode and that of functions defined in
@@ -140,6 +168,8 @@ def _hardtanh_reason(m: nn.Module, semantics: str) -> Optional[str]:
         return "overrides forward: replacing it would drop that forward"
     if _has_state(m):
         return "holds parameters, buffers or submodules that Hardtanh would drop"
+    if _adds_members(m, nn.ReLU6 if isinstance(m, nn.ReLU6) else nn.Hardtanh):
+        return "a subclass with attributes or methods of its own, which Hardtanh would drop"
     if semantics != "torch":
         return f"hardtanh_backward is PyTorch's op: replaced under semantics='torch' only, not {semantics!r}"
     return None
@@ -175,6 +205,8 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
                 reason = "overrides forward: replacing it would drop that forward"
             elif _has_state(m):
                 reason = "holds parameters, buffers or submodules that ReLU would drop"
+            elif _adds_members(m, nn.ReLU):
+                reason = "a subclass with attributes or methods of its own, which ReLU would drop"
             elif isinstance(parent, torch.ao.nn.intrinsic._FusedModule):
                 reason = f"inside the fused quantization module {type(parent).__name__}, which needs nn.ReLU"
             if reason is None:
@@ -336,20 +368,45 @@ class _FunctionalScope:
         return stack
 
     def enter(self, module, args) -> None:
+        stack = self._stack()
+        if stack and _stale.stale_call(module):
+            _close_stale_modes(stack)
+        if not torch.is_grad_enabled():
+            # The mode would serve nothing (it serves only what autograd records), and an active
+            # mode alone turns off torch's inference fast paths (TransformerEncoderLayer's and
+            # MultiheadAttention's under no_grad check for one): None holds the place.
+            stack.append(None)
+            return
         mode = _ReluMode(self)
         mode.__enter__()
-        self._stack().append(mode)
+        stack.append(mode)
 
     def exit(self, module, args, output) -> None:
         stack = self._stack()
         if stack:
-            stack.pop().__exit__(None, None, None)
+            mode = stack.pop()
+            if mode is not None:
+                mode.__exit__(None, None, None)
 
     def __getstate__(self):  # pickling / deepcopy: the options only
         return {"semantics": self.semantics, "threads": self.threads, "mask": self.mask}
 
     def __setstate__(self, state) -> None:
         self.__init__(state["semantics"], state["threads"], state["mask"])
+
+
+def _close_stale_modes(stack: list) -> None:
+    """Closes the modes of a scope's calls that ended without its exit hook (_stale.py), each
+    only from the top of torch's function-mode stack: a mode entered after it stays, and so
+    does the stale one under it."""
+    while stack:
+        mode = stack[-1]
+        if mode is not None:
+            depth = torch._C._len_torch_function_stack()
+            if depth == 0 or torch._C._get_function_stack_at(depth - 1) is not mode:
+                return
+            mode.__exit__(None, None, None)
+        stack.pop()
 
 
 def _scope_hooks(model: nn.Module):

@@ -1,0 +1,215 @@
+"""replace_relu where a model's structure or its calls are not the plain case, each against the
+stock model: Sequential and transformer subclasses with a forward of their own (never fused),
+nn.ReLU subclasses with members of their own (left), the functional scope under no_grad (no mode:
+torch's inference fast paths run), a forward that raises or is interrupted (the probe decides
+nothing, the next forward closes what was left open), and the mask decided per training flag."""
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+import relugrad.torch as rt  # noqa: E402
+from relugrad import _mask_decision  # noqa: E402
+from relugrad._dropout import ReLUDropout  # noqa: E402
+from relugrad._linear import LinearReLU  # noqa: E402
+from relugrad._replace import functional_scope  # noqa: E402
+from torch_helpers import bits  # noqa: E402
+
+
+def saved_bytes(fn):
+    """Bytes of the distinct storages autograd saves while fn() runs, and fn()."""
+    storages = {}
+
+    def pack(t):
+        storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    return sum(storages.values()), out
+
+
+class TwiceSequential(nn.Sequential):
+    """Its forward uses the first child's output twice: the children are not a chain."""
+
+    def forward(self, x):
+        h = self[0](x)
+        return self[2](self[1](h)) + h.sum()
+
+
+@pytest.mark.parametrize("options,middle", [({"fuse_linear": True}, nn.Identity),
+                                            ({"mask": True}, lambda: nn.Dropout(0.5))],
+                         ids=["fuse_linear", "mask_dropout"])
+def test_a_sequential_with_a_forward_of_its_own_is_not_fused(options, middle):
+    # Linear, ReLU, then Identity (the Linear + ReLU pair) or Dropout (the ReLU + Dropout pair).
+    torch.manual_seed(0)
+    stock = TwiceSequential(nn.Linear(6, 6), nn.ReLU(), middle())
+    ours = rt.replace_relu(copy.deepcopy(stock), **options)
+    assert not any(isinstance(m, (LinearReLU, ReLUDropout)) for m in ours.modules())
+    x = torch.randn(5, 6)
+    torch.manual_seed(3)
+    want = stock(x)
+    torch.manual_seed(3)
+    got = ours(x)
+    assert torch.equal(bits(want), bits(got))
+
+
+class OwnFeedForward(nn.TransformerEncoderLayer):
+    """A feed-forward block that uses dropout twice."""
+
+    def _ff_block(self, x):
+        return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+def test_a_transformer_layer_with_its_own_feed_forward_is_not_fused():
+    layer = rt.replace_relu(OwnFeedForward(16, 2, 32, dropout=0.1, batch_first=True), mask=True)
+    assert not any(isinstance(m, ReLUDropout) for m in layer.modules())
+    plain = rt.replace_relu(nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True), mask=True)
+    assert any(isinstance(m, ReLUDropout) for m in plain.modules())  # the stock layer is
+
+
+class TaggedReLU(nn.ReLU):
+    tag = "act"
+
+    def describe(self):
+        return f"{self.tag}: relu"
+
+
+class NoteReLU(nn.ReLU):
+    def __init__(self):
+        super().__init__()
+        self.note = "kept"
+
+
+class BareReLU(nn.ReLU):
+    """A subclass that adds nothing: replaced."""
+
+
+@pytest.mark.parametrize("cls", [TaggedReLU, NoteReLU])
+def test_relu_subclasses_with_members_of_their_own_are_left(cls):
+    model, report = rt.replace_relu(nn.Sequential(nn.Linear(2, 2), cls()), return_report=True)
+    assert type(model[1]) is cls
+    assert [e.detail for e in report.left] == ["a subclass with attributes or methods of its own, which ReLU would drop"]
+
+
+def test_a_relu_subclass_that_adds_nothing_is_replaced():
+    model = rt.replace_relu(nn.Sequential(nn.Linear(2, 2), BareReLU(), nn.ReLU6()))
+    assert type(model[1]) is rt.ReLU and type(model[2]).__name__ == "ReLU6" and model[2].__module__ != "torch.nn"
+
+
+class UsesFunctionalRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(torch._C._len_torch_function_stack())
+        return F.relu(self.layer(x))
+
+
+def test_the_functional_scope_enters_no_mode_without_grad():
+    # An active mode alone turns off the inference fast paths of TransformerEncoderLayer and
+    # MultiheadAttention (other kernels, other bits): under no_grad the scope enters none.
+    torch.manual_seed(0)
+    stock = UsesFunctionalRelu().eval()
+    ours = rt.replace_relu(UsesFunctionalRelu().eval(), functional=True)
+    ours.load_state_dict(stock.state_dict())
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        want, got = stock(x), ours(x)
+    assert ours.seen == [0]
+    assert torch.equal(bits(want), bits(got))
+    got_grad = ours(x)  # with grad the scope serves F.relu
+    assert ours.seen == [0, 1] and functional_scope(ours).served == 1
+    assert torch.equal(bits(stock(x)), bits(got_grad))
+
+
+class Stops(nn.Module):
+    def __init__(self, error):
+        super().__init__()
+        self.error = error
+
+    def forward(self, x):
+        if self.error is not None:
+            raise self.error
+        return x
+
+
+def _hooks_top():
+    return torch._C._autograd._top_saved_tensors_default_hooks(False)
+
+
+def test_an_interrupted_forward_leaves_nothing_open_after_the_next_call():
+    # nn.Module calls always-called hooks only for an Exception: after a KeyboardInterrupt the
+    # scope's mode and the probe's saved-tensor hooks stay open until the model's next forward.
+    stop = Stops(KeyboardInterrupt())
+    model = rt.replace_relu(nn.Sequential(nn.Linear(3, 3), nn.ReLU(), stop), semantics="tensorflow",
+                            functional=True, mask=True)
+    with pytest.raises(KeyboardInterrupt):
+        model(torch.randn(2, 3))
+    assert torch._C._len_torch_function_stack() == 1 and _hooks_top() is not None  # left open
+    stop.error = None
+    model(torch.randn(2, 3)).sum().backward()
+    assert torch._C._len_torch_function_stack() == 0 and _hooks_top() is None
+    assert _mask_decision.decisions(model) == {"1": "y is saved by its consumer: keeps y"}  # returned
+    x = torch.tensor([float("nan"), 0.0, 1.0], requires_grad=True)
+    F.relu(x).sum().backward()  # outside the model: torch's own relu again (NaN passes)
+    assert x.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_a_nested_call_of_the_same_model_is_not_taken_for_a_stale_one():
+    class Recursive(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.depth = 0
+
+        def forward(self, x):
+            self.depth += 1
+            if self.depth == 1:
+                x = self(x)  # the same model, inside its own forward
+            return F.relu(self.lin(x))
+
+    model = rt.replace_relu(Recursive(), functional=True)
+    model(torch.randn(2, 3)).sum().backward()
+    assert functional_scope(model).served == 2
+    assert torch._C._len_torch_function_stack() == 0
+
+
+def test_a_forward_that_raises_decides_nothing():
+    stop = Stops(ZeroDivisionError())
+    model = rt.replace_relu(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), stop, nn.Linear(8, 8)), mask=True)
+    with pytest.raises(ZeroDivisionError):
+        model(torch.randn(4, 8))
+    assert _mask_decision.decisions(model) == {} and _hooks_top() is None
+    stop.error = None
+    model(torch.randn(4, 8)).sum().backward()
+    assert _mask_decision.decisions(model) == {"1": "y is saved by its consumer: keeps y"}
+
+
+def test_the_mask_is_decided_for_each_training_flag():
+    # In training the Dropout after the ReLU saves its own noise, not y: the mask. In eval the
+    # Dropout is the identity and the Linear after it saves y: the mask would be kept on top.
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Identity(), nn.Dropout(0.5), nn.Linear(64, 64))
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
+    x = torch.randn(32, 64)
+    relu = ours[1]
+    sizes = {}
+    for training in (True, True, False, False, True):
+        for name, m in (("stock", stock), ("ours", ours)):
+            m.train(training)
+            torch.manual_seed(1)
+            sizes[name], out = saved_bytes(lambda: m(x))
+            out.sum().backward()
+        assert sizes["ours"] <= sizes["stock"], (training, sizes)
+    assert relu.mask is True  # back in training: the training decision
+    assert _mask_decision.decisions(ours) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    ours.eval()
+    ours(x)
+    assert relu.mask is False
+    assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
