@@ -130,7 +130,18 @@ class ReLUDropout(nn.Module):
         object.__setattr__(self, "_relu", _rt.ReLU(semantics, inplace=relu_inplace, threads=threads))
 
     def forward(self, x: Tensor) -> Tensor:
-        if isinstance(x, Tensor) and _fused_serves(x, self.p, self.training):
+        if torch.jit.is_scripting():
+            # TorchScript: the relugrad::relu op, then stock's dropout (y kept, as unfused).
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+            return F.dropout(y, self.p, self.training, self.dropout_inplace)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
+                             self.dropout_inplace)
+        if _fused_serves(x, self.p, self.training):
             if _native_entry is not None and self.semantics == "torch" and self.threads == 0:
                 out = _native_entry(x, self.p)  # NotImplemented unless contiguous float32/float64
                 if out is not NotImplemented:

@@ -67,8 +67,9 @@ class LinearReLU(nn.Linear):
                  relu_inplace: bool = False, threads: Optional[int] = 0) -> None:
         super().__init__(in_features, out_features, bias, device, dtype)
         self.relu_inplace = bool(relu_inplace)
+        self.relu_threads = _rt._check_threads(threads)
         # Not a submodule: state_dict and restore_relu see one Linear.
-        object.__setattr__(self, "_relu", _rt.ReLU("torch", inplace=self.relu_inplace, threads=threads))
+        object.__setattr__(self, "_relu", _rt.ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
 
     @classmethod
     def from_modules(cls, linear: nn.Linear, relu: nn.Module) -> "LinearReLU":
@@ -78,13 +79,23 @@ class LinearReLU(nn.Linear):
         new.in_features, new.out_features = linear.in_features, linear.out_features
         new.weight, new.bias = linear.weight, linear.bias
         new.relu_inplace = bool(getattr(relu, "inplace", False))
-        object.__setattr__(new, "_relu", _rt.ReLU("torch", inplace=new.relu_inplace,
-                                                  threads=getattr(relu, "threads", 0)))
+        new.relu_threads = int(getattr(relu, "threads", 0))
+        object.__setattr__(new, "_relu", _rt.ReLU("torch", inplace=new.relu_inplace, threads=new.relu_threads))
         new.training = linear.training
         return new
 
     def forward(self, x: Tensor) -> Tensor:
-        if _native_entry is not None and isinstance(x, Tensor) and _fused_serves(self, x):
+        if torch.jit.is_scripting():
+            # TorchScript: linear, then the relugrad::relu op (relugrad's backward keeps y), as
+            # every captured graph records a relugrad ReLU.
+            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+        if _native_entry is not None and _fused_serves(self, x):
             y = _native_entry(x, self.weight, self.bias)  # NotImplemented unless plain CPU tensors
             if y is not NotImplemented:
                 return y

@@ -64,6 +64,8 @@ _hooks_enabled = getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled", 
 class MaskProbe:
     """Forward pre-hook and always-called forward hook on the model (one object, both roles)."""
 
+    _relugrad_model_hooks = True  # torch.jit.script compiles the model without them (_script.py)
+
     def __init__(self, relus: List[nn.Module]) -> None:
         self.relus = list(relus)
         for r in self.relus:

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _dropout, _linear, _mask_decision, _stale
+from . import _dropout, _linear, _mask_decision, _script, _stale
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -340,6 +340,8 @@ class _ReluMode(TorchFunctionMode):
 class _FunctionalScope:
     """The pre-hook / forward-hook pair of the functional scope (one object, both roles)."""
 
+    _relugrad_model_hooks = True  # torch.jit.script compiles the model without them (_script.py)
+
     def __init__(self, semantics: str, threads: int, mask: bool) -> None:
         self.semantics, self.threads, self.mask = semantics, threads, mask
         self.served = 0  # relu calls served so far (all threads): what the tests count
@@ -487,12 +489,14 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
         # and every other new ReLU keeps the mask only where the probe step finds that nothing
         # else keeps its output (_mask_decision).
         fused = _dropout.fuse_pairs(model, {id(m) for m in made.values()}, report)
-        _mask_decision.install(model, [m for m in made.values() if id(m) not in fused])
+        if _mask_decision.install(model, [m for m in made.values() if id(m) not in fused]) is not None:
+            _script.install(model)
     if functional and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
         _remove_scope(model)
         scope = _FunctionalScope(semantics, threads, mask)
         model.register_forward_pre_hook(scope.enter)
         model.register_forward_hook(scope.exit, always_call=True)
+        _script.install(model)
         report.replaced.append(ReplaceEntry("", "functional scope", f"on {type(model).__name__}.forward"))
     return (model, report) if return_report else model
 
@@ -556,6 +560,7 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             report.replaced.append(ReplaceEntry("", "mask probe", "removed"))
         if _remove_scope(model):
             report.replaced.append(ReplaceEntry("", "functional scope", "removed"))
+        _script.remove(model)
         visit(model, "", set())
     return (model, report) if return_report else model
 

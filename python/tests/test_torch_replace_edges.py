@@ -4,6 +4,7 @@ nn.ReLU subclasses with members of their own (left), the functional scope under 
 torch's inference fast paths run), a forward that raises or is interrupted (the probe decides
 nothing, the next forward closes what was left open), and the mask decided per training flag."""
 import copy
+import pickle
 
 import pytest
 
@@ -213,3 +214,54 @@ def test_the_mask_is_decided_for_each_training_flag():
     ours(x)
     assert relu.mask is False
     assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
+
+
+class FunctionalNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.b(F.relu(self.a(x)))
+
+
+def _models():
+    return {
+        "fuse_linear": (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)), {"fuse_linear": True}),
+        "mask": (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)), {"mask": True}),
+        "mask_dropout": (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 3)),
+                         {"mask": True}),
+        "functional": (FunctionalNet, {"functional": True}),
+    }
+
+
+def _step(model, x):
+    """(output, x's gradient, every parameter gradient) of one step from a fixed seed."""
+    model.zero_grad(set_to_none=True)
+    x = x.clone().requires_grad_()
+    torch.manual_seed(5)
+    out = model(x)
+    out.square().sum().backward()
+    return [out.detach(), x.grad] + [p.grad for p in model.parameters()]
+
+
+@pytest.mark.parametrize("capture", ["script", "fx"])
+@pytest.mark.parametrize("case", list(_models()))
+def test_script_and_fx_of_fused_and_hooked_models_give_stocks_results(case, capture):
+    # TorchScript compiled the probe's and the scope's hooks and failed; FX could not call the
+    # fused modules' ReLU (not a submodule). Both now record relugrad::relu, stock's bits.
+    make, options = _models()[case]
+    torch.manual_seed(0)
+    stock = make()
+    ours = rt.replace_relu(copy.deepcopy(stock), **options)
+    grab = torch.jit.script if capture == "script" else torch.fx.symbolic_trace
+    captured = grab(ours)
+    x = torch.randn(4, 6)
+    for want, got in zip(_step(stock, x), _step(captured, x)):
+        assert torch.equal(bits(want), bits(got))
+    for want, got in zip(_step(stock, x), _step(ours, x)):  # the eager model, its hooks intact
+        assert torch.equal(bits(want), bits(got))
+    if case == "mask":  # the probe decides the eager model's own ReLU (script swapped a copy's)
+        assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
+        assert type(ours[1]) is rt.ReLU
+    pickle.loads(pickle.dumps(ours))  # the attribute that lets script skip the hooks pickles

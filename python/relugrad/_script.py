@@ -1,0 +1,77 @@
+"""torch.jit.script of a model replace_relu gave forward hooks of its own (the mask probe, the
+functional scope).
+
+TorchScript compiles a module's forward hooks with it, and these hooks are Python objects that
+enter saved-tensor hooks or a TorchFunctionMode: they cannot be compiled, and script failed on
+such a model. They have nothing to do in a scripted model either (its relugrad ReLUs are
+relugrad::relu ops, whose backward keeps y; functional relu compiles to aten's relu, stock's).
+So replace_relu gives the model an instance attribute __prepare_scriptable__ (torch.jit.script
+calls it, through getattr, on every module it scripts): it returns a copy of the model's module
+tree without those hooks, each module a shallow copy (the same parameters, buffers and other
+hooks) with a _modules dict of its own. Script compiles that copy and swaps submodules in its
+_modules dicts only (relugrad ReLUs for their scriptable form): the eager model keeps its hooks
+and its modules, which the probe decides. A __prepare_scriptable__ of the model's class runs first.
+"""
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+
+from torch import nn
+
+# Set on the objects whose bound methods are replace_relu's model hooks.
+MODEL_HOOKS_ATTR = "_relugrad_model_hooks"
+_ATTR = "__prepare_scriptable__"
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called",
+               "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs")
+
+
+def _ours(hook) -> bool:
+    return getattr(getattr(hook, "__self__", None), MODEL_HOOKS_ATTR, False)
+
+
+class PrepareScriptable:
+    """The callable replace_relu sets as model.__prepare_scriptable__ (picklable: it holds the
+    model, which holds it)."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+
+    def __call__(self) -> nn.Module:
+        model = self.model
+        own = getattr(type(model), _ATTR, None)
+        if own is not None:
+            model = own(model)
+            if model is not self.model:
+                return model  # the class made a module of its own: its hooks are its business
+        clone = _tree_copy(model, {})
+        del clone.__dict__[_ATTR]
+        ours = {key for key, hook in model._forward_pre_hooks.items() if _ours(hook)}
+        ours |= {key for key, hook in model._forward_hooks.items() if _ours(hook)}
+        for name in _HOOK_DICTS:
+            hooks = model.__dict__.get(name)
+            if isinstance(hooks, dict):
+                clone.__dict__[name] = OrderedDict((k, v) for k, v in hooks.items() if k not in ours)
+        return clone
+
+
+def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:
+    """m's module tree, each module a shallow copy with a _modules dict of its own (a module
+    reached twice is one copy)."""
+    clone = memo.get(id(m))
+    if clone is None:
+        clone = memo[id(m)] = copy.copy(m)
+        clone.__dict__["_modules"] = OrderedDict(
+            (name, None if child is None else _tree_copy(child, memo)) for name, child in m._modules.items())
+    return clone
+
+
+def install(model: nn.Module) -> None:
+    """Lets torch.jit.script compile model without replace_relu's hooks (idempotent)."""
+    if not isinstance(model.__dict__.get(_ATTR), PrepareScriptable):
+        model.__dict__[_ATTR] = PrepareScriptable(model)
+
+
+def remove(model: nn.Module) -> None:
+    if isinstance(model.__dict__.get(_ATTR), PrepareScriptable):
+        del model.__dict__[_ATTR]
