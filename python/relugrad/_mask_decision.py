@@ -75,6 +75,7 @@ class MaskProbe:
         self._applied: Optional[bool] = None  # the flag whose decision the ReLUs hold
         self._training = True  # the flag the probe step running now decides
         self._thread: Optional[int] = None  # the thread it runs in
+        self._depth = 0  # calls of the model inside that step, not yet returned
         self._active = False
         self._inside = 0
         self._saved: set = set()
@@ -98,7 +99,10 @@ class MaskProbe:
 
     # ---- the model's hooks
     def enter(self, module, args) -> None:
-        if self._active and self._thread == threading.get_ident() and _stale.stale_call(module):
+        if self._active and self._thread == threading.get_ident():
+            if not _stale.stale_call(module):
+                self._depth += 1  # the model called inside its own probe step: part of it
+                return
             self._abandon()
         training = bool(module.training)
         if training in self.decided:
@@ -112,6 +116,7 @@ class MaskProbe:
         self._applied = None
         self._training = training
         self._thread = threading.get_ident()
+        self._depth = 0
         self._active = True
         self._saved.clear()
         self._outputs = {id(r): [] for r in self.relus}
@@ -140,7 +145,7 @@ class MaskProbe:
         """Removes the probe step's hooks (the saved-tensor hooks only where they are the top
         ones: popping another's would break it; a stale probe's then stay, as they were)."""
         top = _top_hooks(False) if _top_hooks is not None else None
-        if top is None or top[0] is self._pack or _top_hooks is None:
+        if _top_hooks is None or (top is not None and top[0] is self._pack):
             self._hooks.__exit__(None, None, None)
         self._hooks = None
         self._pack = None
@@ -158,7 +163,12 @@ class MaskProbe:
         self._unseen = {}
 
     def exit(self, module, args, output) -> None:
-        if not self._active:
+        # Only the probing thread's own step ends it: a call of the model from another thread
+        # meanwhile neither probed nor ends the probe, nor does a call nested in the step.
+        if not self._active or self._thread != threading.get_ident():
+            return
+        if self._depth:
+            self._depth -= 1
             return
         if output is None and sys.exc_info()[1] is not None:
             # nn.Module calls this always-called hook from its `except Exception` block, with no
@@ -198,6 +208,8 @@ class MaskProbe:
                 self._saved.add(p)
 
     def _relu_enter(self, module, args) -> None:
+        if self._thread != threading.get_ident():
+            return  # another thread's call of the model: not the probe step's
         self._inside += 1
         if id(module) in self._unseen:
             return
@@ -212,6 +224,8 @@ class MaskProbe:
                                             "its consumer's saves were not the probe's to see")
 
     def _relu_exit(self, module, args, output) -> None:
+        if self._thread != threading.get_ident():
+            return
         self._inside -= 1
         p = _storage_ptr(output)
         if p:

@@ -265,3 +265,47 @@ def test_script_and_fx_of_fused_and_hooked_models_give_stocks_results(case, capt
         assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
         assert type(ours[1]) is rt.ReLU
     pickle.loads(pickle.dumps(ours))  # the attribute that lets script skip the hooks pickles
+
+
+def test_a_call_nested_in_the_probe_step_does_not_end_it():
+    class CallsItself(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.relu, self.b = nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)
+            self.inner = False
+
+        def forward(self, x):
+            if self.inner:
+                return self.relu(self.a(x)) * 2.0  # mul by a number saves nothing
+            self.inner = True
+            x = self(x)  # the same model, inside its own (probe) step
+            self.inner = False
+            return self.b(self.relu(self.a(x)))  # b's Linear saves this call's y
+
+    model = rt.replace_relu(CallsItself(), mask=True)
+    model(torch.randn(2, 4)).sum().backward()
+    # Decided from the whole step: ended at the inner call, it would have seen only y * 2.
+    assert _mask_decision.decisions(model) == {"relu": "y is saved by its consumer: keeps y"}
+    assert _hooks_top() is None
+
+
+def test_a_call_from_another_thread_during_the_probe_step_does_not_end_it():
+    import threading
+
+    inside, other_done = threading.Event(), threading.Event()
+
+    class Waits(nn.Module):
+        def forward(self, x):
+            if threading.current_thread() is threading.main_thread():
+                inside.set()
+                assert other_done.wait(30)
+            return x
+
+    model = rt.replace_relu(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), Waits(), nn.Dropout(0.5)), mask=True)
+    other = threading.Thread(target=lambda: (inside.wait(30), model(torch.randn(2, 4)), other_done.set()))
+    other.start()
+    out = model(torch.randn(2, 4))  # the probe step, in this thread
+    other.join(30)
+    out.sum().backward()
+    assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    assert _hooks_top() is None
