@@ -54,6 +54,8 @@ def _storage_ptr(t) -> int:
         return 0
 
 
+_compiling = torch.compiler.is_compiling
+
 # The saved-tensor hooks active now ((pack, unpack) or None) and whether hooks may be entered:
 # torch's own accessors, private, so each has a fallback (without the first, hooks active during
 # the probe step do not see that step's saved tensors).
@@ -111,9 +113,16 @@ class MaskProbe:
             return
         if self._active or not torch.is_grad_enabled() or not _hooks_enabled():
             return
-        for r in self.relus:
-            r.mask = False  # the probe step keeps what stock keeps
-        self._applied = None
+        if self._applied is not None:  # the other mode's decision: this one keeps y until probed
+            for r in self.relus:
+                r.mask = False
+            self._applied = None
+        if _compiling():
+            # torch.compile's and torch.export's traces run the forward on fake tensors, whose
+            # saves the probe cannot read, and the probe's per-ReLU hooks would split dynamo's
+            # graph at every ReLU, for good (it does not guard on hooks): the probe waits for an
+            # eager step, and until then every ReLU keeps y (compiled stock's graph and memory).
+            return
         self._training = training
         self._thread = threading.get_ident()
         self._depth = 0

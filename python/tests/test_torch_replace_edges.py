@@ -309,3 +309,45 @@ def test_a_call_from_another_thread_during_the_probe_step_does_not_end_it():
     out.sum().backward()
     assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
     assert _hooks_top() is None
+
+
+class Times2(nn.Module):
+    def forward(self, x):
+        return x * 2.0  # saves nothing (a number)
+
+
+def test_a_model_compiled_before_its_probe_step_is_compiled_stocks_graph():
+    # Under dynamo the probe does not run: its per-ReLU hooks split the graph at every ReLU, for
+    # good (dynamo does not guard on hooks), and traced tensors are fake. Every ReLU keeps y until
+    # an eager step probes; a compiled call after that runs the decision.
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), Times2(), nn.Linear(64, 8))
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    x = torch.randn(8, 16)
+    want = _step(torch.compile(copy.deepcopy(stock), backend="aot_eager"), x)
+    compiled = torch.compile(ours, backend=backend)
+    for _ in range(2):
+        got = _step(compiled, x)
+        assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
+    assert len(graphs) == 1 and _mask_decision.decisions(ours) == {} and ours[1].mask is False
+    _step(ours, x)  # an eager step probes: the Linear saves 2 * y, not y
+    assert _mask_decision.decisions(ours) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    got = _step(compiled, x)  # recompiled: the mask op
+    assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
+
+
+def test_an_export_trace_is_not_taken_for_the_probe_step():
+    torch.manual_seed(0)
+    model = rt.replace_relu(nn.Sequential(nn.Linear(16, 64), nn.ReLU(), Times2(), nn.Linear(64, 8)), mask=True)
+    x = torch.randn(8, 16)
+    torch.export.export(model, (x,))
+    assert _mask_decision.decisions(model) == {}  # its fake tensors decided nothing
+    model(x).sum().backward()
+    assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
