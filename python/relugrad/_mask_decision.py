@@ -111,7 +111,7 @@ class MaskProbe:
             if self._applied is not training:
                 self._apply(training)
             return
-        if self._active or not torch.is_grad_enabled() or not _hooks_enabled():
+        if self._active or not torch.is_grad_enabled():
             return
         if self._applied is not None:  # the other mode's decision: this one keeps y until probed
             for r in self.relus:
@@ -122,6 +122,9 @@ class MaskProbe:
             # saves the probe cannot read, and the probe's per-ReLU hooks would split dynamo's
             # graph at every ReLU, for good (it does not guard on hooks): the probe waits for an
             # eager step, and until then every ReLU keeps y (compiled stock's graph and memory).
+            # (Asked before anything dynamo cannot trace, such as the hooks query below.)
+            return
+        if not _hooks_enabled():
             return
         self._training = training
         self._thread = threading.get_ident()
