@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +161,44 @@ TEST(Npy, RejectsMalformedFilesClearly) {
   lying[9] = '\xff';
   EXPECT_NE(ReadError(WriteRaw("lying.npy", lying)).find("truncated"), std::string::npos);
   EXPECT_NE(ReadError(TempDir()).find("not a regular file"), std::string::npos);
+}
+
+TEST(Npy, WriteThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  const std::string dir = TempDir();
+  const float v[2] = {1, 2};
+  std::string error;
+  ASSERT_TRUE(npy::Write(dir + "/target.npy", "<f4", {1}, v, 4, &error)) << error;
+  ASSERT_EQ(::symlink((dir + "/target.npy").c_str(), (dir + "/link.npy").c_str()), 0);
+  ASSERT_TRUE(npy::Write(dir + "/link.npy", "<f4", {2}, v, 8, &error)) << error;
+  struct stat st;
+  ASSERT_EQ(::lstat((dir + "/link.npy").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  npy::Array a;
+  ASSERT_TRUE(npy::Read(dir + "/target.npy", &a, &error)) << error;
+  EXPECT_EQ(a.shape, std::vector<int64_t>({2}));
+}
+
+TEST(Npy, WriteIntoAFifoStreamsAndKeepsTheNode) {
+  // A FIFO (as a device such as /dev/null) takes the bytes: replacing the node by a regular
+  // file, as a temporary file renamed over it would, destroys it. The read end is opened first
+  // (non-blocking), so the writer's open does not wait, and the file fits in the pipe's buffer.
+  const std::string fifo = TempDir() + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(rd, 0);
+  const float v[2] = {1, 2};
+  std::string error;
+  const bool ok = npy::Write(fifo, "<f4", {2}, v, 8, &error);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(rd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(rd);
+  ASSERT_TRUE(ok) << error;
+  EXPECT_EQ(got.substr(0, 6), "\x93NUMPY");
+  EXPECT_EQ(got.size() % 64, 8u);  // header padded to 64 bytes, then 8 bytes of data
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 TEST(Npy, FailedWriteLeavesNoFile) {

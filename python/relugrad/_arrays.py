@@ -81,6 +81,14 @@ def _device_view(name: str, x: Any) -> Tuple[Any, str]:
             _require_cuda(name, f"a tensor on {x.device}")
         elif x.device.type != "cpu":
             raise ValueError(f"{name}: tensor is on {x.device}; relugrad takes CPU or CUDA tensors")
+        if _not_memory(x):
+            raise TypeError(f"{name}: a {type(x).__name__} wrapper (a __torch_dispatch__ subclass or a "
+                            "torch.func tensor) has no memory of its own to read; pass a plain tensor")
+        if x.is_neg():  # the lazy negation bit (torch._neg_view): the memory holds -x
+            if name in _OUTPUTS:
+                raise ValueError(f"{name}: a lazily negated tensor (torch._neg_view) cannot be written in "
+                                 "place; pass a plain tensor")
+            x = x.resolve_neg()
         # DLPack refuses tensors that require grad; detach() shares the memory.
         return x.detach(), kind
     if kind == "jax":
@@ -99,6 +107,27 @@ def _device_view(name: str, x: Any) -> Tuple[Any, str]:
         return x, kind
     raise TypeError(f"{name}: expected a NumPy array, a torch.Tensor, a jax.Array or a CPU/CUDA DLPack "
                     f"array, got {type(x).__module__}.{type(x).__qualname__}")
+
+
+# The arguments the functions write.
+_OUTPUTS = ("out", "mask_out")
+
+
+def _not_memory(x: Any) -> bool:
+    """A torch tensor whose memory is not its values: a __torch_dispatch__ wrapper subclass, or a
+    torch.func / is_grads_batched wrapper."""
+    torch = sys.modules["torch"]
+    functorch = torch._C._functorch
+    return (type(x).__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
+            or functorch.is_functorch_wrapped_tensor(x)
+            or getattr(functorch, "is_legacy_batchedtensor", lambda t: False)(x))
+
+
+def wrote(out: Any) -> None:
+    """After a function wrote a caller's torch tensor: its version counter moves on, as after
+    a torch op's out= (autograd then refuses a backward that saved its old values)."""
+    if _kind(out) == "torch":
+        sys.modules["torch"].autograd.graph.increment_version(out)
 
 
 def _binding_view(name: str, x: Any) -> Tuple[Any, int]:
@@ -196,6 +225,10 @@ def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = Non
 def _writable_out(name: str, out: Any) -> Any:
     if _kind(out) == "jax":
         raise TypeError(f"{name}: JAX arrays are immutable; leave {name}=None")
+    if _kind(out) == "torch" and out.requires_grad and sys.modules["torch"].is_grad_enabled():
+        raise RuntimeError(f"{name}: the tensor requires grad, and relugrad's functions record no autograd "
+                           "history (as torch's out= ops refuse it); pass a tensor that does not, or run under "
+                           "torch.no_grad()")
     if _kind(out) == "numpy" and not out.flags.writeable:
         raise ValueError(f"{name}: array is read-only")
     return out

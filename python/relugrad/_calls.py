@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _relugrad as _C
 from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _mask_view, _new_like,
-                      _on_cuda, _same_dtype, _torch_host_code, _writable_out)
+                      _on_cuda, _same_dtype, _torch_host_code, _writable_out, wrote)
 from ._options import _config, _Config, _framework_threads
 
 # The plan-table key of a CPU relu_grad plan, less its dtype (_Config.plan).
@@ -46,12 +46,14 @@ def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
     if out is None:
         result = torch.empty(dy.shape, dtype=dy.dtype)
     elif (type(out) is torch.Tensor and out.device.type == "cpu" and out.dtype == dy.dtype
-          and out.shape == dy.shape and out.is_contiguous() and not out.requires_grad):
+          and out.shape == dy.shape and out.is_contiguous() and not out.requires_grad and not out.is_neg()):
         result = out
     else:
         return None
     plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
     plan.run_host(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel())
+    if out is not None:
+        wrote(out)
     return result
 
 
@@ -84,7 +86,10 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     with _DeviceScope(dy) as scope:
         plan = _device_plan(config, _C.OP_RELU_GRAD, code, dy, scope)
         (plan.reference if reference else plan)(dy_v, s_v, out_v)
-    return _as_kind_of(dy, result) if out is None else result
+    if out is None:
+        return _as_kind_of(dy, result)
+    wrote(out)
+    return result
 
 
 def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshold: float = 0.0,
@@ -204,6 +209,9 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
         _device_plan(config, _C.OP_RELU_FORWARD_MASK, code, x, scope)(x_v, y_v, m_v)
     y = _as_kind_of(x, y) if out is None else y
     mask = _as_kind_of(x, mask) if mask_out is None else mask
+    for given in (out, mask_out):
+        if given is not None:
+            wrote(given)
     return y, mask
 
 
@@ -231,4 +239,7 @@ def relu_grad_mask(dy: ArrayLike, mask: ArrayLike, *, semantics: str = "torch", 
     _same_dtype("out", out_code, "dy", code)
     with _DeviceScope(dy) as scope:
         _device_plan(config, _C.OP_RELU_GRAD_MASK, code, dy, scope)(dy_v, m_v, out_v)
-    return _as_kind_of(dy, result) if out is None else result
+    if out is None:
+        return _as_kind_of(dy, result)
+    wrote(out)
+    return result

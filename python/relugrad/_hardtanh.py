@@ -40,11 +40,16 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
     """aten::hardtanh_backward(dy, s, min_val, max_val) by relugrad's kernels; s
     is the forward input or output (same result)."""
     n_threads = _api._thread_count(threads)
-    plain = type(dy) is Tensor and type(s) is Tensor
-    serve = (plain and _rt._kernels_serve(dy) and _rt._kernels_serve(s) and dy.is_cpu and s.is_cpu
-             and dy.dtype == s.dtype and dy.shape == s.shape and _api._torch_host_dtype(dy.dtype) is not None)
+    # Plain tensors only (no subclass, no torch.func or is_grads_batched wrapper); a max_val of
+    # +inf is torch's own op: there stock's gate s < max_val closes s = +inf, while relugrad's
+    # gate_max = +inf means no bound (docs/semantics.md).
+    serve = (_rt._plain_tensor(dy) and _rt._plain_tensor(s) and _rt._kernels_serve(dy) and _rt._kernels_serve(s)
+             and dy.is_cpu and s.is_cpu and dy.dtype == s.dtype and dy.shape == s.shape
+             and _api._torch_host_dtype(dy.dtype) is not None and max_val != math.inf)
     if not serve:  # the bound has no CUDA kernel (RELUGRAD_UNSUPPORTED): torch's own op
         return torch.ops.aten.hardtanh_backward(dy, s, min_val, max_val)
+    # The kernels read raw memory: lazily negated tensors (torch._neg_view) are negated first.
+    dy, s = dy.resolve_neg(), s.resolve_neg()
     out, same = _output(dy, s)
     if not same:
         dy, s = _rt._in_order(dy, out.stride()), _rt._in_order(s, out.stride())
@@ -80,6 +85,8 @@ class _HardtanhFunction(torch.autograd.Function):
     def backward(ctx, grad: Tensor):
         (s,) = ctx.saved_tensors
         min_val, max_val, threads = ctx.bounds
+        if torch.is_grad_enabled():  # create_graph=True: stock's differentiable op, its bits
+            return torch.ops.aten.hardtanh_backward(grad, s, min_val, max_val), None, None, None, None
         return hardtanh_grad(grad, s, min_val, max_val, threads), None, None, None, None
 
 

@@ -506,6 +506,10 @@ def _relu_grad_mask_fake(dy: Tensor, mask: Tensor, semantics: str = "torch", thr
     torch._check(mask.dtype == torch.uint8, lambda: f"mask: dtype must be torch.uint8, got {mask.dtype}")
     torch._check(mask.numel() == _mask_len(dy),
                  lambda: f"mask: has {mask.numel()} bytes, dy has {dy.numel()} elements (needs ceil(n/8))")
+    # A real dy with a meta mask reaches this kernel too (the Meta key wins): torch's own check of
+    # one device, not a computation on the real dy.
+    torch._check(mask.device == dy.device,
+                 lambda: f"mask: on {mask.device}, dy on {dy.device}; all tensors of a call must be on one device")
     return torch.ops.aten.threshold_backward(dy, dy.new_empty_strided(dy.shape, _order_strides(dy.shape, dim_order)), 0.0)
 
 

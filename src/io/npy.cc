@@ -1,6 +1,8 @@
 #include "io/npy.h"
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -296,10 +298,28 @@ bool Write(const std::string& path, const std::string& descr, const std::vector<
   }
   head += dict;
 
-  // Temporary file beside the target, renamed into place on success.
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  std::string tmpl = (slash == std::string::npos ? std::string("") : path.substr(0, slash + 1)) +
+  // What the path names decides how it is written. A FIFO, socket or device (/dev/null,
+  // /dev/stdout) takes the bytes as they come: there is no file to replace, and replacing the
+  // node by a regular file would destroy it. A regular file (through any symlinks: the link
+  // stays, its target is replaced) or a new name gets a temporary file beside it, renamed
+  // into place on success, so a failed write leaves no partial file.
+  struct stat st;
+  std::string target = path;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      Fd out(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+      if (out.get() < 0) return Fail(error, "cannot open for writing: " + Errno());
+      if (!WriteFully(out.get(), head.data(), head.size()) || !WriteFully(out.get(), data, bytes))
+        return Fail(error, "write failed: " + Errno());
+      return true;
+    }
+    std::vector<char> resolved(PATH_MAX + 1, '\0');
+    if (::realpath(path.c_str(), resolved.data()) != nullptr) target = resolved.data();
+  }
+  const size_t slash = target.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : target.substr(0, slash == 0 ? 1 : slash);
+  std::string tmpl = (slash == std::string::npos ? std::string("") : target.substr(0, slash + 1)) +
                      ".relugrad-tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
@@ -316,7 +336,7 @@ bool Write(const std::string& path, const std::string& descr, const std::vector<
     ::unlink(name.data());
     return Fail(error, "write failed: " + why);
   }
-  if (::rename(name.data(), path.c_str()) != 0) {
+  if (::rename(name.data(), target.c_str()) != 0) {
     const std::string why = Errno();
     ::unlink(name.data());
     return Fail(error, "cannot rename the temporary file into place: " + why);

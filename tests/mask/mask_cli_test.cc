@@ -157,6 +157,12 @@ TEST(MaskCli, BadInputsFailCleanly) {
   ExpectCleanFailure("forward --x " + good + " -o " + out, "mask-out", {out});
   ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + out, "same file",
                      {out});
+  // The same file by other spellings, not yet existing: "dir/./name", and a bare name against
+  // "./name" (in the working directory).
+  ExpectCleanFailure("forward --x " + good + " -o " + out + " --mask-out " + Dir() + "/./never.npy",
+                     "same file", {out});
+  ExpectCleanFailure("forward --x " + good + " -o never_here.npy --mask-out ./never_here.npy",
+                     "same file", {"never_here.npy"});
   ExpectCleanFailure(
       "forward --x " + good + " -o " + out + " --mask-out " + mout + " --semantics pytorch",
       "semantics", {out, mout});

@@ -3,9 +3,13 @@
 // y = relu(x) with the preset's forward rules, and the 1-bit mask that
 // `relugrad run --dy DY.npy --mask M.npy` reads back: a '|u1' array of
 // ceil(n/8) bytes, bit i = gate open for element i (LSB first).
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli_args.h"
@@ -32,6 +36,24 @@ std::vector<FlagSpec> ForwardFlags() {
 
 }  // namespace
 
+namespace {
+
+// Whether two paths name one file: the same inode where both exist (hard links, symlinks),
+// else the same absolute path once "." and ".." and symlinks of the existing part are resolved.
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ea, eb;
+  const std::filesystem::path ca =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  const std::filesystem::path cb =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+  return ea || eb ? a == b : ca == cb;
+}
+
+}  // namespace
+
 int ForwardCommand(int argc, char** argv, int first) {
   const auto specs = ForwardFlags();
   const Args args(argc, argv, first, specs);
@@ -42,8 +64,8 @@ int ForwardCommand(int argc, char** argv, int first) {
   const std::string x_path = args.Require("x");
   const std::string y_path = args.Require("output");
   const std::string mask_path = args.Require("mask-out");
-  if (y_path == mask_path)
-    throw UsageError("-o and --mask-out name the same file '" + y_path + "'");
+  if (SameFile(y_path, mask_path))
+    throw UsageError("-o '" + y_path + "' and --mask-out '" + mask_path + "' name the same file");
   const std::string requested = args.Get("dtype");
   if (!requested.empty() && requested != "bf16" && requested != "f16" && requested != "f32" &&
       requested != "f64") {
