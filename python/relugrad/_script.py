@@ -2,8 +2,8 @@
 functional scope).
 
 TorchScript compiles a module's forward hooks with it, and these hooks are Python objects that
-enter saved-tensor hooks or a TorchFunctionMode: they cannot be compiled, and script failed on
-such a model. They have nothing to do in a scripted model either (its relugrad ReLUs are
+enter saved-tensor hooks or a TorchFunctionMode: they cannot be compiled, and script would fail
+on such a model. They have nothing to do in a scripted model either (its relugrad ReLUs are
 relugrad::relu ops, whose backward keeps y; functional relu compiles to aten's relu, stock's).
 So replace_relu gives the model an instance attribute __prepare_scriptable__ (torch.jit.script
 calls it, through getattr, on every module it scripts): it returns a copy of the model's module

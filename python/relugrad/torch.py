@@ -903,9 +903,9 @@ _tracing_state = _TC._get_tracing_state
 if hasattr(torch.compiler, "_is_exporting_flag"):
     def _is_exporting() -> bool:
         """torch.compiler.is_exporting() as a read of the flag it returns, which torch.export sets
-        for its trace. Dynamo up to torch 2.11 folds the call itself to True in every trace, so
-        under torch.compile the mask path was taken for an export and lost its saving; dynamo
-        reads the flag as the global it is (False under compile, True under export)."""
+        for its trace. Dynamo up to torch 2.11 folds the call itself to True in every trace,
+        which would send a compiled module down its export path (no mask saving); dynamo reads
+        the flag as the global it is (False under compile, True under export)."""
         return torch.compiler._is_exporting_flag
 else:
     _is_exporting = torch.compiler.is_exporting

@@ -248,8 +248,8 @@ def _step(model, x):
 @pytest.mark.parametrize("capture", ["script", "fx"])
 @pytest.mark.parametrize("case", list(_models()))
 def test_script_and_fx_of_fused_and_hooked_models_give_stocks_results(case, capture):
-    # TorchScript compiled the probe's and the scope's hooks and failed; FX could not call the
-    # fused modules' ReLU (not a submodule). Both now record relugrad::relu, stock's bits.
+    # TorchScript compiles a model's hooks, and the probe's and the scope's cannot be compiled;
+    # FX cannot call the fused modules' inner ReLU (not a submodule). Both record relugrad::relu.
     make, options = _models()[case]
     torch.manual_seed(0)
     stock = make()
