@@ -154,11 +154,13 @@ class MaskProbe:
         self._hooks.__enter__()
 
     def _end_probe(self) -> None:
-        """Removes the probe step's hooks (the saved-tensor hooks only where they are the top
-        ones: popping another's would break it; a stale probe's then stay, as they were)."""
+        """Removes the probe step's hooks: its saved-tensor hooks from wherever they lie on the
+        stack (a stale probe's may be under the caller's own hooks or a nested model's)."""
         top = _top_hooks(False) if _top_hooks is not None else None
         if _top_hooks is None or (top is not None and top[0] is self._pack):
             self._hooks.__exit__(None, None, None)
+        else:
+            _stale.remove_saved_tensors_hooks(self._pack)
         self._hooks = None
         self._pack = None
         for h in self._handles:
@@ -266,13 +268,26 @@ def _is_checkpoint_hook(pack) -> bool:
 
 
 def install(model: nn.Module, relus: List[nn.Module]):
-    remove(model)
+    """A probe on model for relus and the ReLUs an earlier probe of model had (a second
+    replace_relu call keeps them probed); the earlier probe's decisions start over."""
+    earlier = [r for p in probes(model) for r in p.relus]
     if not relus:
-        return None
-    probe = MaskProbe(relus)
+        return probes(model)[0] if earlier else None
+    remove(model)
+    probe = MaskProbe(earlier + [r for r in relus if all(r is not e for e in earlier)])
     model.register_forward_pre_hook(probe.enter)
     model.register_forward_hook(probe.exit, always_call=True)
     return probe
+
+
+def probes(model: nn.Module) -> List[MaskProbe]:
+    """The probes replace_relu(mask=True) put on model itself."""
+    found = []
+    for hook in model.__dict__.get("_forward_pre_hooks", {}).values():
+        owner = getattr(hook, "__self__", None)
+        if isinstance(owner, MaskProbe):
+            found.append(owner)
+    return found
 
 
 def remove(model: nn.Module) -> bool:

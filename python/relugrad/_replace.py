@@ -104,8 +104,12 @@ _CLASS_METADATA = {"__module__", "__qualname__", "__doc__", "__init__", "__annot
 
 
 def _adds_members(m: nn.Module, base: type) -> bool:
-    """Whether m's class (a subclass of base) or m itself has attributes or methods base and a
-    base instance lack: replacing m would drop them (a tag, a helper method, a property)."""
+    """Whether m's class (a subclass of base) or, for a subclass, m itself has attributes or
+    methods base and a base instance lack: replacing m would drop them (a tag, a helper method, a
+    property). An instance of base itself carries only what tooling sets (a qconfig, a compiled
+    call, an initialised flag), which the replacement has never kept: it is replaced."""
+    if type(m) is base:
+        return False
     for cls in type(m).__mro__:
         if cls is base:
             break
@@ -357,10 +361,13 @@ class _FunctionalScope:
         return m
 
     def module(self, inplace: bool) -> nn.Module:
+        # mask=False even under replace_relu(mask=True): one module serves every functional call
+        # site, and no probe decides whether a site's consumer keeps y anyway (a Linear after
+        # F.relu does, and the mask would be kept on top of it), so functional relu keeps
+        # what stock keeps. (Transformer layers' F.relu activations become modules: probed.)
         m = self._modules.get(inplace)
         if m is None:
-            m = self._modules[inplace] = _rt.ReLU(self.semantics, inplace=inplace, threads=self.threads,
-                                                  mask=self.mask)
+            m = self._modules[inplace] = _rt.ReLU(self.semantics, inplace=inplace, threads=self.threads)
         return m
 
     def _stack(self) -> list:
@@ -398,17 +405,12 @@ class _FunctionalScope:
 
 
 def _close_stale_modes(stack: list) -> None:
-    """Closes the modes of a scope's calls that ended without its exit hook (_stale.py), each
-    only from the top of torch's function-mode stack: a mode entered after it stays, and so
-    does the stale one under it."""
+    """Takes the modes of a scope's calls that ended without its exit hook (_stale.py) off
+    torch's function-mode stack, wherever they lie in it."""
     while stack:
-        mode = stack[-1]
+        mode = stack.pop()
         if mode is not None:
-            depth = torch._C._len_torch_function_stack()
-            if depth == 0 or torch._C._get_function_stack_at(depth - 1) is not mode:
-                return
-            mode.__exit__(None, None, None)
-        stack.pop()
+            _stale.remove_function_mode(mode)
 
 
 def _scope_hooks(model: nn.Module):
@@ -556,11 +558,13 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
     elif isinstance(model, _ht.Hardtanh):
         model = back_hardtanh(model, "")
     else:
-        if _mask_decision.remove(model):
-            report.replaced.append(ReplaceEntry("", "mask probe", "removed"))
-        if _remove_scope(model):
-            report.replaced.append(ReplaceEntry("", "functional scope", "removed"))
-        _script.remove(model)
+        # The model's own hooks, and those of replaced models nested in it.
+        for name, m in model.named_modules():
+            if _mask_decision.remove(m):
+                report.replaced.append(ReplaceEntry(name, "mask probe", "removed"))
+            if _remove_scope(m):
+                report.replaced.append(ReplaceEntry(name, "functional scope", "removed"))
+            _script.remove(m)
         visit(model, "", set())
     return (model, report) if return_report else model
 

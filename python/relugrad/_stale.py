@@ -8,12 +8,15 @@ never runs the second hook, and whatever the first one opened (a TorchFunctionMo
 hooks) would stay open for the rest of the process. The next pre-hook call can tell such a
 leftover from a legitimate nesting only by looking for the earlier call itself: if no call of
 the model is still running further up this thread's stack, the open state belongs to a call
-that has ended. Python's frames are the one record of that; nothing in torch keeps it.
+that has ended. Python's frames are the one record of that; nothing in torch keeps it. The
+leftover is then taken off its stack wherever it lies (remove_function_mode,
+remove_saved_tensors_hooks): under a nested model's, or the caller's own hooks, it is not on top.
 """
 from __future__ import annotations
 
 import sys
 
+import torch
 from torch import nn
 
 # The frame of nn.Module._call_impl is where every call of a module runs its hooks.
@@ -33,3 +36,40 @@ def stale_call(module: nn.Module) -> bool:
                 return False
         frame = frame.f_back
     return running == 1
+
+
+def remove_function_mode(mode) -> bool:
+    """Takes `mode` off this thread's TorchFunctionMode stack wherever it is (a stale mode may lie
+    under a live one: a nested model's, or another stale one), leaving the others in their order.
+    torch pops only the top, so the modes above it come off and go back on. False if absent."""
+    depth = torch._C._len_torch_function_stack()
+    for i in range(depth - 1, -1, -1):
+        if torch._C._get_function_stack_at(i) is mode:
+            above = [torch._C._pop_torch_function_stack() for _ in range(depth - 1 - i)]
+            torch._C._pop_torch_function_stack()  # mode itself
+            for m in reversed(above):
+                torch._C._push_on_torch_function_stack(m)
+            return True
+    return False
+
+
+def remove_saved_tensors_hooks(pack) -> bool:
+    """Takes the saved-tensor hooks whose pack is `pack` off this thread's stack wherever they
+    are, as remove_function_mode does for a mode. False if absent (the stack is left as it was)."""
+    autograd = torch._C._autograd
+    if not hasattr(autograd, "_top_saved_tensors_default_hooks"):
+        return False
+    above = []
+    found = False
+    while True:
+        top = autograd._top_saved_tensors_default_hooks(False)
+        if top is None:
+            break
+        autograd._pop_saved_tensors_default_hooks()
+        if top[0] is pack:
+            found = True
+            break
+        above.append(top)
+    for hooks in reversed(above):
+        autograd._push_saved_tensors_default_hooks(*hooks)
+    return found

@@ -351,3 +351,101 @@ def test_an_export_trace_is_not_taken_for_the_probe_step():
     assert _mask_decision.decisions(model) == {}  # its fake tensors decided nothing
     model(x).sum().backward()
     assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+
+
+class Inner(nn.Module):
+    def __init__(self, stop):
+        super().__init__()
+        self.lin, self.stop = nn.Linear(4, 4), stop
+
+    def forward(self, x):
+        return self.stop(F.relu(self.lin(x)))
+
+
+class Outer(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.lin, self.relu = inner, nn.Linear(4, 4), nn.ReLU()
+
+    def forward(self, x):
+        return self.inner(self.relu(self.lin(x)))
+
+
+def test_an_interrupt_in_a_nested_replaced_model_leaves_nothing_open_after_the_next_call():
+    # Each model's leftovers lie under the other's on the stacks: taken off wherever they are.
+    stop = Stops(KeyboardInterrupt())
+    inner = rt.replace_relu(Inner(stop), semantics="tensorflow", functional=True, mask=True)
+    model = rt.replace_relu(Outer(inner), semantics="tensorflow", functional=True, mask=True)
+    with pytest.raises(KeyboardInterrupt):
+        model(torch.randn(2, 4))
+    assert torch._C._len_torch_function_stack() == 2
+    stop.error = None
+    model(torch.randn(2, 4)).sum().backward()
+    assert torch._C._len_torch_function_stack() == 0 and _hooks_top() is None
+    x = torch.tensor([float("nan"), 1.0], requires_grad=True)
+    torch.relu(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]  # torch's own relu outside the models
+
+
+def test_an_interrupted_probe_under_the_callers_own_hooks_is_taken_off_the_next_time():
+    stop = Stops(KeyboardInterrupt())
+    model = rt.replace_relu(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), stop), mask=True)
+    with pytest.raises(KeyboardInterrupt):
+        model(torch.randn(2, 4))
+    stop.error = None
+    with torch.autograd.graph.save_on_cpu():  # the caller's hooks now lie over the stale ones
+        model(torch.randn(2, 4)).sum().backward()
+    assert _hooks_top() is None
+
+
+def test_restore_relu_removes_the_hooks_of_replaced_models_nested_inside():
+    inner = rt.replace_relu(Inner(Stops(None)), semantics="tensorflow", functional=True, mask=True)
+    model = rt.restore_relu(rt.replace_relu(Outer(inner), mask=True))
+    for m in model.modules():
+        assert not m._forward_pre_hooks and not m._forward_hooks and "__prepare_scriptable__" not in vars(m)
+    x = torch.tensor([[float("nan"), 1.0, -1.0, 2.0]], requires_grad=True)
+    torch.manual_seed(0)
+    stock = Outer(Inner(Stops(None)))
+    stock.load_state_dict(model.state_dict())
+    for m in (stock, model):
+        x.grad = None
+        m(x).sum().backward()
+        if m is stock:
+            want = x.grad.clone()
+    assert torch.equal(bits(want), bits(x.grad))
+
+
+def test_a_second_mask_replace_keeps_the_probe():
+    torch.manual_seed(0)
+    stock = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Identity(), nn.Dropout(0.5), nn.Linear(64, 64))
+    ours = rt.replace_relu(rt.replace_relu(copy.deepcopy(stock), mask=True), mask=True)
+    x = torch.randn(32, 64)
+    for training in (True, False):
+        for m in (stock, ours):
+            m.train(training)
+        want, _ = saved_bytes(lambda: stock(x))
+        got, out = saved_bytes(lambda: ours(x))
+        out.sum().backward()
+        assert got <= want, (training, got, want)
+    assert ours[1].mask is False  # eval: decided for eval
+
+
+def test_functional_relu_with_mask_keeps_no_more_than_stock():
+    # One module serves every functional call site and no probe decides it: it keeps y, as stock.
+    torch.manual_seed(0)
+    stock = FunctionalNet()
+    ours = rt.replace_relu(copy.deepcopy(stock), functional=True, mask=True)
+    x = torch.randn(32, 6)
+    for _ in range(2):
+        want, _ = saved_bytes(lambda: stock(x))
+        got, out = saved_bytes(lambda: ours(x))
+        out.sum().backward()
+        assert got <= want
+
+
+def test_an_exact_relu_with_tooling_attributes_is_replaced():
+    relu = nn.ReLU()
+    relu.qconfig = None  # what torch.ao's propagate_qconfig_ sets on every module
+    relu._is_hf_initialized = True  # what Hugging Face's weight init sets
+    model = rt.replace_relu(nn.Sequential(nn.Linear(2, 2), relu))
+    assert type(model[1]) is rt.ReLU
