@@ -148,7 +148,7 @@ TEST(Npy, RejectsMalformedFilesClearly) {
           .find("structured"),
       std::string::npos);
   // A kind that is not a letter; a quote there would also break the written header's quoting
-  // (found by npy_fuzz: the round trip could not re-read its own file).
+  // (a file Write could not read back).
   EXPECT_NE(
       ReadError(
           WriteRaw("quote.npy",

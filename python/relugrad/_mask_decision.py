@@ -36,7 +36,7 @@ import torch
 import torch.utils._pytree
 from torch import Tensor, nn
 
-from . import _stale
+from . import _model_hooks, _stale
 
 __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
 
@@ -156,8 +156,7 @@ class MaskProbe:
     def _end_probe(self) -> None:
         """Removes the probe step's hooks: its saved-tensor hooks from wherever they lie on the
         stack (a stale probe's may be under the caller's own hooks or a nested model's)."""
-        top = _top_hooks(False) if _top_hooks is not None else None
-        if _top_hooks is None or (top is not None and top[0] is self._pack):
+        if _top_hooks is None:  # no way to look at the stack: the probe's are on top
             self._hooks.__exit__(None, None, None)
         else:
             _stale.remove_saved_tensors_hooks(self._pack)
@@ -270,9 +269,10 @@ def _is_checkpoint_hook(pack) -> bool:
 def install(model: nn.Module, relus: List[nn.Module]):
     """A probe on model for relus and the ReLUs an earlier probe of model had (a second
     replace_relu call keeps them probed); the earlier probe's decisions start over."""
-    earlier = [r for p in probes(model) for r in p.relus]
+    existing = _model_hooks.owners(model, MaskProbe)
+    earlier = [r for p in existing for r in p.relus]
     if not relus:
-        return probes(model)[0] if earlier else None
+        return existing[0] if existing else None
     remove(model)
     probe = MaskProbe(earlier + [r for r in relus if all(r is not e for e in earlier)])
     model.register_forward_pre_hook(probe.enter)
@@ -280,26 +280,8 @@ def install(model: nn.Module, relus: List[nn.Module]):
     return probe
 
 
-def probes(model: nn.Module) -> List[MaskProbe]:
-    """The probes replace_relu(mask=True) put on model itself."""
-    found = []
-    for hook in model.__dict__.get("_forward_pre_hooks", {}).values():
-        owner = getattr(hook, "__self__", None)
-        if isinstance(owner, MaskProbe):
-            found.append(owner)
-    return found
-
-
 def remove(model: nn.Module) -> bool:
-    found = False
-    for attr in ("_forward_pre_hooks", "_forward_hooks"):
-        d = model.__dict__.get(attr, {})
-        for key, hook in list(d.items()):
-            if isinstance(getattr(hook, "__self__", None), MaskProbe):
-                d.pop(key, None)
-                model.__dict__.get("_forward_hooks_always_called", {}).pop(key, None)
-                found = True
-    return found
+    return _model_hooks.remove(model, MaskProbe)
 
 
 def decisions(model: nn.Module) -> Dict[str, str]:

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _dropout, _linear, _mask_decision, _script, _stale
+from . import _dropout, _linear, _mask_decision, _model_hooks, _script, _stale
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -413,32 +413,14 @@ def _close_stale_modes(stack: list) -> None:
             _stale.remove_function_mode(mode)
 
 
-def _scope_hooks(model: nn.Module):
-    """[(dict, key)] of the functional scope's hooks on model."""
-    found = []
-    for attr in ("_forward_pre_hooks", "_forward_hooks"):
-        d = model.__dict__.get(attr, {})
-        for key, hook in list(d.items()):
-            if isinstance(getattr(hook, "__self__", None), _FunctionalScope):
-                found.append((attr, key))
-    return found
-
-
 def _remove_scope(model: nn.Module) -> bool:
-    found = _scope_hooks(model)
-    for attr, key in found:
-        model.__dict__[attr].pop(key, None)
-        model.__dict__.get("_forward_hooks_always_called", {}).pop(key, None)
-    return bool(found)
+    return _model_hooks.remove(model, _FunctionalScope)
 
 
 def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
     """The functional scope replace_relu(functional=True) put on model, or None."""
-    for hook in model.__dict__.get("_forward_pre_hooks", {}).values():
-        owner = getattr(hook, "__self__", None)
-        if isinstance(owner, _FunctionalScope):
-            return owner
-    return None
+    found = _model_hooks.owners(model, _FunctionalScope)
+    return found[0] if found else None
 
 
 def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[int] = 0, mask: bool = False, *,

@@ -34,10 +34,6 @@ std::vector<FlagSpec> ForwardFlags() {
   return specs;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether two paths name one file: the same inode where both exist (hard links, symlinks),
 // else the same absolute path once "." and ".." and symlinks of the existing part are resolved.
 bool SameFile(const std::string& a, const std::string& b) {
