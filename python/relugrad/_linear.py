@@ -2,8 +2,10 @@
 
 Stock's backward of relu(linear(x)) makes dx = threshold_backward(dy, y, 0), then the bias
 gradient dx.sum(0) in a second pass over dx. LinearReLU's backward makes both in one pass, then
-the weight and input gradients with the same matmuls as stock (dx.t() @ x and dx @ W, which give
-stock's bits). Forward and backward are C++ (relugrad._relugrad_torch.linear_relu and its autograd
+the weight and input gradients with the matmuls stock's addmm backward picks from the operands'
+layouts (dx.t() @ x and dx @ W for a row-major weight; stock's bits and strides), computing only the
+gradients the backward asks for and keeping what stock keeps (x only where the weight needs a
+gradient, the weight only where x does). Forward and backward are C++ (relugrad._relugrad_torch.linear_relu and its autograd
 node, python/src/torch_bias.cc): the forward runs relu in place over linear's own output (one
 allocation fewer than stock's relu into a new tensor, the same bits), and the backward writes dx
 over an incoming gradient that nothing else holds.

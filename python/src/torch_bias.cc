@@ -203,10 +203,22 @@ std::tuple<at::Tensor, at::Tensor> ReluGradBias(const at::Tensor& dy_in, const a
 // (over the incoming gradient where only this node holds it), then stock's mm calls for the
 // input and weight gradients. Under create_graph, or for a gradient the pass cannot read,
 // stock's differentiable ops: threshold_backward, sum(0), the same mm calls.
+//
+// It keeps what stock's addmm keeps: x only when the weight needs a gradient, the weight only
+// when x does (a frozen layer keeps no activation of its own), and computes only the gradients
+// this backward asks for (task_should_compute_output: autograd.grad of x alone runs no weight mm).
+// Each mm is the one stock's mm_mat1_backward / mm_mat2_backward picks from the forward's
+// layouts (a column-major operand gets its gradient in column order), so the bits and strides
+// are stock's for a weight stored transposed too.
 struct LinearReluBackward : public torch::autograd::Node {
-  torch::autograd::SavedVariable x;
-  torch::autograd::SavedVariable weight;
+  torch::autograd::SavedVariable x;       // defined when the weight needs a gradient
+  torch::autograd::SavedVariable weight;  // defined when x needs a gradient
   torch::autograd::SavedVariable y;
+  std::vector<int64_t> x_sizes;
+  // The forward's operands of addmm(bias, x2, weight.t()) in column-major order (stock's test:
+  // strides[0] == 1 and strides[1] == sizes[0]).
+  bool x2_column_major = false;
+  bool weight_t_column_major = false;
 
   std::string name() const override { return "relugrad::LinearReluBackward"; }
 
@@ -219,8 +231,6 @@ struct LinearReluBackward : public torch::autograd::Node {
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const at::Tensor xs = x.unpack();
-    const at::Tensor w = weight.unpack();
     const at::Tensor ys = y.unpack(getptr());
     // Moved out, not copied: dx may be written over a gradient only this node holds.
     at::Tensor dy = std::move(grads[0]);
@@ -228,6 +238,7 @@ struct LinearReluBackward : public torch::autograd::Node {
     // The kernel reads raw memory: a lazily negated gradient (torch._neg_view) is negated first.
     if (dy.is_neg()) dy = dy.resolve_neg();
     const int64_t cols = ys.size(-1);
+    const int64_t rows = RowsOf(ys.sizes());
     at::Tensor dx;
     at::Tensor db;
     if (!at::GradMode::is_enabled() && ReadableOnCpu(dy) && dy.is_contiguous() &&
@@ -238,16 +249,36 @@ struct LinearReluBackward : public torch::autograd::Node {
       FusedPass(dy, ys, dx, db);
     } else {
       dx = at::threshold_backward(dy, ys, 0);
-      db = dx.reshape({-1, cols}).sum(0);
+      db = dx.reshape({rows, cols}).sum(0);
     }
-    const at::Tensor dx2 = dx.reshape({-1, cols});
+    const at::Tensor dx2 = dx.reshape({rows, cols});
     torch::autograd::variable_list out(3);
-    if (should_compute_output(0)) out[0] = dx2.mm(w).reshape(xs.sizes());
-    if (should_compute_output(1)) out[1] = dx2.t().mm(xs.reshape({-1, xs.size(-1)}));
-    if (should_compute_output(2)) out[2] = db;
+    if (task_should_compute_output(0)) {
+      const at::Tensor w = weight.unpack();
+      const at::Tensor g = x2_column_major ? w.t().mm(dx2.t()).t() : dx2.mm(w);
+      out[0] = g.reshape(x_sizes);
+    }
+    if (task_should_compute_output(1)) {
+      const at::Tensor xs = x.unpack();
+      const at::Tensor x2 = xs.reshape({rows, x_sizes.back()});
+      out[1] = weight_t_column_major ? dx2.t().mm(x2) : x2.t().mm(dx2).t();
+    }
+    if (task_should_compute_output(2)) out[2] = db;
     return out;
   }
+
+  // Rows of the 2-D view addmm sees: every dim but the last, multiplied (zero features too).
+  static int64_t RowsOf(at::IntArrayRef sizes) {
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < sizes.size(); ++d) rows *= sizes[d];
+    return rows;
+  }
 };
+
+// Stock's mm_mat*_backward test of a 2-D operand's layout: column-major.
+bool ColumnMajor(at::IntArrayRef sizes, at::IntArrayRef strides) {
+  return strides[0] == 1 && strides[1] == sizes[0];
+}
 
 }  // namespace
 
@@ -267,8 +298,16 @@ at::Tensor NativeLinearRelu(const at::Tensor& x, const at::Tensor& weight, const
     auto node = MakeNode<LinearReluBackward>();
     node->set_next_edges(torch::autograd::collect_next_edges(x, weight, bias));
     SetHistory(y, node, /*inplace=*/false);
-    node->x = torch::autograd::SavedVariable(x, /*is_output=*/false);
-    node->weight = torch::autograd::SavedVariable(weight, /*is_output=*/false);
+    // x2: the 2-D x stock's addmm multiplies (x itself when 2-D, else its rows view).
+    const at::Tensor x2 =
+        x.dim() == 2 ? x : x.reshape({LinearReluBackward::RowsOf(x.sizes()), x.size(-1)});
+    node->x_sizes = x.sizes().vec();
+    node->x2_column_major = ColumnMajor(x2.sizes(), x2.strides());
+    node->weight_t_column_major = ColumnMajor(weight.t().sizes(), weight.t().strides());
+    if (weight.requires_grad()) node->x = torch::autograd::SavedVariable(x, /*is_output=*/false);
+    if (x.requires_grad()) {
+      node->weight = torch::autograd::SavedVariable(weight, /*is_output=*/false);
+    }
     node->y = torch::autograd::SavedVariable(y, /*is_output=*/true);
     FireCreationHooks(node);
   }

@@ -3,6 +3,7 @@ gradient in a documented fixed order (reproduced here in torch ops, bit for bit)
 1 and 2 threads, within rounding of stock's sum(0); output, input and weight gradients bit-identical
 to stock nn.Linear + nn.ReLU; replace_relu(fuse_linear=True) and restore_relu."""
 import copy
+import warnings
 
 import pytest
 
@@ -247,3 +248,107 @@ def test_the_native_entry_answers_not_implemented_for_other_tensors():
         _relugrad_torch.linear_relu(w, b)
     with pytest.raises(RuntimeError):  # stock's shape error, raised as torch raises it
         _relugrad_torch.linear_relu(torch.randn(2, 5), w, b)
+
+
+def _fused_and_stock(in_f, out_f, dtype=torch.float32, seed=0):
+    torch.manual_seed(seed)
+    stock = nn.Sequential(nn.Linear(in_f, out_f), nn.ReLU()).to(dtype)
+    ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
+    assert type(ours[0]) is rt.LinearReLU
+    return stock, ours
+
+
+def _saved_activation_bytes(model, x):
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        if s.data_ptr() not in params:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(x)
+    return sum(seen.values()), y
+
+
+@pytest.mark.parametrize("frozen", ["weight", "x"])
+def test_keeps_only_what_stock_addmm_keeps(frozen):
+    """x only where the weight needs a gradient (a frozen layer keeps no activation of its own),
+    the weight only where x does: the same saved bytes as stock, and x may then change in place."""
+    stock, ours = _fused_and_stock(64, 64)
+    x_needs_grad = frozen == "weight"
+    for m in (stock, ours):
+        if frozen == "weight":
+            m[0].weight.requires_grad_(False)
+    x = torch.randn(32, 64, requires_grad=x_needs_grad)
+    pre = nn.Linear(64, 64)
+    stock_bytes, _ = _saved_activation_bytes(stock, pre(x) if x_needs_grad else x)
+    ours_bytes, _ = _saved_activation_bytes(ours, pre(x) if x_needs_grad else x)
+    assert ours_bytes == stock_bytes
+    if frozen == "weight":
+        # An in-place residual add on the block's input: stock trains, and so must the fused one.
+        grads = []
+        for m in (stock, ours):
+            h = pre(x)
+            h += m(h)
+            h.square().sum().backward()
+            grads.append(pre.weight.grad.clone())
+            pre.weight.grad = None
+        assert torch.equal(bits(grads[0]), bits(grads[1]))
+
+
+def test_computes_only_the_gradients_the_backward_asks_for():
+    stock, ours = _fused_and_stock(32, 64)
+
+    def mm_calls(m, x):
+        with torch.profiler.profile() as prof:
+            dx, = torch.autograd.grad(m(x).sum(), x)
+        return sum(1 for e in prof.events() if e.name == "aten::mm"), dx
+
+    x = torch.randn(16, 32, requires_grad=True)
+    (n_stock, dx_stock), (n_ours, dx_ours) = mm_calls(stock, x), mm_calls(ours, x)
+    assert n_ours == n_stock == 1 and torch.equal(bits(dx_stock), bits(dx_ours))
+    # Under detect_anomaly a NaN in a gradient nobody asked for raises nothing, as in stock.
+    xn = x.detach().clone()
+    xn[0, 0] = float("nan")
+    xn.requires_grad_(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly's own notice
+        with torch.autograd.detect_anomaly(check_nan=True):
+            torch.autograd.grad(ours(xn).sum(), xn)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_transposed_weight_gets_stocks_weight_gradient_bits_and_strides(dtype):
+    """A weight stored (in, out) and used as its .T (converted checkpoints): stock's
+    mm_mat2_backward then computes x.t() @ dx, transposed; the fused node picks the same mm."""
+    grads = []
+    for fuse in (False, True):
+        torch.manual_seed(0)
+        g = torch.Generator().manual_seed(0)
+        lin = nn.Linear(33, 65).to(dtype)
+        lin.weight = nn.Parameter(torch.randn(33, 65, generator=g, dtype=dtype).T * 0.1)
+        m = nn.Sequential(lin, nn.ReLU())
+        if fuse:
+            rt.replace_relu(m, fuse_linear=True)
+            assert type(m[0]) is rt.LinearReLU
+        x = torch.randn(300, 33, generator=g, dtype=dtype)
+        dy = torch.randn(300, 65, generator=g, dtype=dtype)
+        gw, = torch.autograd.grad(m(x), lin.weight, dy)
+        grads.append(gw)
+    assert grads[0].stride() == grads[1].stride() == (1, 65)
+    assert torch.equal(bits(grads[0]), bits(grads[1]))
+
+
+@pytest.mark.parametrize("in_f,out_f", [(0, 4), (7, 0)])
+def test_zero_features_train_as_in_stock(in_f, out_f):
+    stock, ours = _fused_and_stock(in_f, out_f)
+    results = []
+    for m in (stock, ours):
+        x = torch.randn(3, in_f, requires_grad=True)
+        m(x).sum().backward()
+        results.append((x.grad, m[0].weight.grad, m[0].bias.grad))
+    for a, b in zip(*results):
+        assert a.shape == b.shape and torch.equal(bits(a), bits(b))
