@@ -1073,9 +1073,9 @@ class ReLU(nn.Module):
         return _ScriptableReLU(self)
 
 
-# replace_relu / restore_relu and their report live in _replace.py (they need ReLU above).
-from ._replace import (ReplaceEntry, ReplaceError, ReplaceReport, fuse_custom_config,  # noqa: E402
-                       replace_relu, restore_relu)
+# replace_relu / restore_relu and their report live in _replace.py (they need ReLU above); the
+# names are served by __getattr__ at the end of this file.
+from . import _replace  # noqa: E402
 
 __all__ += ["restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "fuse_custom_config",
             "decompositions"]
@@ -1153,11 +1153,32 @@ def _let_inductor_see_through() -> None:
 
 
 # The two-sided gate's modules (hardtanh_backward by relugrad's upper gate bound).
-from ._hardtanh import Hardtanh, ReLU6, hardtanh_grad  # noqa: E402
+from . import _hardtanh  # noqa: E402
 
 __all__ += ["Hardtanh", "ReLU6", "hardtanh_grad"]
 
 # Linear + ReLU with the bias gradient fused into the ReLU backward (replace_relu(fuse_linear=True)).
-from ._linear import LinearReLU  # noqa: E402
+from . import _linear  # noqa: E402
 
 __all__ += ["LinearReLU"]
+
+# The names above that live in other files resolve when asked for (PEP 562), not by
+# `from ._linear import LinearReLU` here: an unpickler (torch.load of a whole model) may import
+# one of those files first, which imports this module while it is itself half made, and a name
+# import from it would fail; its module object is enough here.
+_ELSEWHERE = {name: module for module, names in (
+    (_replace, ("ReplaceEntry", "ReplaceError", "ReplaceReport", "fuse_custom_config", "replace_relu",
+                "restore_relu")),
+    (_hardtanh, ("Hardtanh", "ReLU6", "hardtanh_grad")),
+    (_linear, ("LinearReLU",))) for name in names}
+
+
+def __getattr__(name: str):
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ELSEWHERE))

@@ -1,0 +1,76 @@
+"""A replaced model as an object, against the stock one: saved whole with torch.save and loaded in a
+fresh process (which imports relugrad's files in the unpickler's order), the private files imported
+first, and what happens to each module's own state when replace_relu fuses it."""
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import relugrad.torch as rt  # noqa: E402
+
+PRIVATE_FILES = ["_linear", "_replace", "_hardtanh", "_dropout", "_mask_decision", "_script", "_stale",
+                 "_model_hooks"]
+
+
+def _run(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.25), nn.Linear(16, 16), nn.ReLU6(),
+                         nn.Linear(16, 4))
+
+
+REPLACES = {
+    "plain": dict(),
+    "fuse_linear": dict(fuse_linear=True),
+    "functional": dict(functional=True),
+    "mask": dict(mask=True),
+}
+
+
+def test_saved_whole_models_load_in_a_fresh_process(tmp_path):
+    """Every kind of replaced model, after a training step (the mask probe has decided), saved with
+    torch.save and loaded by torch.load in a process that never imported relugrad: the same outputs.
+    (Which of relugrad's files the unpickler imports first is the next test's matter.)"""
+    x = torch.randn(5, 8)
+    saved = {}
+    for how, kwargs in REPLACES.items():
+        model = rt.replace_relu(_model(), **kwargs)
+        model(x).sum().backward()
+        model.eval()
+        with torch.no_grad():
+            saved[how] = (model, model(x))
+    torch.save({"models": saved, "x": x}, tmp_path / "m.pt")
+    done = _run(f"""
+import torch
+saved = torch.load({str(tmp_path / 'm.pt')!r}, weights_only=False)
+for how, (model, expected) in saved["models"].items():
+    with torch.no_grad():
+        y = model(saved["x"])
+    assert torch.equal(y.view(torch.int32), expected.view(torch.int32)), how
+    print(how, type(model[0]).__name__)
+""")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(line.split()[0] for line in done.stdout.splitlines()) == sorted(REPLACES)
+
+
+@pytest.mark.parametrize("name", PRIVATE_FILES)
+def test_each_file_imports_first_in_a_fresh_process(name):
+    done = _run(f"import relugrad.{name}\nimport relugrad.torch as rt\n"
+                "print(rt.LinearReLU.__name__, rt.replace_relu.__name__, rt.Hardtanh.__name__)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["LinearReLU", "replace_relu", "Hardtanh"]
+
+
+def test_the_names_kept_in_other_files_are_served_and_listed():
+    for name in ("LinearReLU", "replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError",
+                 "fuse_custom_config", "Hardtanh", "ReLU6", "hardtanh_grad"):
+        assert name in rt.__all__ and name in dir(rt) and getattr(rt, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        rt.nothing_here  # noqa: B018
+    assert not hasattr(rt, "nothing_here")
