@@ -27,7 +27,7 @@ that must match stock are torch's own mul, so no element loop runs in Python and
 kernel has to reproduce torch's rounding and NaN propagation for four dtypes.
 
 Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
-float32/float64/float16/bfloat16 outside torch.compile and torch.func. Everything else (eval,
+float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
 no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
 is stock's dropout. The fused forward computes out of place even where the replaced nn.ReLU was
 in place (the output is the same; the ReLU's input is not overwritten).
@@ -104,7 +104,10 @@ _native_entry = _load_native_entry()
 
 
 def _fused_serves(x: Tensor, p: float, training: bool) -> bool:
+    # Not in anomaly mode: stock's ReLU and dropout nodes each check their outputs for NaN (a NaN
+    # gradient at a closed gate raises at dropout's node there); the fused node is one.
     return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
+            and not torch.is_anomaly_enabled()
             and _rt._plain_cpu(x) and _rt._dense(x))
 
 

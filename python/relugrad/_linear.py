@@ -17,7 +17,8 @@ What is guaranteed, against stock nn.Linear + nn.ReLU with the same parameters a
     any thread count, NOT stock's bits (torch's sum(0) adds in its own cascade order); the
     difference is rounding only (docs/python.md, "Bias-gradient fusion", has the measured size).
 Served by the fused pass: training with autograd recording, float32/float64 plain dense CPU
-tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD).
+tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD, CPU
+autocast or anomaly mode).
 Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere. A backward under
 create_graph (or with a gradient the pass cannot read) runs stock's differentiable ops in the
 node: stock's bits, the bias gradient included.
@@ -53,7 +54,10 @@ _native_entry = _load_native_entry()
 
 
 def _fused_serves(m: "LinearReLU", x: Tensor) -> bool:
+    # Not under autocast (linear runs in another dtype than the node's saved tensors) nor anomaly
+    # mode (stock's two nodes each check their outputs for NaN; the fused node is one).
     return (m.training and m.bias is not None and torch.is_grad_enabled() and _rt.NATIVE
+            and not torch.is_autocast_enabled("cpu") and not torch.is_anomaly_enabled()
             and (x.requires_grad or m.weight.requires_grad or m.bias.requires_grad)
             and x.dtype in (torch.float32, torch.float64) and m.weight.dtype == x.dtype
             and _rt._plain_cpu(x) and x.is_contiguous() and x.dim() >= 1

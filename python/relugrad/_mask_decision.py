@@ -83,6 +83,7 @@ class MaskProbe:
         self._saved: set = set()
         self._outputs: Dict[int, List[int]] = {}
         self._unseen: Dict[int, str] = {}  # id(ReLU) -> why the probe could not see its consumer
+        self._with_grad: set = set()  # id(ReLU) with an output that needed a gradient in the probe step
         self._handles: list = []
         self._hooks = None
         self._pack = None
@@ -133,6 +134,7 @@ class MaskProbe:
         self._saved.clear()
         self._outputs = {id(r): [] for r in self.relus}
         self._unseen = {}
+        self._with_grad = set()
         for r in self.relus:
             self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
             self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
@@ -174,6 +176,7 @@ class MaskProbe:
         self._saved.clear()
         self._outputs = {}
         self._unseen = {}
+        self._with_grad = set()
 
     def exit(self, module, args, output) -> None:
         # Only the probing thread's own step ends it: a call of the model from another thread
@@ -203,6 +206,12 @@ class MaskProbe:
                 decided.append((False, "not run in the probe step: keeps y"))
             elif unseen is not None:
                 decided.append((False, f"{unseen}: keeps y"))
+            elif id(r) not in self._with_grad:
+                # Its consumer saved nothing for a gradient that no step asked for (a frozen
+                # layer): the step says nothing of what it saves once the layer trains.
+                decided.append((False, "its output needed no gradient in the probe step: keeps y"))
+            elif _forward_hooked(r):
+                decided.append((False, "a forward hook sees its output (and may keep it): keeps y"))
             elif any(p in self._saved for p in outs):
                 decided.append((False, "y is saved by its consumer: keeps y"))
             else:
@@ -212,6 +221,7 @@ class MaskProbe:
         self._saved.clear()
         self._outputs = {}
         self._unseen = {}
+        self._with_grad = set()
 
     # ---- inside the probe
     def _record(self, t) -> None:
@@ -243,6 +253,8 @@ class MaskProbe:
         p = _storage_ptr(output)
         if p:
             self._outputs.setdefault(id(module), []).append(p)
+        if isinstance(output, Tensor) and output.requires_grad:
+            self._with_grad.add(id(module))
 
     def __getstate__(self):  # pickling / deepcopy: the modules and the decisions
         return {"relus": self.relus, "decided": self.decided, "applied": self._applied}
@@ -258,6 +270,13 @@ class MaskProbe:
         self.decided = dict(state["decided"])
         if state["applied"] is not None:
             self._apply(state["applied"])
+
+
+def _forward_hooked(m: nn.Module) -> bool:
+    """Whether a forward hook of the user's (on m, or global) sees m's output after the probe's
+    own hooks are gone."""
+    from torch.nn.modules import module as _module
+    return bool(m._forward_hooks or _module._global_forward_hooks)
 
 
 def _is_checkpoint_hook(pack) -> bool:

@@ -352,3 +352,28 @@ def test_zero_features_train_as_in_stock(in_f, out_f):
         results.append((x.grad, m[0].weight.grad, m[0].bias.grad))
     for a, b in zip(*results):
         assert a.shape == b.shape and torch.equal(bits(a), bits(b))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_cpu_autocast_trains_as_stock(dtype):
+    """Under autocast linear runs in the lower dtype: the pair runs unfused, stock's bits."""
+    stock, ours = _fused_and_stock(16, 32)
+    results = []
+    for m in (stock, ours):
+        x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
+        with torch.autocast("cpu", dtype=dtype):
+            y = m(x)
+        y.float().square().sum().backward()
+        results.append([y] + [p.grad for p in m.parameters()])
+    for a, b in zip(*results):
+        assert a.dtype == b.dtype and torch.equal(bits(a), bits(b))
+
+
+def test_anomaly_mode_runs_stocks_nodes():
+    stock, ours = _fused_and_stock(4, 6)
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly's own notice
+        with torch.autograd.detect_anomaly():
+            ys, yo = stock(x.requires_grad_()), ours(x)
+    assert ys.grad_fn.name() == "ReluBackward0" and yo.grad_fn.name() == "relugrad::ReluBackward"

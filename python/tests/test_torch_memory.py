@@ -3,6 +3,7 @@ element kept) against stock bit for bit, and replace_relu(mask=True)'s per-ReLU 
 one case per kind of consumer."""
 import copy
 import math
+import warnings
 
 import pytest
 
@@ -413,3 +414,80 @@ def test_decision_waits_for_a_recorded_forward():
     assert _mask_decision.decisions(ours) == {}
     ours(torch.randn(2, 4))
     assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}  # the output
+
+
+def test_a_relu_frozen_in_the_probe_step_keeps_y_and_never_costs_more_after_unfreezing():
+    """The probe step runs with the first blocks frozen (their outputs need no gradient, so their
+    consumers save nothing); once they train, each ReLU must not keep a mask on top of the y its
+    consumer saves."""
+    def phases(replace):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+        if replace:
+            rt.replace_relu(m, mask=True)
+        x = torch.randn(128, 64, generator=torch.Generator().manual_seed(1))
+        m[:4].requires_grad_(False)
+        m(x).square().mean().backward()
+        m.requires_grad_(True)
+        nbytes, _, out = saved(lambda: m(x))
+        out.square().mean().backward()
+        return nbytes, [p.grad for p in m.parameters()], m
+
+    (stock_bytes, stock_grads, _), (our_bytes, our_grads, ours) = phases(False), phases(True)
+    assert our_bytes <= stock_bytes
+    assert all(torch.equal(bits(a), bits(b)) for a, b in zip(stock_grads, our_grads))
+    assert set(_mask_decision.decisions(ours).values()) == {
+        "its output needed no gradient in the probe step: keeps y"}
+
+
+def test_a_relu_whose_output_a_forward_hook_sees_keeps_y():
+    """A forward hook may keep the output (a feature loss computed after the forward): the probe
+    cannot see that, so the ReLU keeps y, and the step never keeps more than stock's."""
+    def step(replace):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AvgPool2d(2))
+        if replace:
+            rt.replace_relu(m, mask=True)
+        feats = []
+        m[1].register_forward_hook(lambda mod, args, out: feats.append(out))
+        x = torch.randn(2, 3, 18, 18)
+        total = 0
+        for _ in range(2):
+            feats.clear()
+            def fwd():
+                out = m(x)
+                f = feats[0].flatten(2)
+                return out.sum() + (f @ f.transpose(1, 2)).sum()
+            total, _, loss = saved(fwd)
+            loss.backward()
+        return total, m
+
+    (stock_bytes, _), (our_bytes, ours) = step(False), step(True)
+    assert our_bytes <= stock_bytes
+    assert _mask_decision.decisions(ours) == {"1": "a forward hook sees its output (and may keep it): keeps y"}
+
+
+def test_anomaly_mode_runs_stocks_two_nodes_and_raises_where_stock_does():
+    """detect_anomaly checks each node's outputs for NaN; the fused node is one where stock has
+    two, so anomaly mode runs the pair unfused: stock's error at the same place."""
+    def run_step(replace):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.ReLU(), nn.Dropout(0.5))
+        if replace:
+            rt.replace_relu(m, mask=True)
+            assert type(m[0]) is ReLUDropout
+        x = torch.tensor([[-1.0, 1.0, 2.0, -3.0]], requires_grad=True)
+        torch.manual_seed(1)
+        y = m(x)
+        try:
+            y.backward(torch.full_like(y, float("nan")))
+            return "ok"
+        except RuntimeError as e:
+            return str(e).splitlines()[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly's own notice
+        with torch.autograd.detect_anomaly():
+            stock, ours = run_step(False), run_step(True)
+    assert stock.startswith("Function 'MulBackward0' returned nan values")
+    assert ours == stock
