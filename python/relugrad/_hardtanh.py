@@ -105,6 +105,12 @@ class Hardtanh(nn.Module):
         self.threads = _api._thread_count(threads)
 
     def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():  # TorchScript: stock's op (the eager paths do not compile)
+            return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
         # torch.func and forward AD get torch's hardtanh (its backward is hardtanh_backward, the
         # same bits but for a NaN gate): _HardtanhFunction is an eager-mode Function.
         if (not (torch.is_grad_enabled() and x.requires_grad) or torch._C._are_functorch_transforms_active()

@@ -250,6 +250,7 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
                 visit(m, cname, f"{name}.{cname}" if name else cname, child)
 
     visit(None, "", "", model)
+    del visit  # the closure refers to itself: a cycle that would keep model alive until gc runs
     return actions, report
 
 
@@ -548,6 +549,7 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
                 report.replaced.append(ReplaceEntry(name, "functional scope", "removed"))
             _script.remove(m)
         visit(model, "", set())
+    del visit  # the closure refers to itself (a cycle holding the modules until gc runs)
     return (model, report) if return_report else model
 
 

@@ -15,6 +15,7 @@ and its modules, which the probe decides. A __prepare_scriptable__ of the model'
 from __future__ import annotations
 
 import copy
+import weakref
 from collections import OrderedDict
 
 from torch import nn
@@ -31,11 +32,19 @@ def _ours(hook) -> bool:
 
 
 class PrepareScriptable:
-    """The callable replace_relu sets as model.__prepare_scriptable__ (picklable: it holds the
-    model, which holds it)."""
+    """The callable replace_relu sets as model.__prepare_scriptable__. It refers to the model
+    weakly (the model holds it: a strong reference would be a cycle that keeps a deleted model's
+    parameters until gc runs); a pickled or copied model gets one of its own."""
 
     def __init__(self, model: nn.Module) -> None:
-        self.model = model
+        self._model = weakref.ref(model)
+
+    @property
+    def model(self) -> nn.Module:
+        return self._model()
+
+    def __reduce__(self):
+        return PrepareScriptable, (self.model,)
 
     def __call__(self) -> nn.Module:
         model = self.model

@@ -74,3 +74,41 @@ def test_the_names_kept_in_other_files_are_served_and_listed():
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         rt.nothing_here  # noqa: B018
     assert not hasattr(rt, "nothing_here")
+
+
+@pytest.mark.parametrize("how", sorted(REPLACES))
+def test_a_deleted_replaced_model_is_freed_at_once_like_stock(how):
+    """No reference cycle holds a replaced model: `del model` frees its parameters at once, with
+    the cyclic collector off (a common training-loop setting), after a training step and a
+    deepcopy, as a stock model's."""
+    import copy
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        model = rt.replace_relu(_model(), **REPLACES[how])
+        model(torch.randn(3, 8)).sum().backward()
+        copy.deepcopy(model)
+        weight = weakref.ref(model[0].weight)
+        del model
+        assert weight() is None
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("how", sorted(REPLACES))
+def test_torch_jit_script_compiles_every_replaced_module(how):
+    """ReLU, ReLU6 / Hardtanh and the fused modules all script (stock's ops where relugrad's eager
+    paths do not compile); the scripted model computes the stock model's outputs."""
+    import warnings
+
+    stock = _model().eval()
+    model = rt.replace_relu(_model(), **REPLACES[how]).eval()
+    x = torch.randn(5, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch.jit.script's deprecation notice
+        scripted = torch.jit.script(model)
+    with torch.no_grad():
+        assert torch.equal(scripted(x).view(torch.int32), stock(x).view(torch.int32))
