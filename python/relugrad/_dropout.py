@@ -81,6 +81,7 @@ class _ReluDropoutFunction(torch.autograd.Function):
         strides = ctx.strides
         full = torch.empty_strided(dy.shape, strides, dtype=dy.dtype).fill_(_scale(ctx.p, dy.dtype))
         noise = _rt._relu_grad_mask_eager(full, keep, "torch", ctx.threads, strides, strides)
+        del full  # not kept through the products below: the backward's peak is stock's or less
         if torch.is_grad_enabled() or not _rt._plain_tensor(dy):  # create_graph=True, or a wrapper
             g = dy * noise
             dx = torch.ops.relugrad.relu_grad_mask(g, gate, ctx.semantics, ctx.threads, _rt._dim_order(strides))

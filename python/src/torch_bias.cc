@@ -24,6 +24,7 @@
 // new tensor, one allocation fewer); input and weight gradients are the same mm calls as stock's
 // addmm backward, so the same bits.
 #include <ATen/Dispatch.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/linear.h>
@@ -249,7 +250,6 @@ struct LinearReluBackward : public torch::autograd::Node {
       FusedPass(dy, ys, dx, db);
     } else {
       dx = at::threshold_backward(dy, ys, 0);
-      db = dx.reshape({rows, cols}).sum(0);
     }
     const at::Tensor dx2 = dx.reshape({rows, cols});
     torch::autograd::variable_list out(3);
@@ -263,6 +263,10 @@ struct LinearReluBackward : public torch::autograd::Node {
       const at::Tensor x2 = xs.reshape({rows, x_sizes.back()});
       out[1] = weight_t_column_major ? dx2.t().mm(x2) : x2.t().mm(dx2).t();
     }
+    // Unfused, the bias gradient is made last, as stock's engine reduces addmm's gradient to the
+    // bias's shape after the node (sum_to): under create_graph the order in which the nodes are
+    // made is the order the second backward adds their contributions in.
+    if (!db.defined() && task_should_compute_output(2)) db = at::sum_to(dx2, at::IntArrayRef{cols});
     if (task_should_compute_output(2)) out[2] = db;
     return out;
   }
