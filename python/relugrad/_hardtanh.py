@@ -65,18 +65,13 @@ class _HardtanhFunction(torch.autograd.Function):
     def forward(ctx, x: Tensor, min_val: float, max_val: float, threads: int, inplace: bool) -> Tensor:
         ctx.bounds = (min_val, max_val, threads)
         if inplace:
-            # PyTorch's hardtanh_ gates on the input as it was. The result
-            # gives the same gate when both bounds are exact in the data type
-            # (a clamped element then equals the bound, which is closed);
-            # otherwise (bf16/f16 with min_val=-0.5, max_val=0.1, say) the
-            # clamped value can land inside the compared range, so the input
-            # is kept.
-            exact = all(float(torch.tensor(b, dtype=x.dtype)) == float(torch.tensor(b, dtype=torch.float32))
-                        for b in (min_val, max_val)) if x.dtype != torch.float64 else True
-            original = None if exact else x.clone()
+            # As PyTorch's hardtanh_: the gate reads the input as it was, kept as a copy (the
+            # output is x itself, which later in-place ops on the output may change: a residual
+            # `out += x` after the activation must not break the backward).
+            original = x.clone()
             y = torch.ops.aten.hardtanh_(x, min_val, max_val)
             ctx.mark_dirty(x)
-            ctx.save_for_backward(y if exact else original)
+            ctx.save_for_backward(original)
             return y
         ctx.save_for_backward(x)
         return torch.ops.aten.hardtanh(x, min_val, max_val)

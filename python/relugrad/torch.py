@@ -1038,6 +1038,8 @@ class ReLU(nn.Module):
             if self.mask and not (x.requires_grad and _TC.is_grad_enabled()):
                 return _mask_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
             if self.inplace:
+                if not (x.requires_grad and _TC.is_grad_enabled()):
+                    return torch.relu_(x)  # nothing recorded: stock's in-place op itself
                 function = _ReluMaskFunction if self.mask else _ReluFunction
                 return function.apply(x, self.semantics, self.threads, True)
         if self.inplace and self.semantics == "torch" and not self.mask and _is_compiling():

@@ -317,3 +317,18 @@ def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "no CUDA backend" in messages[0] and "torch's own" in messages[0]
     assert rt._kernels_serve(torch.randn(3))
+
+
+@pytest.mark.parametrize("ctx", [torch.no_grad, torch.inference_mode])
+def test_in_place_relu_without_the_native_library_and_nothing_recorded_is_stocks(ctx, monkeypatch):
+    """No history to record: the in-place ReLU is x.relu_() itself (x returned, one version
+    bump, x's requires_grad kept), as nn.ReLU(inplace=True)."""
+    monkeypatch.setattr(rt, "_native_relu", None)
+    results = []
+    for module in (torch.nn.ReLU(inplace=True), rt.ReLU(inplace=True)):
+        x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True).clone()
+        with ctx():
+            y = module(x)
+        results.append((y is x, y.requires_grad, x._version, bits(y)))
+    assert results[0][:3] == results[1][:3] == (True, True, 1)
+    assert torch.equal(results[0][3], results[1][3])

@@ -85,3 +85,41 @@ def test_empty_range_is_refused(lo, hi):
 def test_repr_matches_torch():
     assert repr(rt.ReLU6(inplace=True)) == "ReLU6(inplace=True)"
     assert repr(rt.Hardtanh(-2.0, 3.0)) == "Hardtanh(min_val=-2.0, max_val=3.0)"
+
+
+
+class _ResidualBlock(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin, self.act = nn.Linear(4, 4), act
+
+    def forward(self, x):
+        out = self.act(self.lin(x))
+        out += x  # in place on the activation's output
+        return out
+
+
+@pytest.mark.parametrize("stock_act,our_act", [
+    (nn.ReLU6(inplace=True), rt.ReLU6(inplace=True)),
+    (nn.Hardtanh(-0.5, 0.7, inplace=True), rt.Hardtanh(-0.5, 0.7, inplace=True))], ids=["relu6", "hardtanh"])
+def test_in_place_keeps_the_input_as_stock_so_later_in_place_ops_on_the_output_train(stock_act, our_act):
+    grads = []
+    for act in (stock_act, our_act):
+        block = _ResidualBlock(act)
+        x = torch.randn(3, 4, generator=torch.Generator().manual_seed(1)) * 4
+        block(x).sum().backward()
+        grads.append(block.lin.weight.grad)
+    assert torch.equal(bits(grads[0]), bits(grads[1]))
+
+
+def test_in_place_gate_reads_the_input_through_a_lossy_saved_tensor_hook():
+    """A hook that rounds saved tensors to bf16: the gate reads the rounded input, as stock's."""
+    grads = []
+    for act in (nn.Hardtanh(-0.5, 0.7, inplace=True), rt.Hardtanh(-0.5, 0.7, inplace=True)):
+        x = torch.tensor([-0.6, 0.1, 0.69, 0.9], requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t.to(torch.bfloat16), lambda t: t.float()):
+            y = act(x * 1)
+        y.sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(grads[0], grads[1])
