@@ -29,8 +29,8 @@ kernel has to reproduce torch's rounding and NaN propagation for four dtypes.
 Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
 float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
 no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
-is stock's dropout. The fused forward computes out of place even where the replaced nn.ReLU was
-in place (the output is the same; the ReLU's input is not overwritten).
+is stock's dropout. The fused forward computes out of place; replace_relu(mask=True) runs a pair
+through fused_relu_dropout only where that is exactly what the two modules compute (_fusion.py).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from . import torch as _rt
 
-__all__ = ["ReLUDropout", "FusedAway"]
+__all__ = ["ReLUDropout", "fused_relu_dropout"]
 
 
 def _scale(p: float, dtype: torch.dtype) -> Tensor:
@@ -108,7 +108,7 @@ def _fused_serves(x: Tensor, p: float, training: bool) -> bool:
     # Not in anomaly mode: stock's ReLU and dropout nodes each check their outputs for NaN (a NaN
     # gradient at a closed gate raises at dropout's node there); the fused node is one.
     return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
-            and not torch.is_anomaly_enabled()
+            and not torch.is_anomaly_enabled() and not torch.jit.is_tracing()
             and _rt._plain_cpu(x) and _rt._dense(x))
 
 
@@ -118,8 +118,7 @@ class ReLUDropout(nn.Module):
     backward instead of y and dropout's noise (see the module docstring for what it serves).
 
     Args: p, semantics, threads as relugrad.torch.ReLU's and nn.Dropout's; relu_inplace and
-    dropout_inplace are the replaced modules' flags, used where the fused path does not serve
-    (restore_relu gives them back)."""
+    dropout_inplace are the modules' flags where the fused path does not serve."""
 
     def __init__(self, p: float = 0.5, semantics: str = "torch", threads: int = 0, *,
                  relu_inplace: bool = False, dropout_inplace: bool = False) -> None:
@@ -145,123 +144,22 @@ class ReLUDropout(nn.Module):
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
                              self.dropout_inplace)
-        if _fused_serves(x, self.p, self.training):
-            if _native_entry is not None and self.semantics == "torch" and self.threads == 0:
-                out = _native_entry(x, self.p)  # NotImplemented unless contiguous float32/float64
-                if out is not NotImplemented:
-                    return out
-            return _ReluDropoutFunction.apply(x, self.p, self.semantics, self.threads)
+        out = fused_relu_dropout(x, self.p, self.training, self.semantics, self.threads)
+        if out is not None:
+            return out
         return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
 
     def extra_repr(self) -> str:
         return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
 
 
-def stock_pair(m: ReLUDropout) -> Tuple[nn.ReLU, nn.Dropout]:
-    """The nn.ReLU and nn.Dropout a ReLUDropout stands for."""
-    return nn.ReLU(inplace=m.relu_inplace), nn.Dropout(m.p, inplace=m.dropout_inplace)
-
-
-# ---- replace_relu / restore_relu ----------------------------------------------------
-# Only pairs whose order is known from the model's structure are fused: consecutive children
-# of an nn.Sequential (an nn.ReLU, then an nn.Dropout of exact type), and the activation and
-# `dropout` of nn.TransformerEncoderLayer / TransformerDecoderLayer, whose _ff_block computes
-# linear2(dropout(activation(linear1(x)))) and uses `dropout` nowhere else. A pair is left as it
-# is when either module holds hooks (they would see other tensors) or appears more than once.
-
-_TRANSFORMER_LAYERS = (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
-# Set on a ReLU that replaced a functional activation (as in _replace), so restore_relu puts F.relu back.
-_FROM_FUNCTION = "_relugrad_replaced_function"
-_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-
-
-class FusedAway(nn.Identity):
-    """Stands where an nn.Dropout was fused into the ReLUDropout before it (restore_relu gives it back)."""
-
-    def __init__(self, p: float, inplace: bool) -> None:
-        super().__init__()
-        self.p, self.inplace = p, inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}: fused into the ReLUDropout before it"
-
-
-def _hooked(m: nn.Module) -> bool:
-    return any(m.__dict__.get(a) for a in _HOOKS)
-
-
-def _fusable(relu, drop, ours: set, counts: dict) -> bool:
-    return (isinstance(relu, _rt.ReLU) and id(relu) in ours and type(drop) is nn.Dropout
-            and counts.get(id(relu)) == 1 and counts.get(id(drop)) == 1 and not _hooked(relu) and not _hooked(drop))
-
-
-def _fused(relu, drop) -> ReLUDropout:
-    new = ReLUDropout(drop.p, relu.semantics, relu.threads, relu_inplace=relu.inplace, dropout_inplace=drop.inplace)
-    new.training = relu.training
-    if getattr(relu, _FROM_FUNCTION, False):
-        setattr(new, _FROM_FUNCTION, True)
-    return new
-
-
-def runs_children_in_order(m: nn.Module) -> bool:
-    """m is an nn.Sequential whose forward is nn.Sequential's own: each child takes the output of
-    the one before it, and nothing else. A subclass with a forward of its own may call its
-    children in any order or use an output twice, so its neighbours are never fused. (A parent
-    that calls a Sequential's children one by one cannot be seen: docs/python.md.)"""
-    return isinstance(m, nn.Sequential) and type(m).forward is nn.Sequential.forward
-
-
-def _stock_feed_forward(m: nn.Module) -> bool:
-    """m is a transformer layer whose forward and _ff_block are its class's stock ones, which
-    compute linear2(dropout(activation(linear1(x)))) and use `dropout` nowhere else."""
-    for base in _TRANSFORMER_LAYERS:
-        if isinstance(m, base):
-            return type(m).forward is base.forward and type(m)._ff_block is base._ff_block
-    return False
-
-
-def fuse_pairs(model: nn.Module, ours: set, report) -> set:
-    """Fuses the ReLU + Dropout pairs of model whose ReLU replace_relu just made (ids in ours);
-    returns the ids of the ReLUs fused away and updates their entries in the report."""
-    counts: dict = {}
-    for _, m in model.named_modules(remove_duplicate=False):
-        counts[id(m)] = counts.get(id(m), 0) + 1
-    fused = set()
-    names = {id(m): n for n, m in model.named_modules()}
-    for m in list(model.modules()):
-        pairs = []
-        if runs_children_in_order(m):
-            keys = list(m._modules)
-            pairs = [(a, b) for a, b in zip(keys, keys[1:])]
-        elif _stock_feed_forward(m) and "activation" in m._modules and "dropout" in m._modules:
-            pairs = [("activation", "dropout")]
-        for a, b in pairs:
-            relu, drop = m._modules.get(a), m._modules.get(b)
-            if id(relu) in fused or not _fusable(relu, drop, ours, counts):
-                continue
-            fused.add(id(relu))
-            m._modules[a] = _fused(relu, drop)
-            away = FusedAway(drop.p, drop.inplace)
-            away.training = drop.training
-            m._modules[b] = away
-            rname, dname = names.get(id(relu), a), names.get(id(drop), b)
-            for i, e in enumerate(report.replaced):
-                if e.name == rname:
-                    report.replaced[i] = type(e)(e.name, e.kind, f"relugrad ReLUDropout with {dname} (p={drop.p}): "
-                                                 "2 bits per element kept for backward")
-    return fused
-
-
-def unfuse(parent: nn.Module, attr: str, m: nn.Module) -> str:
-    """Puts back what a ReLUDropout or FusedAway stands for at parent.attr; says what it became."""
-    if isinstance(m, FusedAway):
-        new = nn.Dropout(m.p, inplace=m.inplace)
-    elif getattr(m, _FROM_FUNCTION, False) and isinstance(parent, _TRANSFORMER_LAYERS):
-        del parent._modules[attr]
-        parent.activation = F.relu
-        return "F.relu activation"
-    else:
-        new = nn.ReLU(inplace=m.relu_inplace)
-    new.training = m.training
-    setattr(parent, attr, new)
-    return type(new).__name__
+def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, threads: int):
+    """dropout(relu(x), p, training) by the fused pass, or None where it does not serve the call
+    (the caller then runs the two modules)."""
+    if not _fused_serves(x, p, training):
+        return None
+    if _native_entry is not None and semantics == "torch" and threads == 0:
+        out = _native_entry(x, p)  # NotImplemented unless contiguous float32/float64
+        if out is not NotImplemented:
+            return out
+    return _ReluDropoutFunction.apply(x, p, semantics, threads)

@@ -23,9 +23,9 @@ Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere. A b
 create_graph (or with a gradient the pass cannot read) runs stock's differentiable ops in the
 node: stock's bits, the bias gradient included.
 
-LinearReLU is an nn.Linear (same parameters, same state_dict keys); replace_relu(fuse_linear=True)
-makes one of each nn.Linear directly followed by an nn.ReLU in an nn.Sequential, and puts a
-FusedReLU (an identity) where the ReLU was; restore_relu gives back both modules.
+LinearReLU is an nn.Linear (same parameters, same state_dict keys). replace_relu(fuse_linear=True)
+does not use it: it leaves each nn.Linear where it is and has the parent run it with the ReLU
+after it by fused_linear_relu (_fusion.py).
 """
 from __future__ import annotations
 
@@ -35,10 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from . import _dropout
 from . import torch as _rt
 
-__all__ = ["LinearReLU", "FusedReLU"]
+__all__ = ["LinearReLU", "fused_linear_relu"]
 
 
 def _load_native_entry():
@@ -58,6 +57,7 @@ def _fused_serves(m: "LinearReLU", x: Tensor) -> bool:
     # mode (stock's two nodes each check their outputs for NaN; the fused node is one).
     return (m.training and m.bias is not None and torch.is_grad_enabled() and _rt.NATIVE
             and not torch.is_autocast_enabled("cpu") and not torch.is_anomaly_enabled()
+            and not torch.jit.is_tracing()
             and (x.requires_grad or m.weight.requires_grad or m.bias.requires_grad)
             and x.dtype in (torch.float32, torch.float64) and m.weight.dtype == x.dtype
             and _rt._plain_cpu(x) and x.is_contiguous() and x.dim() >= 1
@@ -76,19 +76,6 @@ class LinearReLU(nn.Linear):
         self.relu_threads = _rt._check_threads(threads)
         # Not a submodule: state_dict and restore_relu see one Linear.
         object.__setattr__(self, "_relu", _rt.ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
-
-    @classmethod
-    def from_modules(cls, linear: nn.Linear, relu: nn.Module) -> "LinearReLU":
-        """A LinearReLU sharing linear's parameters (the same Parameter objects)."""
-        new = cls.__new__(cls)
-        nn.Module.__init__(new)
-        new.in_features, new.out_features = linear.in_features, linear.out_features
-        new.weight, new.bias = linear.weight, linear.bias
-        new.relu_inplace = bool(getattr(relu, "inplace", False))
-        new.relu_threads = int(getattr(relu, "threads", 0))
-        object.__setattr__(new, "_relu", _rt.ReLU("torch", inplace=new.relu_inplace, threads=new.relu_threads))
-        new.training = linear.training
-        return new
 
     def forward(self, x: Tensor) -> Tensor:
         if torch.jit.is_scripting():
@@ -111,63 +98,10 @@ class LinearReLU(nn.Linear):
         return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")
 
 
-class FusedReLU(nn.Identity):
-    """Stands where an nn.ReLU was fused into the LinearReLU before it (restore_relu gives it back)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return "fused into the LinearReLU before it"
-
-
-def _hooked(m: nn.Module) -> bool:
-    return any(m.__dict__.get(a) for a in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                                           "_backward_pre_hooks"))
-
-
-def fuse_pairs(model: nn.Module, ours: set, report) -> set:
-    """Fuses each nn.Linear directly followed, in an nn.Sequential, by a ReLU replace_relu just
-    made (ids in ours), both used once and without hooks; returns the fused ReLUs' ids."""
-    counts: dict = {}
-    for _, m in model.named_modules(remove_duplicate=False):
-        counts[id(m)] = counts.get(id(m), 0) + 1
-    names = {id(m): n for n, m in model.named_modules()}
-    fused = set()
-    for m in list(model.modules()):
-        if not _dropout.runs_children_in_order(m):
-            continue
-        keys = list(m._modules)
-        for a, b in zip(keys, keys[1:]):
-            lin, relu = m._modules.get(a), m._modules.get(b)
-            if not (type(lin) is nn.Linear and isinstance(relu, _rt.ReLU) and id(relu) in ours
-                    and relu.semantics == "torch" and not relu.mask and id(relu) not in fused
-                    and counts.get(id(lin)) == 1 and counts.get(id(relu)) == 1
-                    and not _hooked(lin) and not _hooked(relu)):
-                continue
-            fused.add(id(relu))
-            m._modules[a] = LinearReLU.from_modules(lin, relu)
-            away = FusedReLU(relu.inplace)
-            away.training = relu.training
-            m._modules[b] = away
-            rname = names.get(id(relu), b)
-            for i, e in enumerate(report.replaced):
-                if e.name == rname:
-                    report.replaced[i] = type(e)(e.name, e.kind, f"fused into relugrad LinearReLU at "
-                                                 f"{names.get(id(lin), a)} (bias gradient in the ReLU pass)")
-    return fused
-
-
-def unfuse(parent: nn.Module, attr: str, m: nn.Module) -> str:
-    """Puts back what a LinearReLU or FusedReLU stands for at parent.attr; says what it became."""
-    if isinstance(m, FusedReLU):
-        new = nn.ReLU(inplace=m.inplace)
-    else:
-        new = nn.Linear.__new__(nn.Linear)
-        nn.Module.__init__(new)
-        new.in_features, new.out_features = m.in_features, m.out_features
-        new.weight, new.bias = m.weight, m.bias
-    new.training = m.training
-    setattr(parent, attr, new)
-    return type(new).__name__
+def fused_linear_relu(linear: nn.Linear, x: Tensor) -> Optional[Tensor]:
+    """relu(linear(x)) by the fused forward and node, or None where they do not serve the call
+    (the caller then runs the two modules)."""
+    if _native_entry is None or not _fused_serves(linear, x):
+        return None
+    y = _native_entry(x, linear.weight, linear.bias)  # NotImplemented unless plain CPU tensors
+    return None if y is NotImplemented else y

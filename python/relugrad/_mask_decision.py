@@ -146,7 +146,13 @@ class MaskProbe:
 
         def pack(t):
             self._record(t)
-            return outer_pack(t) if outer_pack is not None else t
+            if outer_pack is not None:
+                return outer_pack(t)
+            # Detached: a saved output handed back as itself would hold its own node (through
+            # grad_fn) from inside that node, a cycle through C++ that gc cannot see, and a graph
+            # dropped without a backward would never be freed. Autograd gives the unpacked tensor
+            # its history back, as for any saved-tensor hook.
+            return t.detach()
 
         def unpack(x):
             return outer_unpack(x) if outer_unpack is not None else x

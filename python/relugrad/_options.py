@@ -73,13 +73,18 @@ def _thread_count(threads: Any) -> int:
     tensors, relugrad's default, all cores, otherwise), N >= 1 -> N."""
     if threads is None:
         return 0
-    if type(threads) is int and threads >= 0:
+    if type(threads) is int and 0 <= threads <= _MAX_THREADS:
         return threads
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise TypeError(f"threads: expected an int or None, got {type(threads).__name__}")
     if threads < 0:
         raise ValueError(f"threads: must be >= 0 (None or 0 = the host framework's threads), got {threads}")
+    if threads > _MAX_THREADS:
+        raise ValueError(f"threads: at most {_MAX_THREADS} (the C ABI's int32), got {threads}")
     return int(threads)
+
+
+_MAX_THREADS = 2**31 - 1
 
 
 # relugrad.Options and relugrad.Plan are the library's own objects: a plan is

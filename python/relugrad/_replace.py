@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _dropout, _linear, _mask_decision, _model_hooks, _script, _stale
+from . import _fusion, _mask_decision, _model_hooks, _script, _stale
 from . import _hardtanh as _ht
 from . import torch as _rt
 
@@ -174,6 +174,8 @@ def _hardtanh_reason(m: nn.Module, semantics: str) -> Optional[str]:
         return "holds parameters, buffers or submodules that Hardtanh would drop"
     if _adds_members(m, nn.ReLU6 if isinstance(m, nn.ReLU6) else nn.Hardtanh):
         return "a subclass with attributes or methods of its own, which Hardtanh would drop"
+    if "forward" in vars(m):
+        return "a forward of its own set on the instance, which Hardtanh would drop"
     if semantics != "torch":
         return f"hardtanh_backward is PyTorch's op: replaced under semantics='torch' only, not {semantics!r}"
     return None
@@ -211,6 +213,8 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
                 reason = "holds parameters, buffers or submodules that ReLU would drop"
             elif _adds_members(m, nn.ReLU):
                 reason = "a subclass with attributes or methods of its own, which ReLU would drop"
+            elif "forward" in vars(m):
+                reason = "a forward of its own set on the instance, which ReLU would drop"
             elif isinstance(parent, torch.ao.nn.intrinsic._FusedModule):
                 reason = f"inside the fused quantization module {type(parent).__name__}, which needs nn.ReLU"
             if reason is None:
@@ -436,9 +440,12 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
 
     functional=True also serves functional relu while model's forward runs (see the module
     docstring).
-    fuse_linear=True (torch preset, no mask) makes each nn.Linear directly followed by a
-    replaced nn.ReLU in an nn.Sequential one relugrad LinearReLU, whose backward sums the bias
-    gradient in the ReLU pass (same bits but for the bias gradient's rounding: _linear.py).
+    fuse_linear=True (torch preset, no mask) has each nn.Sequential run an nn.Linear directly
+    followed by a replaced nn.ReLU as one pass whose backward sums the bias gradient in the ReLU
+    pass (same bits but for the bias gradient's rounding: _linear.py); mask=True runs a replaced
+    nn.ReLU directly followed by an nn.Dropout as one pass keeping two bits per element. The
+    modules stay where they are; the parent runs a pair fused where it qualifies at that call
+    (_fusion.py).
     strict=True raises ReplaceError, leaving the model unchanged, if anything relu-like would be
     left. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
     with return_report=True."""
@@ -467,15 +474,21 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             model = new
         else:
             setattr(parent, attr, new)
-    if fuse_linear and semantics == "torch" and not mask and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
-        _linear.fuse_pairs(model, {id(m) for m in made.values()}, report)
-    if mask and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
-        # The memory option: ReLU + Dropout pairs become one ReLUDropout (2 bits per element),
-        # and every other new ReLU keeps the mask only where the probe step finds that nothing
-        # else keeps its output (_mask_decision).
-        fused = _dropout.fuse_pairs(model, {id(m) for m in made.values()}, report)
-        if _mask_decision.install(model, [m for m in made.values() if id(m) not in fused]) is not None:
-            _script.install(model)
+    whole = not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule))
+    ours = {id(m) for m in made.values()}
+    if fuse_linear and semantics == "torch" and not mask and whole:
+        # Linear + ReLU pairs run as one pass by their parent, where they qualify at each call.
+        _note_fused(report, _fusion.install(model, _fusion.LINEAR, ours),
+                    "runs fused with the nn.Linear {first} (bias gradient in the ReLU pass)")
+        _script.install(model)
+    if mask and whole:
+        # The memory option: ReLU + Dropout pairs run as one pass keeping 2 bits per element
+        # (by their parent, where they qualify at each call), and each new ReLU keeps the mask
+        # only where the probe step finds that nothing else keeps its output (_mask_decision).
+        _note_fused(report, _fusion.install(model, _fusion.DROPOUT, ours),
+                    "runs fused with the nn.Dropout {second} (2 bits per element kept for backward)")
+        _mask_decision.install(model, list(made.values()))
+        _script.install(model)
     if functional and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
         _remove_scope(model)
         scope = _FunctionalScope(semantics, threads, mask)
@@ -484,6 +497,19 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
         _script.install(model)
         report.replaced.append(ReplaceEntry("", "functional scope", f"on {type(model).__name__}.forward"))
     return (model, report) if return_report else model
+
+
+def _note_fused(report: ReplaceReport, pairs: dict, what: str) -> None:
+    """Adds to each fused ReLU's report entry the pair its parent runs fused."""
+    by_name = {}
+    for parent, first, second in pairs.values():
+        prefix = f"{parent}." if parent else ""
+        by_name[prefix + (second if "{first}" in what else first)] = what.format(first=prefix + first,
+                                                                                  second=prefix + second)
+    for i, e in enumerate(report.replaced):
+        note = by_name.get(e.name)
+        if note is not None:
+            report.replaced[i] = type(e)(e.name, e.kind, f"{e.detail}; {note}")
 
 
 def restore_relu(model: nn.Module, *, return_report: bool = False):
@@ -522,10 +548,6 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             qual = f"{name}.{cname}" if name else cname
             if isinstance(child, _ht.Hardtanh):
                 setattr(m, cname, back_hardtanh(child, qual))
-            elif isinstance(child, (_linear.LinearReLU, _linear.FusedReLU)):
-                report.replaced.append(ReplaceEntry(qual, type(child).__name__, _linear.unfuse(m, cname, child)))
-            elif isinstance(child, (_dropout.ReLUDropout, _dropout.FusedAway)):
-                report.replaced.append(ReplaceEntry(qual, type(child).__name__, _dropout.unfuse(m, cname, child)))
             elif isinstance(child, _rt.ReLU):
                 if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
                     del m._modules[cname]
@@ -548,6 +570,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             if _remove_scope(m):
                 report.replaced.append(ReplaceEntry(name, "functional scope", "removed"))
             _script.remove(m)
+        for name in _fusion.remove(model):
+            report.replaced.append(ReplaceEntry(name, "fusing parent", "its stock class"))
         visit(model, "", set())
     del visit  # the closure refers to itself (a cycle holding the modules until gc runs)
     return (model, report) if return_report else model

@@ -94,6 +94,7 @@ def test_releases_the_gil():
     (dict(clip=(2.0, 1.0)), "clip", ValueError, "clip range"),
     (dict(clip=3.0), "clip", TypeError, "clip: expected None or a"),
     (dict(threads=-1), "threads", ValueError, "threads: must be >= 0"),
+    (dict(threads=2**31), "threads", ValueError, "threads: at most 2147483647"),
     (dict(threads=1.5), "threads", TypeError, "threads: expected an int"),
     (dict(gate="gt"), "gate", ValueError, "gate: 'gt'"),
     (dict(combine="mul"), "combine", ValueError, "combine: 'mul'"),

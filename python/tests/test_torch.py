@@ -136,6 +136,9 @@ def test_bad_arguments_are_rejected():
         rt.ReLU("caffe")
     with pytest.raises(ValueError, match="threads"):
         rt.ReLU("torch", threads=-1)
+    for threads in (2**31, 2**32):  # beyond the C ABI's int32: refused, never wrapped
+        with pytest.raises(ValueError, match="threads: at most 2147483647"):
+            rt.ReLU("torch", threads=threads)
 
 
 def test_threads_one_gives_the_same_gradients():

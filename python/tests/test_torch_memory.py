@@ -13,7 +13,9 @@ from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
 from relugrad import _dropout, _mask_decision  # noqa: E402
-from relugrad._dropout import FusedAway, ReLUDropout  # noqa: E402
+from relugrad._dropout import ReLUDropout  # noqa: E402
+from relugrad import _fusion  # noqa: E402
+from relugrad._fusion import FusingSequential  # noqa: E402
 from relugrad._replace import functional_scope  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
@@ -267,6 +269,13 @@ def train_steps(model, x, steps=2, seed=11):
     return record
 
 
+def fused_passes(model, x):
+    """How many ReLU + Dropout pairs one training forward of model ran as one pass."""
+    with torch.profiler.profile() as prof:
+        model(x)
+    return sum(1 for e in prof.events() if e.name == "relugrad_native::relu_dropout")
+
+
 def assert_same_training(stock, ours, x):
     for a, b in zip(train_steps(stock, x), train_steps(ours, x)):
         assert torch.equal(bits(a), bits(b))
@@ -276,12 +285,16 @@ def test_replace_relu_fuses_sequential_pairs_bit_for_bit():
     torch.manual_seed(0)
     stock = mlp_with_dropout()
     ours, report = rt.replace_relu(copy.deepcopy(stock), mask=True, return_report=True)
-    assert [type(m) for m in ours] == [nn.Linear, ReLUDropout, FusedAway, nn.Linear, ReLUDropout, FusedAway, nn.Linear]
-    assert [m.p for m in ours if isinstance(m, ReLUDropout)] == [0.1, 0.3]
-    assert "ReLUDropout" in str(report)
+    # The modules stay (the Dropouts the same objects); their parent runs each pair as one pass.
+    assert type(ours) is FusingSequential
+    assert [type(m) for m in ours] == [nn.Linear, rt.ReLU, nn.Dropout, nn.Linear, rt.ReLU, nn.Dropout, nn.Linear]
+    assert _fusion.fused_pairs(ours) == ["1 + 2", "4 + 5"]
+    assert "runs fused with the nn.Dropout 2" in str(report) and "runs fused with the nn.Dropout 5" in str(report)
+    x = torch.randn(16, 24, requires_grad=True)
+    assert fused_passes(ours, x) == 2
     assert_same_training(stock, ours, torch.randn(16, 24))
     back = rt.restore_relu(ours)
-    assert [type(m) for m in back] == [type(m) for m in stock]
+    assert type(back) is nn.Sequential and [type(m) for m in back] == [type(m) for m in stock]
     assert [(m.p, m.inplace) for m in back if isinstance(m, nn.Dropout)] == [(0.1, False), (0.3, False)]
     assert back[4].inplace
 
@@ -296,7 +309,9 @@ def test_pairs_with_hooks_or_other_dropouts_are_not_fused():
                           nn.ReLU(), nn.Dropout(0.2))
     stock[6].register_forward_hook(lambda m, i, o: None)
     ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
-    assert [type(m) for m in ours][1:] == [ReLUDropout, FusedAway, rt.ReLU, nn.AlphaDropout, rt.ReLU, nn.Dropout]
+    assert [type(m) for m in ours][1:] == [rt.ReLU, nn.Dropout, rt.ReLU, nn.AlphaDropout, rt.ReLU, nn.Dropout]
+    # 1 + 2 runs fused; AlphaDropout is not a Dropout, and the hooked Dropout must see its input.
+    assert fused_passes(ours, torch.randn(4, 8, requires_grad=True)) == 1
 
 
 @pytest.mark.parametrize("cls", [nn.TransformerEncoderLayer, nn.TransformerDecoderLayer])
@@ -305,7 +320,8 @@ def test_transformer_layers_fuse_bit_for_bit(cls, activation):
     torch.manual_seed(0)
     stock = cls(16, 2, 48, dropout=0.1, batch_first=True, activation=nn.ReLU() if activation == "module" else "relu")
     ours = rt.replace_relu(copy.deepcopy(stock), mask=True, strict=True)
-    assert isinstance(ours.activation, ReLUDropout) and isinstance(ours.dropout, FusedAway)
+    assert isinstance(ours.activation, rt.ReLU) and type(ours.dropout) is nn.Dropout
+    assert _fusion.fused_pairs(ours) == ["activation + dropout"]
     assert functional_scope(ours) is None
     x = torch.randn(3, 7, 16)
     assert_same_training(stock, ours, x if cls is nn.TransformerEncoderLayer else (x, torch.randn(3, 5, 16)))
@@ -475,7 +491,7 @@ def test_anomaly_mode_runs_stocks_two_nodes_and_raises_where_stock_does():
         m = nn.Sequential(nn.ReLU(), nn.Dropout(0.5))
         if replace:
             rt.replace_relu(m, mask=True)
-            assert type(m[0]) is ReLUDropout
+            assert _fusion.fused_pairs(m) == ["0 + 1"]
         x = torch.tensor([[-1.0, 1.0, 2.0, -3.0]], requires_grad=True)
         torch.manual_seed(1)
         y = m(x)
@@ -491,3 +507,22 @@ def test_anomaly_mode_runs_stocks_two_nodes_and_raises_where_stock_does():
             stock, ours = run_step(False), run_step(True)
     assert stock.startswith("Function 'MulBackward0' returned nan values")
     assert ours == stock
+
+
+@pytest.mark.parametrize("how", ["dropped", "retained_then_dropped"])
+def test_a_probe_step_graph_dropped_without_backward_is_freed(how):
+    """The probe's saved-tensor hooks must not tie a saved output to its own node: a probe-step
+    graph dropped without a backward (a shape-initialising call, a validation pass with grad, a
+    retained graph) is freed when its last reference goes, as stock's."""
+    import gc
+    import weakref
+
+    model = rt.replace_relu(nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4)), mask=True)
+    kept = []
+    model[1].register_forward_hook(lambda m, args, out: kept.append(weakref.ref(out)))
+    out = model(torch.randn(8, 16))
+    if how == "retained_then_dropped":
+        out.sum().backward(retain_graph=True)
+    del out
+    gc.collect()
+    assert kept and kept[0]() is None

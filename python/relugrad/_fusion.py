@@ -1,0 +1,238 @@
+"""Fused pairs run by their parent, the modules left as they are.
+
+replace_relu(mask=True) runs a relugrad ReLU followed by an nn.Dropout as one pass that keeps two
+bit planes for backward (_dropout.py), and replace_relu(fuse_linear=True) an nn.Linear followed
+by a relugrad ReLU as one pass that sums the bias gradient in the ReLU backward (_linear.py).
+Neither module is replaced: the nn.Dropout and the nn.Linear stay the same objects in the same
+places (their parameters, buffers, attributes, hooks and state_dict as they were), and so do the
+ReLUs replace_relu made. Only the parent that calls the two in a row changes class, to one whose
+forward calls them as stock's does but runs a pair fused where that computes exactly what the two
+calls compute: an nn.Sequential (exact type) becomes FusingSequential, and an
+nn.TransformerEncoderLayer / DecoderLayer (exact types) one whose _ff_block is stock's with the
+pair fused. restore_relu gives the parent its class back.
+
+The decision is made at each call from the modules as they are then, so a model edited after
+replace_relu (a slice, an inserted or replaced child, a changed dropout p, a dropout set back to
+training for Monte-Carlo sampling, hooks registered later, a quantized or parametrized Linear)
+computes what the stock model computes. A pair runs fused only when
+  - the input is a tensor outside tracing (torch.compile, torch.export, torch.jit.trace, FX):
+    traces see the two calls;
+  - no module hook could see the tensor between the two (none on either module, no global module
+    hook) and neither module has a forward of its own set on the instance;
+  - the modules are of the exact types (an nn.Linear, a relugrad ReLU, an nn.Dropout) and the
+    fused pass serves the call (training with grad, dtype, layout: _linear.py, _dropout.py);
+  - for ReLU + Dropout: the dropout is not in place (stock's backward then refuses the modified
+    y), and an in-place ReLU follows a module of its own output (a Linear, convolution or
+    normalization layer without hooks), so no other code holds the tensor it would have written.
+Everything else calls the modules one by one, as stock does.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import List, Optional
+
+import torch
+from torch import Tensor, nn
+from torch.nn.modules import module as _module_globals
+
+from . import _dropout, _linear, _script
+from . import torch as _rt
+
+__all__ = ["FusingSequential", "FusingTransformerEncoderLayer", "FusingTransformerDecoderLayer", "install",
+           "remove", "fused_pairs"]
+
+LINEAR = "linear"  # nn.Linear + ReLU (replace_relu(fuse_linear=True))
+DROPOUT = "dropout"  # ReLU + nn.Dropout (replace_relu(mask=True))
+# The instance attribute naming the kinds of pair a fusing parent runs fused.
+_KINDS_ATTR = "relugrad_fused_pairs"
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+# Modules whose output is a tensor of their own that they do not keep: an in-place ReLU after
+# one of them writes memory no other code can see.
+_OWN_OUTPUT = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
+               nn.LayerNorm, nn.GroupNorm)
+
+
+def _called_as_stock(m: nn.Module) -> bool:
+    """Calling m is calling its class's forward and nothing else: no hooks but the mask probe's
+    (which only watch the ReLU's output: a fused ReLU has none, and the probe counts it as not
+    run), no instance forward."""
+    d = m.__dict__
+    if "forward" in d:
+        return False
+    for h in _HOOK_DICTS:
+        hooks = d.get(h)
+        if hooks and not all(getattr(getattr(f, "__self__", None), _script.MODEL_HOOKS_ATTR, False)
+                             for f in hooks.values()):
+            return False
+    return True
+
+
+def _global_hooks() -> bool:
+    return any(getattr(_module_globals, h, None) for h in _GLOBAL_HOOKS)
+
+
+def _eager_tensor(x) -> bool:
+    return isinstance(x, Tensor) and not _rt._is_compiling() and not torch.jit.is_tracing()
+
+
+def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[nn.Module]) -> Optional[Tensor]:
+    """second(first(x)) by one fused pass where that is exactly what the two calls compute (the
+    module docstring's rules); None where the two must be called. before: the module whose
+    output x is, or None."""
+    if not _eager_tensor(x) or _global_hooks():
+        return None
+    if LINEAR in kinds and type(first) is nn.Linear and isinstance(second, _rt.ReLU):
+        if second.semantics != "torch" or second.mask or not (_called_as_stock(first) and _called_as_stock(second)):
+            return None
+        return _linear.fused_linear_relu(first, x)
+    if DROPOUT in kinds and isinstance(first, _rt.ReLU) and type(second) is nn.Dropout:
+        if second.inplace or not (_called_as_stock(first) and _called_as_stock(second)):
+            return None
+        if first.inplace and not (before is not None and type(before) in _OWN_OUTPUT and _called_as_stock(before)):
+            return None
+        return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
+    return None
+
+
+class FusingSequential(nn.Sequential):
+    """An nn.Sequential whose forward runs the pairs of adjacent children named in its
+    relugrad_fused_pairs as one fused pass where they qualify at that call (module docstring),
+    and calls every other child as nn.Sequential does."""
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            for module in self:
+                input = module(input)
+            return input
+        return self._fusing_forward(input)
+
+    @torch.jit.unused
+    def _fusing_forward(self, input):
+        kinds = self.__dict__.get(_KINDS_ATTR, ())
+        modules: List[nn.Module] = list(self._modules.values())
+        i, n = 0, len(modules)
+        while i < n:
+            if i + 1 < n:
+                out = pair_output(kinds, modules[i], modules[i + 1], input, modules[i - 1] if i else None)
+                if out is not None:
+                    input = out
+                    i += 2
+                    continue
+            input = modules[i](input)
+            i += 1
+        return input
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        # TorchScript compiles stock's container (the same children; the eager model is unchanged).
+        plain = nn.Sequential(OrderedDict(self._modules))
+        plain.training = self.training
+        return plain
+
+
+class _FusingFeedForward:
+    """The transformer layers' feed-forward block, stock's, with activation + dropout fused."""
+
+    def _feed_forward_pair(self, x: Tensor) -> Tensor:
+        h = self.linear1(x)
+        out = pair_output(self.__dict__.get(_KINDS_ATTR, ()), self.activation, self.dropout, h, self.linear1)
+        return self.dropout(self.activation(h)) if out is None else out
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        clone = nn.Module.__new__(_BASE_OF[type(self)])
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__["_modules"] = OrderedDict(self._modules)
+        return clone
+
+
+class FusingTransformerEncoderLayer(_FusingFeedForward, nn.TransformerEncoderLayer):
+    def _ff_block(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self.linear2(self._eager_pair(x)))
+
+    @torch.jit.unused
+    def _eager_pair(self, x: Tensor) -> Tensor:
+        return self._feed_forward_pair(x)
+
+
+class FusingTransformerDecoderLayer(_FusingFeedForward, nn.TransformerDecoderLayer):
+    def _ff_block(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self.linear2(self._eager_pair(x)))
+
+    @torch.jit.unused
+    def _eager_pair(self, x: Tensor) -> Tensor:
+        return self._feed_forward_pair(x)
+
+
+# stock class -> its fusing class, and back
+_FUSING_OF = {nn.Sequential: FusingSequential, nn.TransformerEncoderLayer: FusingTransformerEncoderLayer,
+              nn.TransformerDecoderLayer: FusingTransformerDecoderLayer}
+_BASE_OF = {v: k for k, v in _FUSING_OF.items()}
+
+
+def _candidate_pairs(m: nn.Module, kind: str, ours: set):
+    """[(first name, second name)] of m's children that kind fuses, the ReLU one replace_relu made."""
+    base = _BASE_OF.get(type(m), type(m))
+    if base is nn.Sequential:
+        keys = list(m._modules)
+        pairs = list(zip(keys, keys[1:]))
+    elif base in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer) and kind == DROPOUT:
+        pairs = [("activation", "dropout")]
+    else:
+        return []
+    found = []
+    for a, b in pairs:
+        first, second = m._modules.get(a), m._modules.get(b)
+        if (kind == LINEAR and type(first) is nn.Linear and id(second) in ours and isinstance(second, _rt.ReLU)
+                and second.semantics == "torch"):
+            found.append((a, b))
+        elif kind == DROPOUT and id(first) in ours and isinstance(first, _rt.ReLU) and type(second) is nn.Dropout:
+            found.append((a, b))
+    return found
+
+
+def install(model: nn.Module, kind: str, ours: set) -> dict:
+    """Makes each exact nn.Sequential / transformer layer of model with a pair of kind (its ReLU
+    one of ours, the ids replace_relu just made) run that pair fused; returns {id(ReLU): (parent
+    name, first name, second name)} of the pairs found."""
+    found = {}
+    for name, m in model.named_modules():
+        if type(m) not in _FUSING_OF and type(m) not in _BASE_OF:
+            continue
+        pairs = _candidate_pairs(m, kind, ours)
+        if not pairs:
+            continue
+        m.__class__ = _FUSING_OF.get(type(m), type(m))
+        m.__dict__[_KINDS_ATTR] = tuple(sorted(set(m.__dict__.get(_KINDS_ATTR, ())) | {kind}))
+        for a, b in pairs:
+            relu = m._modules[b] if kind == LINEAR else m._modules[a]
+            found[id(relu)] = (name, a, b)
+    return found
+
+
+def remove(model: nn.Module) -> List[str]:
+    """Gives every fusing parent in model its stock class back; returns their names."""
+    names = []
+    for name, m in model.named_modules():
+        base = _BASE_OF.get(type(m))
+        if base is not None:
+            m.__class__ = base
+            m.__dict__.pop(_KINDS_ATTR, None)
+            names.append(name)
+    return names
+
+
+def fused_pairs(model: nn.Module) -> List[str]:
+    """'parent.first + parent.second' of each pair model's fusing parents may run fused."""
+    out = []
+    for name, m in model.named_modules():
+        for kind in m.__dict__.get(_KINDS_ATTR, ()):
+            for a, b in _candidate_pairs(m, kind, {id(c) for c in m.children()}):
+                prefix = f"{name}." if name else ""
+                out.append(f"{prefix}{a} + {prefix}{b}")
+    return out
