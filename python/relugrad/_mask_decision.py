@@ -151,11 +151,15 @@ class MaskProbe:
             # Detached: a saved output handed back as itself would hold its own node (through
             # grad_fn) from inside that node, a cycle through C++ that gc cannot see, and a graph
             # dropped without a backward would never be freed. Autograd gives the unpacked tensor
-            # its history back, as for any saved-tensor hook.
-            return t.detach()
+            # its history back, as for any saved-tensor hook. The version is kept with it: autograd
+            # checks no version of a hooked save, and the probe step must raise where stock does.
+            return _Saved(t.detach(), t._version)
 
         def unpack(x):
-            return outer_unpack(x) if outer_unpack is not None else x
+            if outer_unpack is not None:
+                return outer_unpack(x)
+            x.check_version()
+            return x.tensor
 
         self._pack = pack
         self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
@@ -276,6 +280,26 @@ class MaskProbe:
         self.decided = dict(state["decided"])
         if state["applied"] is not None:
             self._apply(state["applied"])
+
+
+class _Saved:
+    """A tensor the probe step saved, with its version then (the detached tensor shares the
+    original's version counter, as its views do)."""
+
+    __slots__ = ("tensor", "version")
+
+    def __init__(self, tensor: Tensor, version: int) -> None:
+        self.tensor, self.version = tensor, version
+
+    def check_version(self) -> None:
+        """Stock's error for a saved tensor modified in place since (SavedVariable::unpack's)."""
+        now = self.tensor._version
+        if now != self.version:
+            hint = ("" if torch.is_anomaly_enabled() else " Hint: enable anomaly detection to find the operation "
+                    "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+            raise RuntimeError("one of the variables needed for gradient computation has been modified by an "
+                               f"inplace operation: [{self.tensor.type()} {list(self.tensor.shape)}], is at "
+                               f"version {now}; expected version {self.version} instead.{hint}")
 
 
 def _forward_hooked(m: nn.Module) -> bool:

@@ -19,12 +19,14 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/MemoryFormat.h>
 #include <c10/util/strides.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
+#include <torch/csrc/autograd/anomaly_mode.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/saved_variable.h>
@@ -36,6 +38,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -516,12 +519,37 @@ struct ReluBackward : public SavedTensorNode<ReluBackward> {
 };
 
 // Backward from the saved 1-bit mask the forward wrote (y itself is not kept).
+// y's version is checked as stock's SavedVariable checks the y it keeps: the
+// mask would give the right gradient after y changed in place, but stock
+// raises there, and so does this node (the same message, this node's name).
 struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
   MaskLayout layout;
+  c10::VariableVersion y_version{c10::VariableVersion::DISABLED};  // shared with y and its views
+  uint32_t saved_version = 0;
+  std::vector<int64_t> y_sizes;
+  at::TensorOptions y_options;
 
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
+    CheckVersion();
     return GradFromMask(grad, mask, settings, layout);
+  }
+
+  void CheckVersion() const {
+    if (!y_version.enabled()) return;
+    const uint32_t current = y_version.current_version();
+    if (current == saved_version) return;
+    std::ostringstream message;
+    message << "one of the variables needed for gradient computation has been modified by an "
+               "inplace operation: ["
+            << at::empty({0}, y_options).toString() << " " << at::IntArrayRef(y_sizes)
+            << "], which is output 0 of " << Name() << ", is at version " << current
+            << "; expected version " << saved_version << " instead.";
+    if (!torch::autograd::AnomalyMode::is_enabled()) {
+      message << " Hint: enable anomaly detection to find the operation that failed to compute "
+                 "its gradient, with torch.autograd.set_detect_anomaly(True).";
+    }
+    TORCH_CHECK(false, message.str());
   }
 };
 
@@ -608,8 +636,13 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     node->layout = {
         mask_strides, y.strides().vec(),
         y.is_non_overlapping_and_dense() && y.strides() == at::IntArrayRef(mask_strides)};
-    Attach(node, y, inplace,
-           [&] { node->saved = torch::autograd::SavedVariable(mask, /*is_output=*/false); });
+    Attach(node, y, inplace, [&] {
+      node->saved = torch::autograd::SavedVariable(mask, /*is_output=*/false);
+      node->y_version = torch::autograd::impl::version_counter(y);
+      node->saved_version = node->y_version.current_version();
+      node->y_sizes = y.sizes().vec();
+      node->y_options = y.options();
+    });
   }
   return y;
 }

@@ -202,3 +202,40 @@ def test_hardtanh_gradient_penalty_reaches_the_parameters_as_stocks(name, stock,
     assert want[2] is not None  # the second Linear's weight: only through the activation's backward
     for w, o in zip(want, got):
         assert (w is None and o is None) or (o is not None and torch.equal(bits(w), bits(o)))
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_mask_relu_raises_stocks_error_when_y_changed_in_place(inplace):
+    """The mask alone would give the right gradient, but stock keeps y and raises when y was
+    modified in place before the backward: so does the mask path (through a view too)."""
+    errors = []
+    for relu in (nn.ReLU(inplace=inplace), rt.ReLU(inplace=inplace, mask=True)):
+        x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+        y = relu(x * 1)
+        y[1:].add_(1)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        errors.append(str(info.value))
+    for e in errors:
+        assert e.startswith("one of the variables needed for gradient computation has been modified by an "
+                           "inplace operation: [torch.FloatTensor [4]]")
+        assert "is at version 2; expected version 1 instead." in e if inplace else \
+            "is at version 1; expected version 0 instead." in e
+
+
+@pytest.mark.parametrize("steps", [1, 2], ids=["probe_step", "decided_step"])
+def test_replaced_model_raises_where_stock_does_for_a_saved_tensor_changed_in_place(steps):
+    """ReLU then Dropout(inplace=True): stock's backward refuses the y dropout overwrote, in the
+    probe step (under the probe's saved-tensor hooks) and after the decision (mask kept)."""
+    def model():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.5, inplace=True), nn.Linear(16, 2))
+
+    ours = rt.replace_relu(model(), mask=True)
+    for step in range(steps):
+        y = ours(torch.randn(5, 8))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+    stock_y = model()(torch.randn(5, 8))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        stock_y.sum().backward()
