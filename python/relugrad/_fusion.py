@@ -81,19 +81,21 @@ def _eager_tensor(x) -> bool:
 def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[nn.Module]) -> Optional[Tensor]:
     """second(first(x)) by one fused pass where that is exactly what the two calls compute (the
     module docstring's rules); None where the two must be called. before: the module whose
-    output x is, or None."""
-    if not _eager_tensor(x) or _global_hooks():
-        return None
-    if LINEAR in kinds and type(first) is nn.Linear and isinstance(second, _rt.ReLU):
-        if second.semantics != "torch" or second.mask or not (_called_as_stock(first) and _called_as_stock(second)):
+    output x is, or None. The cheapest tests come first: most pairs are not candidates."""
+    if type(second) is nn.Dropout:
+        if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, _rt.ReLU)
+                or (first.inplace and not (type(before) in _OWN_OUTPUT and _called_as_stock(before)))):
             return None
-        return _linear.fused_linear_relu(first, x)
-    if DROPOUT in kinds and isinstance(first, _rt.ReLU) and type(second) is nn.Dropout:
-        if second.inplace or not (_called_as_stock(first) and _called_as_stock(second)):
-            return None
-        if first.inplace and not (before is not None and type(before) in _OWN_OUTPUT and _called_as_stock(before)):
+        if not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks():
             return None
         return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
+    if type(first) is nn.Linear:
+        if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
+                or second.semantics != "torch" or second.mask):
+            return None
+        if not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks():
+            return None
+        return _linear.fused_linear_relu(first, x)
     return None
 
 
@@ -112,6 +114,12 @@ class FusingSequential(nn.Sequential):
     @torch.jit.unused
     def _fusing_forward(self, input):
         kinds = self.__dict__.get(_KINDS_ATTR, ())
+        if not (kinds and torch.is_grad_enabled() and _eager_tensor(input)):
+            # Every fused pass records a backward: without grad (inference) nothing can fuse,
+            # and the loop is stock's at stock's cost.
+            for module in self._modules.values():
+                input = module(input)
+            return input
         modules: List[nn.Module] = list(self._modules.values())
         i, n = 0, len(modules)
         while i < n:
