@@ -18,7 +18,8 @@ computes what the stock model computes. A pair runs fused only when
   - the input is a tensor outside tracing (torch.compile, torch.export, torch.jit.trace, FX):
     traces see the two calls;
   - no module hook could see the tensor between the two (none on either module, no global module
-    hook) and neither module has a forward of its own set on the instance;
+    hook) and neither module has a forward of its own set on the instance or a compiled call
+    (Module.compile());
   - the modules are of the exact types (an nn.Linear, a relugrad ReLU, an nn.Dropout) and the
     fused pass serves the call (training with grad, dtype, layout: _linear.py, _dropout.py);
   - for ReLU + Dropout: the dropout is not in place (stock's backward then refuses the modified
@@ -28,7 +29,6 @@ Everything else calls the modules one by one, as stock does.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import List, Optional
 
 import torch
@@ -60,7 +60,7 @@ def _called_as_stock(m: nn.Module) -> bool:
     (which only watch the ReLU's output: a fused ReLU has none, and the probe counts it as not
     run), no instance forward."""
     d = m.__dict__
-    if "forward" in d:
+    if "forward" in d or d.get("_compiled_call_impl") is not None:  # Module.compile() set a call of its own
         return False
     for h in _HOOK_DICTS:
         hooks = d.get(h)
@@ -88,6 +88,8 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
             return None
         if not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks():
             return None
+        if type(second.p) is not float:
+            return None  # F.dropout converts any other p in C++ (a tensor, a NumPy scalar): its draws
         return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
     if type(first) is nn.Linear:
         if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
@@ -133,12 +135,6 @@ class FusingSequential(nn.Sequential):
             i += 1
         return input
 
-    def __prepare_scriptable__(self) -> nn.Module:
-        # TorchScript compiles stock's container (the same children; the eager model is unchanged).
-        plain = nn.Sequential(OrderedDict(self._modules))
-        plain.training = self.training
-        return plain
-
 
 class _FusingFeedForward:
     """The transformer layers' feed-forward block, stock's, with activation + dropout fused."""
@@ -147,12 +143,6 @@ class _FusingFeedForward:
         h = self.linear1(x)
         out = pair_output(self.__dict__.get(_KINDS_ATTR, ()), self.activation, self.dropout, h, self.linear1)
         return self.dropout(self.activation(h)) if out is None else out
-
-    def __prepare_scriptable__(self) -> nn.Module:
-        clone = nn.Module.__new__(_BASE_OF[type(self)])
-        clone.__dict__.update(self.__dict__)
-        clone.__dict__["_modules"] = OrderedDict(self._modules)
-        return clone
 
 
 class FusingTransformerEncoderLayer(_FusingFeedForward, nn.TransformerEncoderLayer):
@@ -181,6 +171,28 @@ class FusingTransformerDecoderLayer(_FusingFeedForward, nn.TransformerDecoderLay
 _FUSING_OF = {nn.Sequential: FusingSequential, nn.TransformerEncoderLayer: FusingTransformerEncoderLayer,
               nn.TransformerDecoderLayer: FusingTransformerDecoderLayer}
 _BASE_OF = {v: k for k, v in _FUSING_OF.items()}
+
+
+def _rebuild(base: type, state: dict) -> nn.Module:
+    """A fusing module from its stock class and its state (what pickle and deepcopy call)."""
+    module = base.__new__(base)
+    module.__dict__.update(state)
+    module.__class__ = _FUSING_OF[base]
+    return module
+
+
+def _reduce_ex(self, protocol):
+    return _rebuild, (_BASE_OF[type(self)], self.__dict__)
+
+
+# The transformer layers' fusing classes say they are torch.nn's: torch.fx and quantization's
+# tracers keep a torch.nn module as one call (a leaf) and trace into any other, whose forward
+# (the fast path's checks) they cannot trace; stock's layer is a leaf, so the fusing one must be.
+# Pickle and deepcopy then find them through _rebuild, not by that module path. (A Sequential is
+# never a leaf: FusingSequential keeps its own path.)
+for _cls in (FusingTransformerEncoderLayer, FusingTransformerDecoderLayer):
+    _cls.__module__ = nn.TransformerEncoderLayer.__module__
+    _cls.__reduce_ex__ = _reduce_ex
 
 
 def _candidate_pairs(m: nn.Module, kind: str, ours: set):

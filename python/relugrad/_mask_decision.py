@@ -295,8 +295,11 @@ class _Saved:
         """Stock's error for a saved tensor modified in place since (SavedVariable::unpack's)."""
         now = self.tensor._version
         if now != self.version:
-            hint = ("" if torch.is_anomaly_enabled() else " Hint: enable anomaly detection to find the operation "
-                    "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+            hint = (" Hint: the backtrace further above shows the operation that failed to compute its "
+                    "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+                    if torch.is_anomaly_enabled() else
+                    " Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
             raise RuntimeError("one of the variables needed for gradient computation has been modified by an "
                                f"inplace operation: [{self.tensor.type()} {list(self.tensor.shape)}], is at "
                                f"version {now}; expected version {self.version} instead.{hint}")

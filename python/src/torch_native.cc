@@ -501,6 +501,7 @@ struct SavedTensorNode : public torch::autograd::Node {
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
     const at::Tensor s = saved.unpack(getptr());
+    static_cast<const Derived*>(this)->CheckSaved();  // as unpack checks, before any gradient
     // Moved out, not copied: the backward may write over a gradient only it holds.
     at::Tensor grad = std::move(grads[0]);
     if (!grad.defined()) return {at::Tensor()};
@@ -513,6 +514,7 @@ struct SavedTensorNode : public torch::autograd::Node {
 // Backward of y = relu(x): the gate reads the saved y (x's values after relu_ in place).
 struct ReluBackward : public SavedTensorNode<ReluBackward> {
   static const char* Name() { return "relugrad::ReluBackward"; }
+  void CheckSaved() const {}  // y's SavedVariable checks its version itself
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& y) const {
     return GradFromGate(grad, y, settings);
   }
@@ -524,18 +526,19 @@ struct ReluBackward : public SavedTensorNode<ReluBackward> {
 // raises there, and so does this node (the same message, this node's name).
 struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
   MaskLayout layout;
-  c10::VariableVersion y_version{c10::VariableVersion::DISABLED};  // shared with y and its views
+  // Shared with y and its views; disabled where the mask was saved through saved-tensor hooks
+  // (autograd checks no version of a hooked save, so neither does this node there).
+  c10::VariableVersion y_version{c10::VariableVersion::DISABLED};
   uint32_t saved_version = 0;
   std::vector<int64_t> y_sizes;
   at::TensorOptions y_options;
 
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
-    CheckVersion();
     return GradFromMask(grad, mask, settings, layout);
   }
 
-  void CheckVersion() const {
+  void CheckSaved() const {
     if (!y_version.enabled()) return;
     const uint32_t current = y_version.current_version();
     if (current == saved_version) return;
@@ -547,7 +550,11 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
             << "; expected version " << saved_version << " instead.";
     if (!torch::autograd::AnomalyMode::is_enabled()) {
       message << " Hint: enable anomaly detection to find the operation that failed to compute "
-                 "its gradient, with torch.autograd.set_detect_anomaly(True).";
+                 "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).";
+    } else {
+      message << " Hint: the backtrace further above shows the operation that failed to compute "
+                 "its gradient. The variable in question was changed in there or anywhere later. "
+                 "Good luck!";
     }
     TORCH_CHECK(false, message.str());
   }
@@ -638,8 +645,10 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
         y.is_non_overlapping_and_dense() && y.strides() == at::IntArrayRef(mask_strides)};
     Attach(node, y, inplace, [&] {
       node->saved = torch::autograd::SavedVariable(mask, /*is_output=*/false);
-      node->y_version = torch::autograd::impl::version_counter(y);
-      node->saved_version = node->y_version.current_version();
+      if (!node->saved.has_hooks()) {
+        node->y_version = torch::autograd::impl::version_counter(y);
+        node->saved_version = node->y_version.current_version();
+      }
       node->y_sizes = y.sizes().vec();
       node->y_options = y.options();
     });

@@ -239,3 +239,36 @@ def test_replaced_model_raises_where_stock_does_for_a_saved_tensor_changed_in_pl
     stock_y = model()(torch.randn(5, 8))
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         stock_y.sum().backward()
+
+
+def test_mask_relu_checks_no_version_under_saved_tensor_hooks_as_stock():
+    """Autograd checks no version of a save made through saved-tensor hooks: stock trains when y
+    changes in place after the forward, and so does the mask path under the same hooks."""
+    for relu in (nn.ReLU(), rt.ReLU(mask=True)):
+        x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            y = relu(x * 1)
+        y.add_(1)
+        y.sum().backward()  # no error in either
+
+
+def test_mask_relu_checks_y_before_looking_at_the_gradient():
+    """A backward that reaches the node with no gradient (a Function returning None for y) still
+    raises for a y changed in place: stock's node unpacks y first."""
+    class Drop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, g
+
+    for relu in (nn.ReLU(), rt.ReLU(mask=True)):
+        x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True)
+        w = torch.ones(3, requires_grad=True)
+        y = relu(x * 1)
+        out = Drop.apply(y, w)
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()

@@ -5,11 +5,12 @@ decided at each call (slices, replaced or inserted children, a changed p, Monte-
 hooks registered later, instance forwards, quantization, tracing)."""
 import copy
 import warnings
+from typing import Tuple
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
+from torch import Tensor, nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
 from relugrad import _fusion  # noqa: E402
@@ -224,3 +225,76 @@ def test_an_in_place_dropout_is_not_fused():
     with torch.profiler.profile() as prof:
         model(torch.randn(4, 8))
     assert not any(e.name.startswith("relugrad_native::relu_dropout") for e in prof.events())
+
+
+@pytest.mark.parametrize("p", ["tensor", "float32"])
+def test_a_dropout_p_that_is_not_a_python_float_is_called_as_stock(p):
+    """F.dropout converts p in C++; the fused pass computes with a Python float only."""
+    import numpy as np
+
+    value = {"tensor": torch.tensor(0.1), "float32": np.float32(0.1)}.get(p, p)
+    stock, ours = both(MASK, lambda m: setattr(m[2], "p", value) or m)
+    assert_same(stock, ours, torch.randn(32, 8, dtype=torch.float32))
+    stock, ours = stock.bfloat16(), ours.bfloat16()  # the composed path (bf16) too
+    assert_same(stock, ours, torch.randn(32, 8, dtype=torch.bfloat16))
+
+
+def test_a_child_compiled_with_module_compile_is_called():
+    calls = []
+    for model in both(MASK):
+        model[2].compile(backend=lambda gm, inputs: (calls.append(1), gm.forward)[1])
+        outputs(model, torch.randn(32, 8))
+    assert len(calls) == 2  # stock's and ours: each compiled child ran
+
+
+class _LayerModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        self.out = nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.out(self.layer(x))
+
+
+def test_fx_and_quantization_tracers_keep_a_fusing_transformer_layer_as_one_call():
+    torch.manual_seed(0)
+    stock = _LayerModel()
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
+    assert _fusion.fused_pairs(ours) == ["layer.activation + layer.dropout"]
+    ops = [[n.op for n in torch.fx.symbolic_trace(m).graph.nodes] for m in (stock, ours)]
+    assert ops[0] == ops[1] == ["placeholder", "call_module", "call_module", "output"]
+    import pickle
+    again = pickle.loads(pickle.dumps(ours))
+    assert type(again.layer) is type(ours.layer) and _fusion.fused_pairs(again) == _fusion.fused_pairs(ours)
+
+
+def _scale_hook(module: nn.Module, args: Tuple[Tensor], out: Tensor) -> Tensor:
+    return out * 2.0
+
+
+class _Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Dropout(0.5))
+        self.seq.register_buffer("scale", torch.full((8,), 2.0))
+        self.seq.register_forward_hook(_scale_hook)
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+def test_scripting_keeps_the_containers_state_and_leaves_the_eager_model_alone():
+    torch.manual_seed(0)
+    stock = _Holder().eval()
+    for options in (MASK, LINEAR):
+        ours = rt.replace_relu(copy.deepcopy(stock), **options).eval()
+        seq = ours.seq
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scripted = torch.jit.script(ours.seq)
+        assert ours.seq is seq and len(ours.seq._forward_hooks) == 1  # the eager model as it was
+        x = torch.randn(4, 8)
+        with torch.no_grad():
+            assert torch.equal(scripted(x), stock.seq(x)) and torch.equal(ours(x), stock(x))
+        assert sorted(scripted.state_dict()) == sorted(stock.seq.state_dict())
