@@ -15,8 +15,8 @@ The decision is made at each call from the modules as they are then, so a model 
 replace_relu (a slice, an inserted or replaced child, a changed dropout p, a dropout set back to
 training for Monte-Carlo sampling, hooks registered later, a quantized or parametrized Linear)
 computes what the stock model computes. A pair runs fused only when
-  - the input is a tensor outside tracing (torch.compile, torch.export, torch.jit.trace, FX):
-    traces see the two calls;
+  - the input is a tensor outside tracing (torch.compile, torch.export, torch.jit.trace, FX) and
+    no TorchFunctionMode but replace_relu's own scope is active: they see the two calls;
   - no module hook could see the tensor between the two (none on either module, no global module
     hook) and neither module has a forward of its own set on the instance or a compiled call
     (Module.compile());
@@ -78,6 +78,21 @@ def _eager_tensor(x) -> bool:
     return isinstance(x, Tensor) and not _rt._is_compiling() and not torch.jit.is_tracing()
 
 
+_function_mode_stack = getattr(torch.overrides, "_get_current_function_mode_stack", None)
+# Set on the class of replace_relu's own functional scope mode, which the pairs may run under.
+SCOPE_MODE_ATTR = "_relugrad_scope_mode"
+
+
+def _function_modes_see_calls() -> bool:
+    """Whether a TorchFunctionMode other than replace_relu's own scope is active: it must see
+    F.linear / F.dropout as stock calls them."""
+    if not torch._C._is_torch_function_mode_enabled():
+        return False
+    if _function_mode_stack is None:
+        return True
+    return not all(getattr(m, SCOPE_MODE_ATTR, False) for m in _function_mode_stack())
+
+
 def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[nn.Module]) -> Optional[Tensor]:
     """second(first(x)) by one fused pass where that is exactly what the two calls compute (the
     module docstring's rules); None where the two must be called. before: the module whose
@@ -86,7 +101,8 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
         if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, _rt.ReLU)
                 or (first.inplace and not (type(before) in _OWN_OUTPUT and _called_as_stock(before)))):
             return None
-        if not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks():
+        if (not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks()
+                or _function_modes_see_calls()):
             return None
         if type(second.p) is not float:
             return None  # F.dropout converts any other p in C++ (a tensor, a NumPy scalar): its draws
@@ -95,7 +111,8 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
         if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
                 or second.semantics != "torch" or second.mask):
             return None
-        if not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks():
+        if (not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks()
+                or _function_modes_see_calls()):
             return None
         return _linear.fused_linear_relu(first, x)
     return None
@@ -139,6 +156,13 @@ class FusingSequential(nn.Sequential):
 class _FusingFeedForward:
     """The transformer layers' feed-forward block, stock's, with activation + dropout fused."""
 
+    def __setstate__(self, state) -> None:
+        # nn.TransformerDecoderLayer.__setstate__ puts F.relu in __dict__ when the state has no
+        # plain `activation` attribute, which would hide the activation submodule (a ReLU here).
+        nn.Module.__setstate__(self, state)
+        if "activation" not in self.__dict__ and "activation" not in self._modules:
+            self.activation = torch.nn.functional.relu
+
     def _feed_forward_pair(self, x: Tensor) -> Tensor:
         h = self.linear1(x)
         out = pair_output(self.__dict__.get(_KINDS_ATTR, ()), self.activation, self.dropout, h, self.linear1)
@@ -173,16 +197,16 @@ _FUSING_OF = {nn.Sequential: FusingSequential, nn.TransformerEncoderLayer: Fusin
 _BASE_OF = {v: k for k, v in _FUSING_OF.items()}
 
 
-def _rebuild(base: type, state: dict) -> nn.Module:
-    """A fusing module from its stock class and its state (what pickle and deepcopy call)."""
+def _rebuild(base: type) -> nn.Module:
+    """An empty fusing module of base's fusing class: pickle and deepcopy make it first, then set
+    its state (so state that refers back to the module resolves to it, as for any module)."""
     module = base.__new__(base)
-    module.__dict__.update(state)
     module.__class__ = _FUSING_OF[base]
     return module
 
 
 def _reduce_ex(self, protocol):
-    return _rebuild, (_BASE_OF[type(self)], self.__dict__)
+    return _rebuild, (_BASE_OF[type(self)],), self.__dict__
 
 
 # The transformer layers' fusing classes say they are torch.nn's: torch.fx and quantization's

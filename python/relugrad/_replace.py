@@ -294,6 +294,8 @@ def _bind(names, defaults, args, kwargs) -> Optional[dict]:
 
 
 class _ReluMode(TorchFunctionMode):
+    _relugrad_scope_mode = True  # fused pairs may run under it (_fusion.SCOPE_MODE_ATTR)
+
     def __init__(self, scope: "_FunctionalScope") -> None:
         super().__init__()
         self.scope = scope

@@ -14,7 +14,6 @@ and its modules, which the probe decides. A __prepare_scriptable__ of the model'
 """
 from __future__ import annotations
 
-import copy
 import weakref
 from collections import OrderedDict
 
@@ -69,7 +68,11 @@ def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:
     reached twice is one copy)."""
     clone = memo.get(id(m))
     if clone is None:
-        clone = memo[id(m)] = copy.copy(m)
+        # A plain copy of the instance's attributes: copy.copy would run the class's
+        # __setstate__, and nn.TransformerDecoderLayer's adds an F.relu attribute that hides an
+        # activation submodule.
+        clone = memo[id(m)] = object.__new__(type(m))
+        clone.__dict__.update(m.__dict__)
         clone.__dict__["_modules"] = OrderedDict(
             (name, None if child is None else _tree_copy(child, memo)) for name, child in m._modules.items())
     return clone

@@ -298,3 +298,43 @@ def test_scripting_keeps_the_containers_state_and_leaves_the_eager_model_alone()
         with torch.no_grad():
             assert torch.equal(scripted(x), stock.seq(x)) and torch.equal(ours(x), stock(x))
         assert sorted(scripted.state_dict()) == sorted(stock.seq.state_dict())
+
+
+@pytest.mark.parametrize("cls", [nn.TransformerEncoderLayer, nn.TransformerDecoderLayer])
+def test_a_fusing_layer_pickles_copies_and_scripts_with_state_that_refers_to_it(cls):
+    """replace_relu's own scripting hook refers back to the model: pickle and deepcopy must build
+    the layer before its state (as for any module), and scripting must keep its activation."""
+    import io
+
+    layer = rt.replace_relu(cls(8, 2, 16, batch_first=True), mask=True)
+    assert _fusion.fused_pairs(layer) == ["activation + dropout"]
+    buffer = io.BytesIO()
+    torch.save(layer, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    copied = copy.deepcopy(layer)
+    for other in (loaded, copied):
+        assert type(other) is type(layer) and isinstance(other.activation, rt.ReLU)
+        assert _fusion.fused_pairs(other) == ["activation + dropout"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model in (layer, copied):
+            torch.jit.script(model)
+
+
+def test_a_torch_function_mode_sees_the_calls_of_a_fused_pair():
+    from torch.overrides import TorchFunctionMode
+
+    class Record(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    for options in (MASK, LINEAR):
+        names = []
+        for model in both(options):
+            seen = []
+            with Record():
+                outputs(model, torch.randn(4, 8), train_step=False)
+            names.append(sorted({n for n in seen if n in ("linear", "dropout")}))
+        assert names[0] == names[1] == ["dropout", "linear"]
