@@ -58,9 +58,9 @@ _OWN_OUTPUT = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.Ba
 def _called_as_stock(m: nn.Module) -> bool:
     """Calling m is calling its class's forward and nothing else: no hooks but the mask probe's
     (which only watch the ReLU's output: a fused ReLU has none, and the probe counts it as not
-    run), no instance forward."""
+    run), no instance forward, no call of its own from Module.compile()."""
     d = m.__dict__
-    if "forward" in d or d.get("_compiled_call_impl") is not None:  # Module.compile() set a call of its own
+    if "forward" in d or d.get("_compiled_call_impl") is not None:
         return False
     for h in _HOOK_DICTS:
         hooks = d.get(h)
@@ -93,6 +93,13 @@ def _function_modes_see_calls() -> bool:
     return not all(getattr(m, SCOPE_MODE_ATTR, False) for m in _function_mode_stack())
 
 
+def _calls_unseen(first: nn.Module, second: nn.Module, x) -> bool:
+    """Nothing could see the two calls or the tensor between them: an eager tensor, both modules
+    called as stock, no global module hook, no TorchFunctionMode but replace_relu's own."""
+    return (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second) and not _global_hooks()
+            and not _function_modes_see_calls())
+
+
 def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[nn.Module]) -> Optional[Tensor]:
     """second(first(x)) by one fused pass where that is exactly what the two calls compute (the
     module docstring's rules); None where the two must be called. before: the module whose
@@ -101,18 +108,14 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
         if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, _rt.ReLU)
                 or (first.inplace and not (type(before) in _OWN_OUTPUT and _called_as_stock(before)))):
             return None
-        if (not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks()
-                or _function_modes_see_calls()):
-            return None
-        if type(second.p) is not float:
-            return None  # F.dropout converts any other p in C++ (a tensor, a NumPy scalar): its draws
+        if not _calls_unseen(first, second, x) or type(second.p) is not float:
+            return None  # F.dropout converts another p (a tensor, a NumPy scalar) in C++, its own way
         return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
     if type(first) is nn.Linear:
         if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
                 or second.semantics != "torch" or second.mask):
             return None
-        if (not (_eager_tensor(x) and _called_as_stock(first) and _called_as_stock(second)) or _global_hooks()
-                or _function_modes_see_calls()):
+        if not _calls_unseen(first, second, x):
             return None
         return _linear.fused_linear_relu(first, x)
     return None
