@@ -34,8 +34,6 @@ through fused_relu_dropout only where that is exactly what the two modules compu
 """
 from __future__ import annotations
 
-from typing import Tuple
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn

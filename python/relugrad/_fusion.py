@@ -64,8 +64,7 @@ def _called_as_stock(m: nn.Module) -> bool:
         return False
     for h in _HOOK_DICTS:
         hooks = d.get(h)
-        if hooks and not all(getattr(getattr(f, "__self__", None), _script.MODEL_HOOKS_ATTR, False)
-                             for f in hooks.values()):
+        if hooks and not all(_script.is_ours(f) for f in hooks.values()):
             return False
     return True
 
@@ -166,7 +165,9 @@ class _FusingFeedForward:
         if "activation" not in self.__dict__ and "activation" not in self._modules:
             self.activation = torch.nn.functional.relu
 
+    @torch.jit.unused
     def _feed_forward_pair(self, x: Tensor) -> Tensor:
+        """activation, then dropout, of linear1(x): fused where the pair qualifies (eager only)."""
         h = self.linear1(x)
         out = pair_output(self.__dict__.get(_KINDS_ATTR, ()), self.activation, self.dropout, h, self.linear1)
         return self.dropout(self.activation(h)) if out is None else out
@@ -176,22 +177,14 @@ class FusingTransformerEncoderLayer(_FusingFeedForward, nn.TransformerEncoderLay
     def _ff_block(self, x: Tensor) -> Tensor:
         if torch.jit.is_scripting():
             return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-        return self.dropout2(self.linear2(self._eager_pair(x)))
-
-    @torch.jit.unused
-    def _eager_pair(self, x: Tensor) -> Tensor:
-        return self._feed_forward_pair(x)
+        return self.dropout2(self.linear2(self._feed_forward_pair(x)))
 
 
 class FusingTransformerDecoderLayer(_FusingFeedForward, nn.TransformerDecoderLayer):
     def _ff_block(self, x: Tensor) -> Tensor:
         if torch.jit.is_scripting():
             return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-        return self.dropout3(self.linear2(self._eager_pair(x)))
-
-    @torch.jit.unused
-    def _eager_pair(self, x: Tensor) -> Tensor:
-        return self._feed_forward_pair(x)
+        return self.dropout3(self.linear2(self._feed_forward_pair(x)))
 
 
 # stock class -> its fusing class, and back

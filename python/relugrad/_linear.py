@@ -88,11 +88,8 @@ class LinearReLU(nn.Linear):
     def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
-        if _native_entry is not None and _fused_serves(self, x):
-            y = _native_entry(x, self.weight, self.bias)  # NotImplemented unless plain CPU tensors
-            if y is not NotImplemented:
-                return y
-        return self._relu(F.linear(x, self.weight, self.bias))
+        y = fused_linear_relu(self, x)
+        return self._relu(F.linear(x, self.weight, self.bias)) if y is None else y
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 import torch.utils._pytree
 from torch import Tensor, nn
+from torch.nn.modules import module as _module_globals
 
 from . import _model_hooks, _stale
 
@@ -308,8 +309,7 @@ class _Saved:
 def _forward_hooked(m: nn.Module) -> bool:
     """Whether a forward hook of the user's (on m, or global) sees m's output after the probe's
     own hooks are gone."""
-    from torch.nn.modules import module as _module
-    return bool(m._forward_hooks or _module._global_forward_hooks)
+    return bool(m._forward_hooks or _module_globals._global_forward_hooks)
 
 
 def _is_checkpoint_hook(pack) -> bool:

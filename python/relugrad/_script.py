@@ -26,7 +26,8 @@ _HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_forward_hooks_always_ca
                "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs")
 
 
-def _ours(hook) -> bool:
+def is_ours(hook) -> bool:
+    """Whether hook is a bound method of one of replace_relu's model-hook objects."""
     return getattr(getattr(hook, "__self__", None), MODEL_HOOKS_ATTR, False)
 
 
@@ -54,8 +55,8 @@ class PrepareScriptable:
                 return model  # the class made a module of its own: its hooks are its business
         clone = _tree_copy(model, {})
         del clone.__dict__[_ATTR]
-        ours = {key for key, hook in model._forward_pre_hooks.items() if _ours(hook)}
-        ours |= {key for key, hook in model._forward_hooks.items() if _ours(hook)}
+        ours = {key for key, hook in model._forward_pre_hooks.items() if is_ours(hook)}
+        ours |= {key for key, hook in model._forward_hooks.items() if is_ours(hook)}
         for name in _HOOK_DICTS:
             hooks = model.__dict__.get(name)
             if isinstance(hooks, dict):

@@ -266,8 +266,9 @@ struct LinearReluBackward : public torch::autograd::Node {
     // Unfused, the bias gradient is made last, as stock's engine reduces addmm's gradient to the
     // bias's shape after the node (sum_to): under create_graph the order in which the nodes are
     // made is the order the second backward adds their contributions in.
-    if (!db.defined() && task_should_compute_output(2)) db = at::sum_to(dx2, at::IntArrayRef{cols});
-    if (task_should_compute_output(2)) out[2] = db;
+    if (task_should_compute_output(2)) {
+      out[2] = db.defined() ? db : at::sum_to(dx2, at::IntArrayRef{cols});
+    }
     return out;
   }
 
@@ -307,7 +308,8 @@ at::Tensor NativeLinearRelu(const at::Tensor& x, const at::Tensor& weight, const
         x.dim() == 2 ? x : x.reshape({LinearReluBackward::RowsOf(x.sizes()), x.size(-1)});
     node->x_sizes = x.sizes().vec();
     node->x2_column_major = ColumnMajor(x2.sizes(), x2.strides());
-    node->weight_t_column_major = ColumnMajor(weight.t().sizes(), weight.t().strides());
+    // weight.t()'s sizes and strides are weight's, swapped.
+    node->weight_t_column_major = weight.stride(1) == 1 && weight.stride(0) == weight.size(1);
     if (weight.requires_grad()) node->x = torch::autograd::SavedVariable(x, /*is_output=*/false);
     if (x.requires_grad()) {
       node->weight = torch::autograd::SavedVariable(weight, /*is_output=*/false);

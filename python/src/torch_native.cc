@@ -530,7 +530,7 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
   // (autograd checks no version of a hooked save, so neither does this node there).
   c10::VariableVersion y_version{c10::VariableVersion::DISABLED};
   uint32_t saved_version = 0;
-  std::vector<int64_t> y_sizes;
+  c10::DimVector y_sizes;  // for the error message; small (no allocation up to 5 dims)
   at::TensorOptions y_options;
 
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
@@ -649,7 +649,7 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
         node->y_version = torch::autograd::impl::version_counter(y);
         node->saved_version = node->y_version.current_version();
       }
-      node->y_sizes = y.sizes().vec();
+      node->y_sizes = c10::DimVector(y.sizes());
       node->y_options = y.options();
     });
   }
