@@ -135,7 +135,7 @@ class FusingSequential(nn.Sequential):
     @torch.jit.unused
     def _fusing_forward(self, input):
         kinds = self.__dict__.get(_KINDS_ATTR, ())
-        if not (kinds and torch.is_grad_enabled() and _eager_tensor(input)):
+        if not (kinds and torch.is_grad_enabled()):
             # Every fused pass records a backward: without grad (inference) nothing can fuse,
             # and the loop is stock's at stock's cost.
             for module in self._modules.values():
@@ -144,13 +144,18 @@ class FusingSequential(nn.Sequential):
         modules: List[nn.Module] = list(self._modules.values())
         i, n = 0, len(modules)
         while i < n:
-            if i + 1 < n:
-                out = pair_output(kinds, modules[i], modules[i + 1], input, modules[i - 1] if i else None)
+            first = modules[i]
+            # pair_output's first tests inlined (it asks the rest, the input's kind included): a
+            # pair can only fuse where its dropout or Linear trains, so an eval step with grad
+            # calls the children at about stock's cost.
+            if i + 1 < n and ((type(first) is nn.Linear and first.training)
+                              or (type(modules[i + 1]) is nn.Dropout and modules[i + 1].training)):
+                out = pair_output(kinds, first, modules[i + 1], input, modules[i - 1] if i else None)
                 if out is not None:
                     input = out
                     i += 2
                     continue
-            input = modules[i](input)
+            input = first(input)
             i += 1
         return input
 

@@ -2,14 +2,22 @@
 
 A ReLU's 1-bit mask replaces its saved output y only if nothing else keeps y: where the consumer
 saves its input for its own backward (Linear, conv, batch norm, max pooling, a square...), y
-stays alive anyway and the mask is ceil(n/8) bytes on top. Which consumers save their input is
-read from what the autograd graph actually saves, not from a list of module types: the first
-forward of the model that autograd records (grad enabled) is a probe. In it every undecided
-ReLU runs without the mask (so the probe step keeps what stock keeps), torch's
-saved_tensors_hooks record the storage of every tensor saved outside the ReLUs' own forwards,
-and a ReLU whose outputs (each call's, for a module called more than once) share none of those
-storages gets mask=True; the others keep mask=False. A ReLU the probe did not run stays at
-mask=False (stock's memory). The hooks are removed after the probe; later steps pay nothing.
+stays alive anyway and the mask is ceil(n/8) bytes on top. Which consumers keep y is read from
+what actually holds y's memory once the forward has returned, not from a list of module types:
+the first forward of the model that autograd records (grad enabled) is a probe. In it every
+undecided ReLU runs without the mask (so the probe step keeps what stock keeps), the probe holds
+the storage of each output, and when the model's forward returns it reads the storage's use
+count. A storage held only by the probe and by the ReLU's own saved y is freed by saving the mask
+instead: that ReLU gets mask=True. Anything else holding it (a consumer's saved input or a view of
+it, the model's output, which the loss may keep, a tensor the user kept) keeps y: mask=False.
+The ReLU's own share is read at each call in the probe step (what a new output's storage has
+then, less the output itself; what an in-place call adds), not assumed. A ReLU the probe did not
+run stays at mask=False (stock's memory). The probe adds no saved-tensor hooks, so a forward that
+runs torch.func transforms or turns saved-tensor hooks off probes as any other. Only where the
+caller's own hooks are on already (offloading, a byte counter), whose packs may hold y in ways
+counting cannot tell apart, does the probe put a pack on top of theirs for the step, recording
+what is saved outside the ReLUs' forwards (MaskProbe._chain). The probe's per-ReLU hooks and its
+end-of-forward hook are removed after the probe step; later steps pay one forward pre-hook.
 
 The decision is per training flag of the model: a module's forward may differ between train and
 eval (dropout is the identity in eval, so a consumer after it saves y), so the first recorded
@@ -18,13 +26,13 @@ decision. A forward that raises decides nothing (the next one probes again). A s
 forward was stopped by a BaseException that is not an Exception (KeyboardInterrupt: nn.Module
 calls no forward hook then), is torn down by the next forward of the model (_stale.py).
 
-A ReLU call whose saves the probe cannot see keeps y too: one under no_grad (a reentrant
-checkpoint's first pass), one where other saved-tensor hooks are on top of the probe's (a
-non-reentrant checkpoint or offloading region inside the model), and every call when the model's
-forward itself runs inside torch.utils.checkpoint. Checkpointed code runs again in the backward,
-and the recomputation must save what the first pass saved (non-reentrant checkpoint checks it and
-raises otherwise); a ReLU whose consumer is recomputed would keep its mask on top of the y the
-consumer saves then.
+A ReLU call whose consumer the probe cannot judge keeps y too: one under no_grad (a reentrant
+checkpoint's first pass), one under saved-tensor hooks that were not on when the model was called
+(a non-reentrant checkpoint or offloading region inside the model), and every call when the
+model's forward itself runs inside torch.utils.checkpoint. Checkpointed code runs again in the
+backward, and the recomputation must save what the first pass saved (non-reentrant checkpoint
+checks it and raises otherwise); a ReLU whose consumer is recomputed would keep its mask on top
+of the y the consumer saves then.
 """
 from __future__ import annotations
 
@@ -45,27 +53,53 @@ __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
 DECIDED_ATTR = "_relugrad_mask_decision"
 
 
-def _storage_ptr(t) -> int:
-    """The address of t's storage, or 0 where it has none to read (nested, fake, meta...)."""
+def _storage_of(t) -> Optional[torch.UntypedStorage]:
+    """t's storage, or None where it has none to read (nested, fake, meta, a functorch wrapper...)."""
     try:
         if not isinstance(t, Tensor) or t.is_nested or t.layout is not torch.strided or t.is_meta:
-            return 0
-        return t.untyped_storage().data_ptr()
+            return None
+        return t.untyped_storage()
     except (RuntimeError, NotImplementedError):
-        return 0
+        return None
 
 
+def _use_count(storage: torch.UntypedStorage) -> int:
+    """How many owners storage's memory has now: tensors sharing it, saved tensors, Python's
+    storage objects (torch's own accessor, private: without it nothing is decided)."""
+    return _storage_use_count(storage._cdata)
+
+
+_storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
 _compiling = torch.compiler.is_compiling
 
-# The saved-tensor hooks active now ((pack, unpack) or None) and whether hooks may be entered:
-# torch's own accessors, private, so each has a fallback (without the first, hooks active during
-# the probe step do not see that step's saved tensors).
+# The saved-tensor hooks active now ((pack, unpack) or None): torch's own accessor, private, so it
+# has a fallback (without it, hooks entered inside the model are not told apart).
 _top_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
-_hooks_enabled = getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled", lambda: True)
+
+
+def _top_pack():
+    """The pack function of the saved-tensor hooks active now, or None."""
+    top = _top_hooks(False) if _top_hooks is not None else None
+    return top[0] if top else None
+
+
+class _Output:
+    """One output of a ReLU call in the probe step: its storage, held until the model's forward
+    returns, and how many of the storage's owners then are the probe's and the ReLU's own (its
+    saved y): more owners than that, and something else keeps y."""
+
+    __slots__ = ("storage", "own")
+
+    def __init__(self, storage: torch.UntypedStorage, own: int) -> None:
+        self.storage, self.own = storage, own
+
+    def kept_by_others(self) -> bool:
+        return _use_count(self.storage) > self.own
 
 
 class MaskProbe:
-    """Forward pre-hook and always-called forward hook on the model (one object, both roles)."""
+    """The model's forward pre-hook, and during a probe step its always-called forward hook too
+    (one object, both roles)."""
 
     _relugrad_model_hooks = True  # torch.jit.script compiles the model without them (_script.py)
 
@@ -80,14 +114,16 @@ class MaskProbe:
         self._thread: Optional[int] = None  # the thread it runs in
         self._depth = 0  # calls of the model inside that step, not yet returned
         self._active = False
-        self._inside = 0
-        self._saved: set = set()
-        self._outputs: Dict[int, List[int]] = {}
-        self._unseen: Dict[int, str] = {}  # id(ReLU) -> why the probe could not see its consumer
+        self._outputs: Dict[int, List[_Output]] = {}
+        self._entered: Dict[int, List[Tuple[torch.UntypedStorage, int]]] = {}  # in-place calls running
+        self._unseen: Dict[int, str] = {}  # id(ReLU) -> why the probe could not judge its consumer
         self._with_grad: set = set()  # id(ReLU) with an output that needed a gradient in the probe step
+        self._ran: set = set()  # id(ReLU) called in the probe step
         self._handles: list = []
-        self._hooks = None
-        self._pack = None
+        self._outer_pack = None  # the pack of the saved-tensor hooks on top when the probe step began
+        self._chained = None  # the probe step's own pack on top of those, if any
+        self._saved: set = set()  # the storages those saved outside the ReLUs' forwards
+        self._inside = 0
         self._checkpointed = False
 
     @property
@@ -121,73 +157,72 @@ class MaskProbe:
             self._applied = None
         if _compiling():
             # torch.compile's and torch.export's traces run the forward on fake tensors, whose
-            # saves the probe cannot read, and the probe's per-ReLU hooks would split dynamo's
+            # owners the probe cannot count, and the probe's per-ReLU hooks would split dynamo's
             # graph at every ReLU, for good (it does not guard on hooks): the probe waits for an
             # eager step, and until then every ReLU keeps y (compiled stock's graph and memory).
             # (Asked before anything dynamo cannot trace, such as the hooks query below.)
             return
-        if not _hooks_enabled():
+        if _storage_use_count is None:
             return
         self._training = training
         self._thread = threading.get_ident()
         self._depth = 0
         self._active = True
-        self._saved.clear()
-        self._outputs = {id(r): [] for r in self.relus}
-        self._unseen = {}
-        self._with_grad = set()
+        self._reset()
         for r in self.relus:
             self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
             self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
-        # Hooks already active (offloading, checkpointing, a user's counter) go on serving: the
-        # probe's pack records, then hands the tensor to them, and its unpack to theirs.
+        # The end of the forward is where the owners are counted: a hook for this step only, so
+        # that steps after the decision pay the pre-hook alone.
+        self._handles.append(module.register_forward_hook(self.exit, always_call=True))
         outer = _top_hooks(False) if _top_hooks is not None else None
-        outer_pack, outer_unpack = outer if outer else (None, None)
-        self._checkpointed = _is_checkpoint_hook(outer_pack)
+        self._outer_pack = outer[0] if outer else None
+        self._checkpointed = _is_checkpoint_hook(self._outer_pack)
+        if outer and not self._checkpointed:
+            self._chain(*outer)
 
+    def _chain(self, outer_pack, outer_unpack) -> None:
+        """Saved-tensor hooks already on (offloading, a user's byte counter) decide what each save
+        holds, which counting owners cannot see through (a pack that returns the tensor itself
+        keeps y's storage through the ReLU's own save). For this step the probe puts a pack of its
+        own on top of theirs: it records the storage of every tensor saved outside the ReLUs' own
+        forwards and hands the tensor on to theirs; a ReLU whose output is among those, or is the
+        model's output, keeps y. (With no hooks on, the probe adds none: torch.func refuses to run
+        under saved-tensor hooks, and a forward may turn them off.)"""
         def pack(t):
-            self._record(t)
-            if outer_pack is not None:
-                return outer_pack(t)
-            # Detached: a saved output handed back as itself would hold its own node (through
-            # grad_fn) from inside that node, a cycle through C++ that gc cannot see, and a graph
-            # dropped without a backward would never be freed. Autograd gives the unpacked tensor
-            # its history back, as for any saved-tensor hook. The version is kept with it: autograd
-            # checks no version of a hooked save, and the probe step must raise where stock does.
-            return _Saved(t.detach(), t._version)
+            if not self._inside:
+                storage = _storage_of(t)
+                if storage is not None:
+                    self._saved.add(storage.data_ptr())
+            return outer_pack(t)
 
-        def unpack(x):
-            if outer_unpack is not None:
-                return outer_unpack(x)
-            x.check_version()
-            return x.tensor
-
-        self._pack = pack
-        self._hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
-        self._hooks.__enter__()
+        self._chained = pack
+        torch._C._autograd._push_saved_tensors_default_hooks(pack, outer_unpack)
 
     def _end_probe(self) -> None:
-        """Removes the probe step's hooks: its saved-tensor hooks from wherever they lie on the
-        stack (a stale probe's may be under the caller's own hooks or a nested model's)."""
-        if _top_hooks is None:  # no way to look at the stack: the probe's are on top
-            self._hooks.__exit__(None, None, None)
-        else:
-            _stale.remove_saved_tensors_hooks(self._pack)
-        self._hooks = None
-        self._pack = None
+        """Removes the probe step's hooks."""
         for h in self._handles:
             h.remove()
         self._handles.clear()
+        if self._chained is not None:  # a stale probe's may lie under the caller's own hooks
+            _stale.remove_saved_tensors_hooks(self._chained)
+            self._chained = None
         self._active = False
+        self._outer_pack = None
         self._inside = 0
 
     def _abandon(self) -> None:
         """Ends a probe step without deciding: its forward raised or never finished."""
         self._end_probe()
-        self._saved.clear()
+        self._reset()
+
+    def _reset(self) -> None:
         self._outputs = {}
+        self._entered = {}
         self._unseen = {}
         self._with_grad = set()
+        self._ran = set()
+        self._saved = set()
 
     def exit(self, module, args, output) -> None:
         # Only the probing thread's own step ends it: a call of the model from another thread
@@ -202,18 +237,22 @@ class MaskProbe:
             # output: the forward raised, and what it saved so far does not decide anything.
             self._abandon()
             return
+        chained = self._chained is not None
         self._end_probe()
-        # What the model returns may be kept by the loss, which runs after the probe: a ReLU
-        # whose output is returned keeps y.
-        for t in torch.utils._pytree.tree_leaves(output):
-            p = _storage_ptr(t)
-            if p:
-                self._saved.add(p)
+        if chained:
+            # What the model returns may be kept by the loss, which runs after the probe.
+            for t in torch.utils._pytree.tree_leaves(output):
+                storage = _storage_of(t)
+                if storage is not None:
+                    self._saved.add(storage.data_ptr())
+        # The forward has returned: its locals are gone, and what still owns an output's storage
+        # keeps it for the backward (a consumer's saved input), or past it (the model's output,
+        # which the loss may save; a tensor the user kept).
         decided = []
         for r in self.relus:
             outs = self._outputs.get(id(r), [])
             unseen = self._unseen.get(id(r))
-            if not outs:
+            if id(r) not in self._ran:
                 decided.append((False, "not run in the probe step: keeps y"))
             elif unseen is not None:
                 decided.append((False, f"{unseen}: keeps y"))
@@ -223,49 +262,60 @@ class MaskProbe:
                 decided.append((False, "its output needed no gradient in the probe step: keeps y"))
             elif _forward_hooked(r):
                 decided.append((False, "a forward hook sees its output (and may keep it): keeps y"))
-            elif any(p in self._saved for p in outs):
-                decided.append((False, "y is saved by its consumer: keeps y"))
+            elif any(o.storage.data_ptr() in self._saved if chained else o.kept_by_others() for o in outs):
+                decided.append((False, "y is kept by its consumer or the model's output: keeps y"))
             else:
-                decided.append((True, "y is saved by nothing else: keeps the 1-bit mask"))
+                decided.append((True, "y is kept by nothing else: keeps the 1-bit mask"))
         self.decided[self._training] = decided
         self._apply(self._training)
-        self._saved.clear()
-        self._outputs = {}
-        self._unseen = {}
-        self._with_grad = set()
+        self._reset()
 
     # ---- inside the probe
-    def _record(self, t) -> None:
-        if not self._inside:
-            p = _storage_ptr(t)
-            if p:
-                self._saved.add(p)
-
     def _relu_enter(self, module, args) -> None:
         if self._thread != threading.get_ident():
             return  # another thread's call of the model: not the probe step's
         self._inside += 1
+        if getattr(module, "inplace", False):
+            # An in-place call's output is its input: the owners it has before the call are
+            # counted now, so that the ReLU's own saved y is what the call adds.
+            storage = _storage_of(args[0]) if args else None
+            if storage is not None:
+                self._entered.setdefault(id(module), []).append((storage, _use_count(storage)))
         if id(module) in self._unseen:
             return
         if self._checkpointed:
             self._unseen[id(module)] = "the model ran inside torch.utils.checkpoint, which recomputes it"
         elif not torch.is_grad_enabled():
             self._unseen[id(module)] = "ran without grad in the probe step (a reentrant checkpoint recomputes it)"
-        elif _top_hooks is not None:
-            top = _top_hooks(False)
-            if top is None or top[0] is not self._pack:
-                self._unseen[id(module)] = ("ran under saved-tensor hooks of its own (checkpoint, offloading): "
-                                            "its consumer's saves were not the probe's to see")
+        elif _top_pack() is not (self._chained or self._outer_pack):
+            self._unseen[id(module)] = ("ran under saved-tensor hooks of its own (checkpoint, offloading): "
+                                        "its consumer's saves were not the probe's to judge")
 
     def _relu_exit(self, module, args, output) -> None:
         if self._thread != threading.get_ident():
             return
         self._inside -= 1
-        p = _storage_ptr(output)
-        if p:
-            self._outputs.setdefault(id(module), []).append(p)
-        if isinstance(output, Tensor) and output.requires_grad:
-            self._with_grad.add(id(module))
+        entered = self._entered.get(id(module))
+        before = entered.pop() if entered else None
+        self._ran.add(id(module))
+        if not (isinstance(output, Tensor) and output.requires_grad):
+            return  # nothing saved for a backward: not a call that decides
+        self._with_grad.add(id(module))
+        storage = _storage_of(output)
+        if storage is None:
+            self._unseen.setdefault(id(module), "an output in the probe step was not a plain tensor (its owners "
+                                                "cannot be counted)")
+            return
+        now = _use_count(storage)
+        if before is not None and before[0].data_ptr() == storage.data_ptr():
+            # In place: the owners the call added are the ReLU's own saves, plus this probe's
+            # reference (the one held from before the call on).
+            own = now - before[1] + 1
+        else:
+            # A new output: its storage's owners now are the output itself, this probe's
+            # reference and the ReLU's own saves; once the output is gone, the last two.
+            own = now - 1
+        self._outputs.setdefault(id(module), []).append(_Output(storage, own))
 
     def __getstate__(self):  # pickling / deepcopy: the modules and the decisions
         return {"relus": self.relus, "decided": self.decided, "applied": self._applied}
@@ -281,29 +331,6 @@ class MaskProbe:
         self.decided = dict(state["decided"])
         if state["applied"] is not None:
             self._apply(state["applied"])
-
-
-class _Saved:
-    """A tensor the probe step saved, with its version then (the detached tensor shares the
-    original's version counter, as its views do)."""
-
-    __slots__ = ("tensor", "version")
-
-    def __init__(self, tensor: Tensor, version: int) -> None:
-        self.tensor, self.version = tensor, version
-
-    def check_version(self) -> None:
-        """Stock's error for a saved tensor modified in place since (SavedVariable::unpack's)."""
-        now = self.tensor._version
-        if now != self.version:
-            hint = (" Hint: the backtrace further above shows the operation that failed to compute its "
-                    "gradient. The variable in question was changed in there or anywhere later. Good luck!"
-                    if torch.is_anomaly_enabled() else
-                    " Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-            raise RuntimeError("one of the variables needed for gradient computation has been modified by an "
-                               f"inplace operation: [{self.tensor.type()} {list(self.tensor.shape)}], is at "
-                               f"version {now}; expected version {self.version} instead.{hint}")
 
 
 def _forward_hooked(m: nn.Module) -> bool:
@@ -328,7 +355,6 @@ def install(model: nn.Module, relus: List[nn.Module]):
     remove(model)
     probe = MaskProbe(earlier + [r for r in relus if all(r is not e for e in earlier)])
     model.register_forward_pre_hook(probe.enter)
-    model.register_forward_hook(probe.exit, always_call=True)
     return probe
 
 

@@ -415,7 +415,7 @@ def test_mask_decision_follows_what_the_graph_saves(name):
         sizes.append(nbytes)
     assert [r.mask for r in relus] == [want_mask]
     assert list(_mask_decision.decisions(ours).values()) == [
-        "y is saved by nothing else: keeps the 1-bit mask" if want_mask else "y is saved by its consumer: keeps y"]
+        "y is kept by nothing else: keeps the 1-bit mask" if want_mask else "y is kept by its consumer or the model's output: keeps y"]
     assert sizes[1] == sizes[0]  # the probe step keeps what stock keeps
     relu_bytes = 4 * math.prod(shape[:1]) * (12 if len(shape) == 2 else 4 * 7 * 7)
     assert sizes[2] == (sizes[0] - relu_bytes + math.ceil(relu_bytes / 4 / 8) if want_mask else sizes[0])
@@ -429,7 +429,7 @@ def test_decision_waits_for_a_recorded_forward():
         ours(torch.randn(2, 4))
     assert _mask_decision.decisions(ours) == {}
     ours(torch.randn(2, 4))
-    assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}  # the output
+    assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # the output
 
 
 def test_a_relu_frozen_in_the_probe_step_keeps_y_and_never_costs_more_after_unfreezing():

@@ -145,17 +145,17 @@ def _hooks_top():
 
 def test_an_interrupted_forward_leaves_nothing_open_after_the_next_call():
     # nn.Module calls always-called hooks only for an Exception: after a KeyboardInterrupt the
-    # scope's mode and the probe's saved-tensor hooks stay open until the model's next forward.
+    # scope's mode stays open until the model's next forward (the probe adds no saved-tensor hooks).
     stop = Stops(KeyboardInterrupt())
     model = rt.replace_relu(nn.Sequential(nn.Linear(3, 3), nn.ReLU(), stop), semantics="tensorflow",
                             functional=True, mask=True)
     with pytest.raises(KeyboardInterrupt):
         model(torch.randn(2, 3))
-    assert torch._C._len_torch_function_stack() == 1 and _hooks_top() is not None  # left open
+    assert torch._C._len_torch_function_stack() == 1 and _hooks_top() is None  # the mode left open
     stop.error = None
     model(torch.randn(2, 3)).sum().backward()
     assert torch._C._len_torch_function_stack() == 0 and _hooks_top() is None
-    assert _mask_decision.decisions(model) == {"1": "y is saved by its consumer: keeps y"}  # returned
+    assert _mask_decision.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # returned
     x = torch.tensor([float("nan"), 0.0, 1.0], requires_grad=True)
     F.relu(x).sum().backward()  # outside the model: torch's own relu again (NaN passes)
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
@@ -188,7 +188,7 @@ def test_a_forward_that_raises_decides_nothing():
     assert _mask_decision.decisions(model) == {} and _hooks_top() is None
     stop.error = None
     model(torch.randn(4, 8)).sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is saved by its consumer: keeps y"}
+    assert _mask_decision.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}
 
 
 def test_the_mask_is_decided_for_each_training_flag():
@@ -208,11 +208,11 @@ def test_the_mask_is_decided_for_each_training_flag():
             out.sum().backward()
         assert sizes["ours"] <= sizes["stock"], (training, sizes)
     assert relu.mask is True  # back in training: the training decision
-    assert _mask_decision.decisions(ours) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    assert _mask_decision.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     ours.eval()
     ours(x)
     assert relu.mask is False
-    assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
+    assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
 
 
 class FunctionalNet(nn.Module):
@@ -261,7 +261,7 @@ def test_script_and_fx_of_fused_and_hooked_models_give_stocks_results(case, capt
     for want, got in zip(_step(stock, x), _step(ours, x)):  # the eager model, its hooks intact
         assert torch.equal(bits(want), bits(got))
     if case == "mask":  # the probe decides the eager model's own ReLU (script swapped a copy's)
-        assert _mask_decision.decisions(ours) == {"1": "y is saved by its consumer: keeps y"}
+        assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
         assert type(ours[1]) is rt.ReLU
     pickle.loads(pickle.dumps(ours))  # the attribute that lets script skip the hooks pickles
 
@@ -284,7 +284,7 @@ def test_a_call_nested_in_the_probe_step_does_not_end_it():
     model = rt.replace_relu(CallsItself(), mask=True)
     model(torch.randn(2, 4)).sum().backward()
     # Decided from the whole step: ended at the inner call, it would have seen only y * 2.
-    assert _mask_decision.decisions(model) == {"relu": "y is saved by its consumer: keeps y"}
+    assert _mask_decision.decisions(model) == {"relu": "y is kept by its consumer or the model's output: keeps y"}
     assert _hooks_top() is None
 
 
@@ -306,7 +306,7 @@ def test_a_call_from_another_thread_during_the_probe_step_does_not_end_it():
     out = model(torch.randn(2, 4))  # the probe step, in this thread
     other.join(30)
     out.sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    assert _mask_decision.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     assert _hooks_top() is None
 
 
@@ -337,7 +337,7 @@ def test_a_model_compiled_before_its_probe_step_is_compiled_stocks_graph():
         assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
     assert len(graphs) == 1 and _mask_decision.decisions(ours) == {} and ours[1].mask is False
     _step(ours, x)  # an eager step probes: the Linear saves 2 * y, not y
-    assert _mask_decision.decisions(ours) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    assert _mask_decision.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     got = _step(compiled, x)  # recompiled: the mask op
     assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
 
@@ -349,7 +349,7 @@ def test_an_export_trace_is_not_taken_for_the_probe_step():
     torch.export.export(model, (x,))
     assert _mask_decision.decisions(model) == {}  # its fake tensors decided nothing
     model(x).sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is saved by nothing else: keeps the 1-bit mask"}
+    assert _mask_decision.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
 
 
 class Inner(nn.Module):
