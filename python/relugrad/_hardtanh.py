@@ -85,14 +85,15 @@ class _HardtanhFunction(torch.autograd.Function):
         return hardtanh_grad(grad, s, min_val, max_val, threads), None, None, None, None
 
 
-class Hardtanh(nn.Module):
+class Hardtanh(nn.Hardtanh):
     """nn.Hardtanh(min_val, max_val, inplace) with relugrad's backward: the same
     forward (torch's hardtanh) and, for NaN-free gates, the same gradient bits.
-    threads: relugrad's threads for the backward (None/0 = torch's)."""
+    threads: relugrad's threads for the backward (None/0 = torch's). An nn.Hardtanh
+    subclass (ReLU6 an nn.ReLU6 too), as relugrad's ReLU is an nn.ReLU."""
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
                  threads: Optional[int] = 0) -> None:
-        super().__init__()
+        nn.Module.__init__(self)  # nn.Hardtanh's asserts: the check below raises ValueError
         min_val, max_val = float(min_val), float(max_val)
         if math.isnan(min_val) or math.isnan(max_val) or not max_val > min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
@@ -118,7 +119,7 @@ class Hardtanh(nn.Module):
         return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
 
 
-class ReLU6(Hardtanh):
+class ReLU6(Hardtanh, nn.ReLU6):
     """nn.ReLU6(inplace) with relugrad's backward (Hardtanh(0, 6))."""
 
     def __init__(self, inplace: bool = False, threads: Optional[int] = 0) -> None:

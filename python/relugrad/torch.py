@@ -964,8 +964,10 @@ if not NATIVE and not NATIVE_STATUS.startswith("disabled"):
                   RuntimeWarning, stacklevel=2)
 
 
-class ReLU(nn.Module):
-    """Drop-in nn.ReLU whose backward is relugrad's ReluGrad.
+class ReLU(nn.ReLU):
+    """Drop-in nn.ReLU whose backward is relugrad's ReluGrad. An nn.ReLU subclass, so that code
+    finding a model's ReLUs by isinstance (hooks for guided backpropagation, activation counters,
+    a user's own replacement pass) finds these as it found stock's.
 
     Args:
       semantics: "torch" (bit-equal to nn.ReLU's gradients), "tensorflow",
@@ -994,7 +996,7 @@ class ReLU(nn.Module):
 
     def __init__(self, semantics: str = "torch", inplace: bool = False, threads: Optional[int] = 0,
                  mask: bool = False) -> None:
-        super().__init__()
+        nn.Module.__init__(self)
         _check_semantics(semantics)
         self.semantics = semantics
         self.inplace = bool(inplace)
