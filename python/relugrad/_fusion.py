@@ -120,7 +120,15 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
     return None
 
 
-class FusingSequential(nn.Sequential):
+class _StockName:
+    """A fusing parent prints as its stock class does: the repr of a model (and what a tool
+    logs from it) is stock's; type(m).__name__ still tells the fusing class."""
+
+    def _get_name(self) -> str:
+        return _BASE_OF[type(self)].__name__
+
+
+class FusingSequential(_StockName, nn.Sequential):
     """An nn.Sequential whose forward runs the pairs of adjacent children named in its
     relugrad_fused_pairs as one fused pass where they qualify at that call (module docstring),
     and calls every other child as nn.Sequential does."""
@@ -160,7 +168,7 @@ class FusingSequential(nn.Sequential):
         return input
 
 
-class _FusingFeedForward:
+class _FusingFeedForward(_StockName):
     """The transformer layers' feed-forward block, stock's, with activation + dropout fused."""
 
     def __setstate__(self, state) -> None:

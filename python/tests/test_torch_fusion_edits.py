@@ -346,3 +346,17 @@ def test_a_torch_function_mode_sees_the_calls_of_a_fused_pair():
                 outputs(model, torch.randn(4, 8), train_step=False)
             names.append(sorted({n for n in seen if n in ("linear", "dropout")}))
         assert names[0] == names[1] == ["dropout", "linear"]
+
+
+def test_a_fusing_parent_prints_as_stock():
+    for options in (LINEAR, MASK):
+        stock, ours = both(options)
+        assert type(ours).__name__ == "FusingSequential" and repr(ours) == repr(stock).replace(
+            "ReLU()", "ReLU(semantics='torch')")
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16)
+    stock = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
+    assert type(ours.layers[0]).__name__ == "FusingTransformerEncoderLayer"
+    # The one difference: the F.relu activation became a submodule, which the repr lists.
+    assert "\n".join(line for line in repr(ours).splitlines() if "(activation): ReLU" not in line) == repr(stock)
