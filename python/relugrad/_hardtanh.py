@@ -69,7 +69,8 @@ class _HardtanhFunction(torch.autograd.Function):
             # output is x itself, which later in-place ops on the output may change: a residual
             # `out += x` after the activation must not break the backward).
             original = x.clone()
-            y = torch.ops.aten.hardtanh_(x, min_val, max_val)
+            with _rt._keep_version(x):
+                y = torch.ops.aten.hardtanh_(x, min_val, max_val)
             ctx.mark_dirty(x)
             ctx.save_for_backward(original)
             return y
@@ -112,6 +113,8 @@ class Hardtanh(nn.Hardtanh):
         if (not (torch.is_grad_enabled() and x.requires_grad) or torch._C._are_functorch_transforms_active()
                 or torch.autograd.forward_ad._current_level >= 0):
             return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+        if self.inplace:
+            _rt._refuse_in_place_on_a_leaf(x)
         return _HardtanhFunction.apply(x, self.min_val, self.max_val, self.threads, self.inplace)
 
     def extra_repr(self) -> str:

@@ -793,6 +793,22 @@ def _plain_tensor(t: Tensor) -> bool:
     return type(t) is Tensor and not _is_wrapped(t) and not _is_legacy_batched(t)
 
 
+def _refuse_in_place_on_a_leaf(x: Tensor) -> None:
+    """Stock's refusal of an in-place op on a leaf that requires grad, or a view of one (autograd's
+    check_inplace), asked before the write: an autograd.Function that writes x in place is told
+    only after its forward has written x."""
+    if x.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = x._base
+    if base is not None and base.is_leaf and base.requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+# An in-place write inside an autograd.Function moves x's version, and mark_dirty moves it again;
+# stock's in-place ops move it once: the write runs with the counter kept.
+_keep_version = torch.autograd._unsafe_preserve_version_counter
+
+
 class _ReluFunction(torch.autograd.Function):
     """In-place ReLU without the native library: y is x overwritten and saved (the ops cannot
     alias their input; copying their y into x would keep a second tensor)."""
@@ -800,7 +816,8 @@ class _ReluFunction(torch.autograd.Function):
     def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
         if inplace:
             ctx.mark_dirty(x)
-            y = torch.relu_(x)
+            with _keep_version(x):
+                y = torch.relu_(x)
         else:
             y = torch.relu(x)
         ctx.save_for_backward(y)  # gate on y, as PyTorch does (_ReluOp)
@@ -821,7 +838,8 @@ class _ReluMaskFunction(torch.autograd.Function):
     def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
         if inplace:
             ctx.mark_dirty(x)
-        y, mask, ctx.mask_strides = _relu_mask_eager(x, semantics, threads, inplace)
+        with _keep_version(x):
+            y, mask, ctx.mask_strides = _relu_mask_eager(x, semantics, threads, inplace)
         ctx.result_strides = y.stride()  # what nn.ReLU saves: y, or x in place
         ctx.save_for_backward(mask)  # only the 1-bit mask stays alive
         ctx.semantics, ctx.threads = semantics, threads
@@ -1042,6 +1060,7 @@ class ReLU(nn.ReLU):
             if self.inplace:
                 if not (x.requires_grad and _TC.is_grad_enabled()):
                     return torch.relu_(x)  # nothing recorded: stock's in-place op itself
+                _refuse_in_place_on_a_leaf(x)
                 function = _ReluMaskFunction if self.mask else _ReluFunction
                 return function.apply(x, self.semantics, self.threads, True)
         if self.inplace and self.semantics == "torch" and not self.mask and _is_compiling():

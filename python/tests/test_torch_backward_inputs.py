@@ -272,3 +272,38 @@ def test_mask_relu_checks_y_before_looking_at_the_gradient():
         y.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
+
+
+IN_PLACE = [
+    ("relu", lambda x: torch.relu_(x), lambda: rt.ReLU(inplace=True)),
+    ("mask", lambda x: torch.relu_(x), lambda: rt.ReLU(inplace=True, mask=True)),
+    ("hardtanh", lambda x: torch.nn.functional.hardtanh(x, -0.5, 0.5, inplace=True),
+     lambda: rt.Hardtanh(-0.5, 0.5, inplace=True)),
+    ("relu6", lambda x: torch.nn.functional.relu6(x, inplace=True), lambda: rt.ReLU6(inplace=True)),
+]
+
+
+def _in_place_outcome(fn, kind):
+    """(error text or None, whether the memory changed, version steps) of fn on x of kind."""
+    torch.manual_seed(0)
+    leaf = (torch.randn(8) * 4).requires_grad_()
+    x = {"leaf": lambda: leaf, "view": lambda: leaf[2:], "non_leaf": lambda: leaf * 1,
+         "view_of_non_leaf": lambda: (leaf * 1)[2:]}[kind]()
+    base = x if x._base is None else x._base
+    before, version = base.detach().clone(), x._version
+    try:
+        fn(x)
+        error = None
+    except RuntimeError as e:
+        error = str(e)
+    return error, not torch.equal(before, base.detach()), x._version - version
+
+
+@pytest.mark.parametrize("kind", ["leaf", "view", "non_leaf", "view_of_non_leaf"])
+@pytest.mark.parametrize("name,stock,ours", IN_PLACE, ids=[c[0] for c in IN_PLACE])
+def test_in_place_on_a_leaf_is_refused_before_the_write_and_versions_move_once(path, kind, name, stock, ours):
+    # Stock refuses a leaf (or a view of one) that requires grad before writing it; where it
+    # writes, the version moves by one.
+    want, got = _in_place_outcome(stock, kind), _in_place_outcome(ours(), kind)
+    assert got == want
+    assert (want[0] is not None) == (kind in ("leaf", "view"))
