@@ -175,7 +175,8 @@ struct ReluDropoutBackward : public torch::autograd::Node {
     // The kernels read raw memory: a lazily negated gradient (torch._neg_view) is negated first.
     if (grad.is_neg()) grad = grad.resolve_neg();
     if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !grad.is_contiguous()) {
-      return {ComposedGrad(grad, g, k, scale)};
+      const at::Tensor dx = ComposedGrad(grad, g, k, scale);
+      return {at::GradMode::is_enabled() ? WithZeroDerivativeToInput(dx, next_edge(0)) : dx};
     }
     CheckBitPlane(g, grad.numel(), "ReLU gate");
     CheckBitPlane(k, grad.numel(), "dropout keep mask");

@@ -464,6 +464,32 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
 
 namespace {
 
+// The node WithZeroDerivativeToInput puts on dx: the gradient to dx's own history, zeros to x.
+struct ZeroDerivativeToInputBackward : public torch::autograd::Node {
+  std::string name() const override { return "relugrad::BitsGradBackward"; }
+
+  variable_list apply(variable_list&& grads) override {
+    at::Tensor grad = std::move(grads[0]);
+    if (!grad.defined()) return {at::Tensor(), at::Tensor()};
+    at::Tensor zeros = at::zeros_like(grad);
+    return {std::move(grad), std::move(zeros)};
+  }
+};
+
+}  // namespace
+
+at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input) {
+  if (!input.is_valid()) return dx;
+  auto node = MakeNode<ZeroDerivativeToInputBackward>();
+  node->set_next_edges({torch::autograd::impl::gradient_edge(dx), input});
+  at::Tensor out = dx.detach();  // the same memory; its history is the node's alone
+  torch::autograd::set_history(out, node);
+  FireCreationHooks(node);
+  return out;
+}
+
+namespace {
+
 // ---- Autograd nodes ----------------------------------------------------------
 // ReLU's backward is a torch::autograd::Node written here, the way PyTorch's
 // generated ReluBackward0 is, not a torch::autograd::Function: a Function's
@@ -535,7 +561,8 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
 
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
-    return GradFromMask(grad, mask, settings, layout);
+    const at::Tensor dx = GradFromMask(grad, mask, settings, layout);
+    return at::GradMode::is_enabled() ? WithZeroDerivativeToInput(dx, next_edge(0)) : dx;
   }
 
   void CheckSaved() const {

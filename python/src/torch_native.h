@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/DispatchKeySet.h>
 #include <c10/util/string_view.h>
+#include <torch/csrc/autograd/edge.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -123,5 +124,13 @@ void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what);
 // differentiable custom op.
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
                         const MaskLayout& layout);
+
+// Under create_graph stock's ReLU backward, threshold_backward(grad, y, 0), is a function of y as
+// well, with a zero derivative: the second-order graph reaches x, and a gradient of the first-order
+// result with respect to x is zeros. A backward that keeps only bits (the mask, the fused ReLU +
+// Dropout) has no y to reach x through. This gives its result dx a node of its own, whose edges
+// are dx's history and `input` (the edge to x): the incoming gradient passes on to the first,
+// zeros_like of it (stock's derivative for y) to the second. Called only under create_graph.
+at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input);
 
 }  // namespace relugrad_python

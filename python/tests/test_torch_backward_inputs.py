@@ -307,3 +307,35 @@ def test_in_place_on_a_leaf_is_refused_before_the_write_and_versions_move_once(p
     want, got = _in_place_outcome(stock, kind), _in_place_outcome(ours(), kind)
     assert got == want
     assert (want[0] is not None) == (kind in ("leaf", "view"))
+
+
+BITS_ONLY = [
+    ("mask", lambda t: torch.relu(t), lambda: rt.ReLU(mask=True)),
+    ("mask_inplace", lambda t: torch.relu_(t), lambda: rt.ReLU(mask=True, inplace=True)),
+    ("relu_dropout", lambda t: torch.nn.functional.dropout(torch.relu(t), 0.5, True), lambda: ReLUDropout(0.5)),
+]
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason="the torch-native nodes are not loaded")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name,stock,ours", BITS_ONLY, ids=[c[0] for c in BITS_ONLY])
+def test_a_second_derivative_through_the_bits_is_stocks(name, stock, ours, dtype):
+    # The C++ nodes keep no y, yet under create_graph their result reaches x as stock's does
+    # (through y, with a zero derivative): a gradient of it with respect to x is zeros, not "not
+    # used in the graph", and a gradient penalty through a weight gets stock's bits.
+    def second(f):
+        torch.manual_seed(0)
+        x = values((64,), seed=7).to(dtype).requires_grad_()
+        (gx,) = torch.autograd.grad(f(x * 1.0), x, torch.ones(64, dtype=dtype), create_graph=True)
+        (gxx,) = torch.autograd.grad((gx * gx).sum(), x)
+        torch.manual_seed(1)
+        w = values((64,), seed=8).to(dtype).requires_grad_()
+        x2 = values((64,), seed=9).to(dtype).requires_grad_()
+        y2 = (f(x2 * w) * torch.linspace(-2.0, 3.0, 64, dtype=dtype)).sum()
+        (g2,) = torch.autograd.grad(y2, x2, create_graph=True)
+        (gw,) = torch.autograd.grad(g2.square().sum(), w)
+        return gx.requires_grad, gxx, gw
+
+    want, got = second(stock), second(ours())
+    assert want[0] is got[0] is True
+    assert torch.equal(bits(want[1]), bits(got[1])) and torch.equal(bits(want[2]), bits(got[2]))
