@@ -112,8 +112,8 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
         return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
     if type(first) is nn.Linear:
         if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
-                or second.semantics != "torch" or second.mask):
-            return None
+                or second.semantics != "torch" or second.mask or torch.is_autocast_enabled("cpu")):
+            return None  # (autocast, which the fused pass never serves, is asked first: it is cheap)
         if not _calls_unseen(first, second, x):
             return None
         return _linear.fused_linear_relu(first, x)

@@ -1,6 +1,14 @@
-"""relugrad.torch.Hardtanh and ReLU6: torch's hardtanh forward, relugrad's backward.
+"""relugrad.torch.Hardtanh and ReLU6, and hardtanh_grad: relugrad's kernel for hardtanh's backward.
 
-The backward is aten::hardtanh_backward(dy, s, min_val, max_val): dx = dy where
+The modules run torch's hardtanh, forward and backward (nn.Hardtanh's forward, inherited). Their
+backward ran relugrad's kernel through a Python autograd.Function, and that measured 1.2-1.4x
+stock's time per call up to 64K elements and no faster at 1M (2-core Zen 5 VM, torch 2.15): the
+Function's Python forward and backward cost more than the kernel saves. Until the kernel has a
+C++ node as ReLU's does (torch_native.cc), the modules are stock's op, with stock's bits and
+time; replace_relu still puts them in place of nn.ReLU6 / nn.Hardtanh (the threads option is
+kept for that node), and hardtanh_grad gives the kernel to direct callers.
+
+hardtanh_grad is aten::hardtanh_backward(dy, s, min_val, max_val): dx = dy where
 min_val < s < max_val, +0 elsewhere; relugrad computes it as the torch preset
 with threshold = min_val and gate_max = max_val (docs/semantics.md). A NaN s
 passes dy, as PyTorch's scalar loop and its CUDA kernel do; PyTorch's
@@ -18,7 +26,6 @@ import math
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import _api
@@ -60,36 +67,9 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
     return out
 
 
-class _HardtanhFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: Tensor, min_val: float, max_val: float, threads: int, inplace: bool) -> Tensor:
-        ctx.bounds = (min_val, max_val, threads)
-        if inplace:
-            # As PyTorch's hardtanh_: the gate reads the input as it was, kept as a copy (the
-            # output is x itself, which later in-place ops on the output may change: a residual
-            # `out += x` after the activation must not break the backward).
-            original = x.clone()
-            with _rt._keep_version(x):
-                y = torch.ops.aten.hardtanh_(x, min_val, max_val)
-            ctx.mark_dirty(x)
-            ctx.save_for_backward(original)
-            return y
-        ctx.save_for_backward(x)
-        return torch.ops.aten.hardtanh(x, min_val, max_val)
-
-    @staticmethod
-    def backward(ctx, grad: Tensor):
-        (s,) = ctx.saved_tensors
-        min_val, max_val, threads = ctx.bounds
-        if torch.is_grad_enabled():  # create_graph=True: stock's differentiable op, its bits
-            return torch.ops.aten.hardtanh_backward(grad, s, min_val, max_val), None, None, None, None
-        return hardtanh_grad(grad, s, min_val, max_val, threads), None, None, None, None
-
-
 class Hardtanh(nn.Hardtanh):
-    """nn.Hardtanh(min_val, max_val, inplace) with relugrad's backward: the same
-    forward (torch's hardtanh) and, for NaN-free gates, the same gradient bits.
-    threads: relugrad's threads for the backward (None/0 = torch's). An nn.Hardtanh
+    """nn.Hardtanh(min_val, max_val, inplace): torch's hardtanh forward and backward (module
+    docstring). threads: kept for relugrad's backward node (None/0 = torch's). An nn.Hardtanh
     subclass (ReLU6 an nn.ReLU6 too), as relugrad's ReLU is an nn.ReLU."""
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
@@ -101,29 +81,13 @@ class Hardtanh(nn.Hardtanh):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
         self.threads = _api._thread_count(threads)
 
-    def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():  # TorchScript: stock's op (the eager paths do not compile)
-            return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
-        # torch.func and forward AD get torch's hardtanh (its backward is hardtanh_backward, the
-        # same bits but for a NaN gate): _HardtanhFunction is an eager-mode Function.
-        if (not (torch.is_grad_enabled() and x.requires_grad) or torch._C._are_functorch_transforms_active()
-                or torch.autograd.forward_ad._current_level >= 0):
-            return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
-        if self.inplace:
-            _rt._refuse_in_place_on_a_leaf(x)
-        return _HardtanhFunction.apply(x, self.min_val, self.max_val, self.threads, self.inplace)
-
     def extra_repr(self) -> str:
         inplace = ", inplace=True" if self.inplace else ""
         return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
 
 
 class ReLU6(Hardtanh, nn.ReLU6):
-    """nn.ReLU6(inplace) with relugrad's backward (Hardtanh(0, 6))."""
+    """nn.ReLU6(inplace): Hardtanh(0, 6)."""
 
     def __init__(self, inplace: bool = False, threads: Optional[int] = 0) -> None:
         super().__init__(0.0, 6.0, inplace, threads)

@@ -900,6 +900,8 @@ def _mask_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     torch preset x < 0 ? +0 : x (torch.relu's y, -0 kept, as the mask
     forward's; NaN bits kept where torch's 16-bit relu may change them)."""
     if semantics == "torch":
+        if x.dtype in (torch.float32, torch.float64):  # torch.relu's own bits there
+            return torch.relu_(x) if inplace else torch.relu(x)
         # torch.where selects bits: a NaN x keeps its payload, a -0 x its sign.
         y = torch.where(x < 0, torch.zeros_like(x), x)
         return x.copy_(y) if inplace else y
@@ -1005,7 +1007,7 @@ class ReLU(nn.ReLU):
         presets write their framework's y, +0 for x = -0);
         gradients are the same bits as mask=False. When autograd records
         nothing (no_grad, inference_mode, x needs no gradient) no mask is
-        computed or kept; y has the same bits.
+        allocated or kept; y has the same bits.
 
     CUDA tensors with the torch preset get stock's relu and threshold_backward (mask=True
     included): on CUDA relugrad's ops were slower than stock's and kept no less memory

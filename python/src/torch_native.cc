@@ -397,6 +397,13 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   }
   c10::DimVector strides;
   const bool flat = GradOutputStrides(grad, y, &strides);
+  if (!flat && settings.preset == RELUGRAD_PRESET_TORCH &&
+      !(grad.is_non_overlapping_and_dense() && y.is_non_overlapping_and_dense())) {
+    // A broadcast (expanded) or overlapping operand, which the kernels could read only after
+    // InOrder copied it whole (1.5-2.3x stock's time for an expanded 1M gradient): the torch
+    // preset's backward is threshold_backward itself, which reads it where it is.
+    return at::threshold_backward(grad, y, 0);
+  }
   const at::Tensor dx = flat && WritableInPlace(grad, strides) ? grad : EmptyStrided(grad, strides);
   const at::Tensor dy = flat ? grad : InOrder(grad, dx.strides());
   const at::Tensor s = flat ? y : InOrder(y, dx.strides());
@@ -626,6 +633,12 @@ at::Tensor ReluGate(at::Tensor x, Settings settings, bool inplace) {
 // dense (y then shares x's storage order), else over a copy of x in y's layout.
 at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
   const bool needs_grad = torch::autograd::compute_requires_grad(x);
+  if (!needs_grad && settings.preset == RELUGRAD_PRESET_TORCH &&
+      (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble)) {
+    // Nothing records a backward, and the torch preset's y is torch.relu's own (for 32 and 64
+    // bits: -0 and NaN payloads kept): torch's op, no mask.
+    return ReluGate(std::move(x), std::move(settings), inplace);
+  }
   if (inplace) torch::autograd::check_inplace(x, needs_grad);
   // The node takes x's history before anything writes x, as ReluGate's and
   // torch's own in-place ops do: a view's history is read at its current
@@ -649,16 +662,30 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     }
     const int64_t n = src.numel();
     const relugrad_dtype dtype = DtypeOf(src);
-    mask = EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
     const int64_t size = static_cast<int64_t>(src.element_size());
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
     const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype, y_p);
-    auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
-    ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
-      Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
-                                   mask_p + begin / 8));
-    });
+    if (needs_grad) {
+      mask = EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
+      auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
+      ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
+        Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size,
+                                     y_p + begin * size, mask_p + begin / 8));
+      });
+    } else {
+      // Only y is wanted (the preset's y, which torch's ops do not give): the kernel's bits go
+      // to a scratch on the stack, reused chunk by chunk; no mask tensor is made or kept.
+      constexpr int64_t kScratchBytes = 2048;
+      ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
+        alignas(64) uint8_t scratch[kScratchBytes];
+        for (int64_t at = begin; at < end; at += kScratchBytes * 8) {
+          const int64_t count = std::min<int64_t>(end - at, kScratchBytes * 8);
+          Check(Api().plan_run_forward(plan.plan, count, x_p + at * size, y_p + at * size,
+                                       scratch));
+        }
+      });
+    }
     mask_strides = y.strides().vec();
     if (inplace && !y.is_same(x)) x.copy_(y);  // a non-dense x gets y's values in its own layout
   }

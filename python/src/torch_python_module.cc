@@ -119,8 +119,6 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
     return THPVariable_Wrap(std::move(y));
   }
   const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
-  // With mask and nothing recorded, Python computes y alone: no mask is written or kept.
-  if (mask != 0 && !torch::autograd::compute_requires_grad(x)) Py_RETURN_NOTIMPLEMENTED;
   at::Tensor y;
   {
     GilReleased no_gil;

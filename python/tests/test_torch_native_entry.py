@@ -8,6 +8,7 @@ import torch
 import torch.autograd.forward_ad as fwAD
 
 import relugrad.torch as rt
+from torch_helpers import bits
 
 pytestmark = pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
 
@@ -111,12 +112,19 @@ def test_jit_trace_records_an_op_instead():
     assert seen == [NotImplemented]
 
 
-def test_mask_without_recorded_history_is_left_to_python():
-    x = torch.randn(8)
-    assert entry(x, mask=True) is NotImplemented  # needs no gradient: no mask is written
+@pytest.mark.parametrize("semantics", ["torch", "jax"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mask_without_recorded_history_writes_y_alone(semantics, dtype):
+    # Nothing records a backward: the entry serves y (the mask forward's bits: torch.relu's for
+    # the torch preset in 32 bits, the kernel's otherwise) and keeps no node and no mask.
+    x = torch.tensor([float("nan"), -0.0, 0.0, -1.5, 2.0, float("inf"), -float("inf"), 3.0] * 5, dtype=dtype)
+    want = torch.ops.relugrad.relu_mask(x, semantics)[0]
+    y = entry(x, semantics=semantics, mask=True)
+    assert y.grad_fn is None and torch.equal(bits(y), bits(want))
     with torch.no_grad():
-        assert entry(torch.randn(8, requires_grad=True), mask=True) is NotImplemented
-    y = entry(torch.randn(8, requires_grad=True), mask=True)
+        y = entry(x.clone().requires_grad_(), semantics=semantics, mask=True)
+    assert y.grad_fn is None and torch.equal(bits(y), bits(want))
+    y = entry(x.clone().requires_grad_(), semantics=semantics, mask=True)
     assert y.grad_fn.name() == "relugrad::ReluMaskBackward"
 
 
