@@ -5,10 +5,11 @@ saves its input for its own backward (Linear, conv, batch norm, max pooling, a s
 stays alive anyway and the mask is ceil(n/8) bytes on top. Which consumers keep y is read from
 what actually holds y's memory once the forward has returned, not from a list of module types:
 the first forward of the model that autograd records (grad enabled) is a probe. In it every
-undecided ReLU runs without the mask (so the probe step keeps what stock keeps), the probe holds
-the storage of each output, and when the model's forward returns it reads the storage's use
-count. A storage held only by the probe and by the ReLU's own saved y is freed by saving the mask
-instead: that ReLU gets mask=True. Anything else holding it (a consumer's saved input or a view of
+undecided ReLU runs without the mask (so the probe step keeps what stock keeps), the probe
+watches the storage of each output through a weak reference (a storage the forward drops is freed
+as in stock's step), and when the model's forward returns it reads the storage's use count. A
+storage held only by the ReLU's own saved y (and its Python object, which torch keeps with it) is
+freed by saving the mask instead: that ReLU gets mask=True. Anything else holding it (a consumer's saved input or a view of
 it, the model's output, which the loss may keep, a tensor the user kept) keeps y: mask=False.
 The ReLU's own share is read at each call in the probe step (what a new output's storage has
 then, less the output itself; what an in-place call adds), not assumed. A ReLU the probe did not
@@ -43,6 +44,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 import torch.utils._pytree
 from torch import Tensor, nn
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.nn.modules import module as _module_globals
 
 from . import _model_hooks, _stale
@@ -63,10 +65,32 @@ def _storage_of(t) -> Optional[torch.UntypedStorage]:
         return None
 
 
-def _use_count(storage: torch.UntypedStorage) -> int:
-    """How many owners storage's memory has now: tensors sharing it, saved tensors, Python's
-    storage objects (torch's own accessor, private: without it nothing is decided)."""
-    return _storage_use_count(storage._cdata)
+class _Watched:
+    """A storage watched without keeping it alive (a weak reference: a storage the forward drops
+    is freed then, as in stock's step), and how many owners it has now: tensors sharing it,
+    saved tensors, its Python object while the storage lives (torch's own accessor, private:
+    without it nothing is decided). A freed storage has none."""
+
+    __slots__ = ("weak", "data_ptr", "python_share")
+
+    def __init__(self, weak: StorageWeakRef, data_ptr: int, with_object: int) -> None:
+        self.weak, self.data_ptr = weak, data_ptr
+        # What the storage's Python object itself counts once no Python name refers to it
+        # (torch keeps the object with the storage: 1 where it is counted, 0 where not).
+        self.python_share = 1 - (with_object - self.owners())
+
+    def owners(self) -> int:
+        return 0 if self.weak.expired() else _storage_use_count(self.weak.cdata)
+
+
+def _watch(t) -> Optional[_Watched]:
+    """t's storage watched, or None where it has none to read."""
+    storage = _storage_of(t)
+    if storage is None:
+        return None
+    with_object, weak, data_ptr = _storage_use_count(storage._cdata), StorageWeakRef(storage), storage.data_ptr()
+    del storage  # the last Python name of the storage object: the counts after this are its own
+    return _Watched(weak, data_ptr, with_object)
 
 
 _storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
@@ -84,17 +108,17 @@ def _top_pack():
 
 
 class _Output:
-    """One output of a ReLU call in the probe step: its storage, held until the model's forward
-    returns, and how many of the storage's owners then are the probe's and the ReLU's own (its
-    saved y): more owners than that, and something else keeps y."""
+    """One output of a ReLU call in the probe step: its storage, watched until the model's forward
+    returns, and how many of the storage's owners are the ReLU's own (its saved y) and the
+    storage's Python object: more owners than that then, and something else keeps y."""
 
-    __slots__ = ("storage", "own")
+    __slots__ = ("watched", "own")
 
-    def __init__(self, storage: torch.UntypedStorage, own: int) -> None:
-        self.storage, self.own = storage, own
+    def __init__(self, watched: _Watched, own: int) -> None:
+        self.watched, self.own = watched, own
 
     def kept_by_others(self) -> bool:
-        return _use_count(self.storage) > self.own
+        return self.watched.owners() > self.own
 
 
 class MaskProbe:
@@ -115,7 +139,7 @@ class MaskProbe:
         self._depth = 0  # calls of the model inside that step, not yet returned
         self._active = False
         self._outputs: Dict[int, List[_Output]] = {}
-        self._entered: Dict[int, List[Tuple[torch.UntypedStorage, int]]] = {}  # in-place calls running
+        self._entered: Dict[int, List[Tuple[_Watched, int]]] = {}  # in-place calls running: their input
         self._unseen: Dict[int, str] = {}  # id(ReLU) -> why the probe could not judge its consumer
         self._with_grad: set = set()  # id(ReLU) with an output that needed a gradient in the probe step
         self._ran: set = set()  # id(ReLU) called in the probe step
@@ -170,7 +194,10 @@ class MaskProbe:
         self._active = True
         self._reset()
         for r in self.relus:
-            self._handles.append(r.register_forward_pre_hook(self._relu_enter, prepend=True))
+            # Last of the ReLU's pre-hooks, right before its forward: an in-place call's input as
+            # the forward gets it, with whatever a user's pre-hook keeps of it counted as not
+            # the ReLU's own.
+            self._handles.append(r.register_forward_pre_hook(self._relu_enter))
             self._handles.append(r.register_forward_hook(self._relu_exit, always_call=True))
         # The end of the forward is where the owners are counted: a hook for this step only, so
         # that steps after the decision pay the pre-hook alone.
@@ -262,7 +289,7 @@ class MaskProbe:
                 decided.append((False, "its output needed no gradient in the probe step: keeps y"))
             elif _forward_hooked(r):
                 decided.append((False, "a forward hook sees its output (and may keep it): keeps y"))
-            elif any(o.storage.data_ptr() in self._saved if chained else o.kept_by_others() for o in outs):
+            elif any(o.watched.data_ptr in self._saved if chained else o.kept_by_others() for o in outs):
                 decided.append((False, "y is kept by its consumer or the model's output: keeps y"))
             else:
                 decided.append((True, "y is kept by nothing else: keeps the 1-bit mask"))
@@ -278,9 +305,9 @@ class MaskProbe:
         if getattr(module, "inplace", False):
             # An in-place call's output is its input: the owners it has before the call are
             # counted now, so that the ReLU's own saved y is what the call adds.
-            storage = _storage_of(args[0]) if args else None
-            if storage is not None:
-                self._entered.setdefault(id(module), []).append((storage, _use_count(storage)))
+            watched = _watch(args[0]) if args else None
+            if watched is not None:
+                self._entered.setdefault(id(module), []).append((watched, watched.owners()))
         if id(module) in self._unseen:
             return
         if self._checkpointed:
@@ -301,21 +328,21 @@ class MaskProbe:
         if not (isinstance(output, Tensor) and output.requires_grad):
             return  # nothing saved for a backward: not a call that decides
         self._with_grad.add(id(module))
-        storage = _storage_of(output)
-        if storage is None:
+        watched = _watch(output)
+        if watched is None:
             self._unseen.setdefault(id(module), "an output in the probe step was not a plain tensor (its owners "
                                                 "cannot be counted)")
             return
-        now = _use_count(storage)
-        if before is not None and before[0].data_ptr() == storage.data_ptr():
-            # In place: the owners the call added are the ReLU's own saves, plus this probe's
-            # reference (the one held from before the call on).
-            own = now - before[1] + 1
+        if before is not None and before[0].data_ptr == watched.data_ptr:
+            # In place: the owners the call added are the ReLU's own saves; with the storage's
+            # Python object, they are what remains once nothing else holds x.
+            watched, count_before = before
+            own = watched.owners() - count_before + watched.python_share
         else:
-            # A new output: its storage's owners now are the output itself, this probe's
-            # reference and the ReLU's own saves; once the output is gone, the last two.
-            own = now - 1
-        self._outputs.setdefault(id(module), []).append(_Output(storage, own))
+            # A new output: its storage's owners now are the output itself, the ReLU's own saves
+            # and the storage's Python object; once the output is gone, the last two.
+            own = watched.owners() - 1
+        self._outputs.setdefault(id(module), []).append(_Output(watched, own))
 
     def __getstate__(self):  # pickling / deepcopy: the modules and the decisions
         return {"relus": self.relus, "decided": self.decided, "applied": self._applied}

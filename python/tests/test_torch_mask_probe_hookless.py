@@ -125,3 +125,39 @@ def test_after_the_decision_the_model_keeps_one_pre_hook_and_no_forward_hook():
     assert (len(model._forward_pre_hooks), len(model._forward_hooks)) == hooks
     assert not model[1]._forward_pre_hooks and not model[1]._forward_hooks  # the per-ReLU ones: gone
     assert model[1].mask is True
+
+
+def test_an_in_place_relu_whose_input_a_pre_hook_keeps_keeps_y():
+    # Activation capture by a forward pre-hook: for an in-place ReLU the input it keeps is y. The
+    # probe counts the input's owners after the user's pre-hooks, so the capture is not the ReLU's.
+    acts = {}
+    model = rt.replace_relu(nn.Sequential(nn.Linear(8, 64), nn.ReLU(inplace=True), Sum(), nn.Linear(1, 2)),
+                            mask=True)
+    model[1].register_forward_pre_hook(lambda m, args: acts.__setitem__("relu", args[0].detach()))
+    model(torch.randn(4, 8)).sum().backward()
+    assert _mask_decision.decisions(model) == {"1": KEEP} and model[1].mask is False
+
+
+def test_the_probe_holds_no_storage_the_forward_drops():
+    # A forward that builds and drops graphs (a detached pseudo-target) frees their ReLU outputs
+    # at once in the probe step, as stock's step does: the probe watches storages weakly.
+    freed = []
+
+    class DropsGraphs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.relu, self.b = nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2)
+
+        def forward(self, x):
+            for _ in range(3):
+                y = self.relu(self.a(x))
+                storage = y.untyped_storage()
+                weak = torch.multiprocessing.reductions.StorageWeakRef(storage)
+                del y, storage
+                freed.append(weak.expired())
+            return self.b(self.relu(self.a(x)))
+
+    model = rt.replace_relu(DropsGraphs(), mask=True)
+    model(torch.randn(4, 8)).sum().backward()
+    assert freed == [True, True, True]
+    assert _mask_decision.decisions(model) == {"relu": KEEP}  # the kept call's y: saved by self.b
