@@ -30,7 +30,12 @@ Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense
 float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
 no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
 is stock's dropout. The fused forward computes out of place; replace_relu(mask=True) runs a pair
-through fused_relu_dropout only where that is exactly what the two modules compute (_fusion.py).
+through fused_relu_dropout only where that is exactly what the two modules compute (_fusion.py),
+and only by the C++ pass: the composed path's Python forward and backward measured 2-3x the
+unfused pair's time up to about 4K elements and 1.05-1.2x at 64K-1M (bfloat16, float16,
+channels_last; a point-of-use hunt on the Zen 5 VM), so there the parent calls the two modules
+(the ReLU keeping its mask where the probe finds nothing else keeps y). ReLUDropout used directly
+still composes.
 """
 from __future__ import annotations
 
@@ -151,13 +156,14 @@ class ReLUDropout(nn.Module):
         return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
 
 
-def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, threads: int):
+def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, threads: int,
+                       composed: bool = True):
     """dropout(relu(x), p, training) by the fused pass, or None where it does not serve the call
-    (the caller then runs the two modules)."""
+    (the caller then runs the two modules). composed=False: the C++ pass only (module docstring)."""
     if not _fused_serves(x, p, training):
         return None
     if _native_entry is not None and semantics == "torch" and threads == 0:
         out = _native_entry(x, p)  # NotImplemented unless contiguous float32/float64
         if out is not NotImplemented:
             return out
-    return _ReluDropoutFunction.apply(x, p, semantics, threads)
+    return _ReluDropoutFunction.apply(x, p, semantics, threads) if composed else None

@@ -55,6 +55,10 @@ _OWN_OUTPUT = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.Ba
                nn.LayerNorm, nn.GroupNorm)
 
 
+# What the fused ReLU + Dropout C++ pass serves (a parent runs every other pair unfused: _dropout.py).
+_NATIVE_PASS_DTYPES = (torch.float32, torch.float64)
+
+
 def _called_as_stock(m: nn.Module) -> bool:
     """Calling m is calling its class's forward and nothing else: no hooks but the mask probe's
     (which only watch the ReLU's output: a fused ReLU has none, and the probe counts it as not
@@ -105,11 +109,13 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
     output x is, or None. The cheapest tests come first: most pairs are not candidates."""
     if type(second) is nn.Dropout:
         if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, _rt.ReLU)
+                or first.semantics != "torch" or first.threads or not isinstance(x, Tensor) or x.dtype not in _NATIVE_PASS_DTYPES
                 or (first.inplace and not (type(before) in _OWN_OUTPUT and _called_as_stock(before)))):
-            return None
+            return None  # (what only the C++ pass serves is asked first: it is cheap)
         if not _calls_unseen(first, second, x) or type(second.p) is not float:
             return None  # F.dropout converts another p (a tensor, a NumPy scalar) in C++, its own way
-        return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads)
+        return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads,
+                                           composed=False)
     if type(first) is nn.Linear:
         if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
                 or second.semantics != "torch" or second.mask or torch.is_autocast_enabled("cpu")):
