@@ -670,8 +670,8 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
       mask = EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
       auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
       ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
-        Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size,
-                                     y_p + begin * size, mask_p + begin / 8));
+        Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
+                                     mask_p + begin / 8));
       });
     } else {
       // Only y is wanted (the preset's y, which torch's ops do not give): the kernel's bits go
@@ -681,8 +681,8 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
         alignas(64) uint8_t scratch[kScratchBytes];
         for (int64_t at = begin; at < end; at += kScratchBytes * 8) {
           const int64_t count = std::min<int64_t>(end - at, kScratchBytes * 8);
-          Check(Api().plan_run_forward(plan.plan, count, x_p + at * size, y_p + at * size,
-                                       scratch));
+          Check(
+              Api().plan_run_forward(plan.plan, count, x_p + at * size, y_p + at * size, scratch));
         }
       });
     }
