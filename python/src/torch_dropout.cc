@@ -176,7 +176,11 @@ struct ReluDropoutBackward : public torch::autograd::Node {
     if (grad.is_neg()) grad = grad.resolve_neg();
     if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !grad.is_contiguous()) {
       const at::Tensor dx = ComposedGrad(grad, g, k, scale);
-      return {at::GradMode::is_enabled() ? WithZeroDerivativeToInput(dx, next_edge(0)) : dx};
+      // y was x's C order (the pass serves contiguous x only).
+      return {
+          at::GradMode::is_enabled()
+              ? WithZeroDerivativeToInput(dx, next_edge(0), c10::contiguous_strides(grad.sizes()))
+              : dx};
     }
     CheckBitPlane(g, grad.numel(), "ReLU gate");
     CheckBitPlane(k, grad.numel(), "dropout keep mask");

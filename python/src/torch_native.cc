@@ -472,22 +472,38 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
 namespace {
 
 // The node WithZeroDerivativeToInput puts on dx: the gradient to dx's own history, zeros to x.
+// Stock sends zeros_like(grad) back through y's ReluBackward0, whose threshold_backward(zeros, y,
+// 0) makes them: +0 in that op's layout (y's strides count), and under create_graph with a history
+// that reaches x again, so a derivative of any order through it is zeros. These zeros are made
+// the same way: that layout, and under create_graph this node again on them.
 struct ZeroDerivativeToInputBackward : public torch::autograd::Node {
+  c10::DimVector result_strides;  // y's, as nn.ReLU would have saved it
+
   std::string name() const override { return "relugrad::BitsGradBackward"; }
 
   variable_list apply(variable_list&& grads) override {
     at::Tensor grad = std::move(grads[0]);
     if (!grad.defined()) return {at::Tensor(), at::Tensor()};
-    at::Tensor zeros = at::zeros_like(grad);
+    // a meta tensor: only its sizes and strides are read
+    const at::Tensor result =
+        at::empty_strided(grad.sizes(), result_strides, grad.options().device(at::kMeta));
+    bool flat = false;
+    at::Tensor zeros = EmptyGradOutput(grad, result, &flat);
+    zeros.zero_();
+    if (at::GradMode::is_enabled()) {
+      zeros = WithZeroDerivativeToInput(zeros, next_edge(1), result_strides);
+    }
     return {std::move(grad), std::move(zeros)};
   }
 };
 
 }  // namespace
 
-at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input) {
+at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input,
+                                     at::IntArrayRef result_strides) {
   if (!input.is_valid()) return dx;
   auto node = MakeNode<ZeroDerivativeToInputBackward>();
+  node->result_strides = c10::DimVector(result_strides);
   node->set_next_edges({torch::autograd::impl::gradient_edge(dx), input});
   at::Tensor out = dx.detach();  // the same memory; its history is the node's alone
   torch::autograd::set_history(out, node);
@@ -569,7 +585,9 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
     const at::Tensor dx = GradFromMask(grad, mask, settings, layout);
-    return at::GradMode::is_enabled() ? WithZeroDerivativeToInput(dx, next_edge(0)) : dx;
+    return at::GradMode::is_enabled()
+               ? WithZeroDerivativeToInput(dx, next_edge(0), layout.result_strides)
+               : dx;
   }
 
   void CheckSaved() const {

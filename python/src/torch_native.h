@@ -130,7 +130,10 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
 // result with respect to x is zeros. A backward that keeps only bits (the mask, the fused ReLU +
 // Dropout) has no y to reach x through. This gives its result dx a node of its own, whose edges
 // are dx's history and `input` (the edge to x): the incoming gradient passes on to the first,
-// zeros_like of it (stock's derivative for y) to the second. Called only under create_graph.
-at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input);
+// zeros (stock's derivative for y, through y's node: threshold_backward's layout with y's
+// strides, result_strides, and their own zero derivative to x) to the second. Called only under
+// create_graph.
+at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input,
+                                     at::IntArrayRef result_strides);
 
 }  // namespace relugrad_python

@@ -339,3 +339,31 @@ def test_a_second_derivative_through_the_bits_is_stocks(name, stock, ours, dtype
     want, got = second(stock), second(ours())
     assert want[0] is got[0] is True
     assert torch.equal(bits(want[1]), bits(got[1])) and torch.equal(bits(want[2]), bits(got[2]))
+
+
+# The fused ReLU + Dropout C++ pass serves C-order x only: channels_last is the mask node's case.
+HIGHER = [(name, stock, ours, layout) for name, stock, ours in BITS_ONLY
+          for layout in (("contiguous",) if name == "relu_dropout" else ("contiguous", "channels_last"))]
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason="the torch-native nodes are not loaded")
+@pytest.mark.parametrize("name,stock,ours,layout", HIGHER, ids=[f"{c[0]}-{c[3]}" for c in HIGHER])
+def test_higher_derivatives_through_the_bits_keep_stocks_history_and_layout(name, stock, ours, layout):
+    # Stock's zero derivative for y goes back through y's node, which gives it y's layout and,
+    # under create_graph, a history reaching x again: every further derivative is zeros too.
+    def derivatives(f):
+        torch.manual_seed(0)
+        x = values((2, 3, 4, 5), seed=11).requires_grad_()
+        if layout == "channels_last":
+            x = x.detach().to(memory_format=torch.channels_last).requires_grad_()
+        torch.manual_seed(3)
+        y = f(x * 1.0)
+        (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+        (g2,) = torch.autograd.grad(g.sum(), x, create_graph=True)
+        (g3,) = torch.autograd.grad(g2.sum(), x, allow_unused=False)
+        return g, g2, g3
+
+    want, got = derivatives(stock), derivatives(ours())
+    for w, o in zip(want, got):
+        assert torch.equal(bits(w), bits(o)) and w.stride() == o.stride()
+    assert got[1].grad_fn is not None
