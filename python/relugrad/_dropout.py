@@ -105,6 +105,14 @@ def _load_native_entry():
 
 # The fused C++ forward (and backward node); None: the composition serves every case.
 _native_entry = _load_native_entry()
+_NATIVE_DTYPES = (torch.float32, torch.float64)
+
+
+def native_pass_may_serve(x, semantics: str, threads: int) -> bool:
+    """Whether the C++ pass may serve relu + dropout of x: the library, the torch preset on torch's
+    threads, a float32/float64 tensor (the entry itself asks the rest: a contiguous CPU x)."""
+    return (_native_entry is not None and semantics == "torch" and threads == 0 and isinstance(x, Tensor)
+            and x.dtype in _NATIVE_DTYPES)
 
 
 def _fused_serves(x: Tensor, p: float, training: bool) -> bool:
@@ -162,8 +170,8 @@ def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, thre
     (the caller then runs the two modules). composed=False: the C++ pass only (module docstring)."""
     if not _fused_serves(x, p, training):
         return None
-    if _native_entry is not None and semantics == "torch" and threads == 0:
-        out = _native_entry(x, p)  # NotImplemented unless contiguous float32/float64
+    if native_pass_may_serve(x, semantics, threads):
+        out = _native_entry(x, p)  # NotImplemented unless a contiguous CPU tensor
         if out is not NotImplemented:
             return out
     return _ReluDropoutFunction.apply(x, p, semantics, threads) if composed else None

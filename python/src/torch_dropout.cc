@@ -175,12 +175,9 @@ struct ReluDropoutBackward : public torch::autograd::Node {
     // The kernels read raw memory: a lazily negated gradient (torch._neg_view) is negated first.
     if (grad.is_neg()) grad = grad.resolve_neg();
     if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !grad.is_contiguous()) {
-      const at::Tensor dx = ComposedGrad(grad, g, k, scale);
       // y was x's C order (the pass serves contiguous x only).
-      return {
-          at::GradMode::is_enabled()
-              ? WithZeroDerivativeToInput(dx, next_edge(0), c10::contiguous_strides(grad.sizes()))
-              : dx};
+      return {WithZeroDerivativeToInput(ComposedGrad(grad, g, k, scale), next_edge(0),
+                                        c10::contiguous_strides(grad.sizes()))};
     }
     CheckBitPlane(g, grad.numel(), "ReLU gate");
     CheckBitPlane(k, grad.numel(), "dropout keep mask");

@@ -490,10 +490,7 @@ struct ZeroDerivativeToInputBackward : public torch::autograd::Node {
     bool flat = false;
     at::Tensor zeros = EmptyGradOutput(grad, result, &flat);
     zeros.zero_();
-    if (at::GradMode::is_enabled()) {
-      zeros = WithZeroDerivativeToInput(zeros, next_edge(1), result_strides);
-    }
-    return {std::move(grad), std::move(zeros)};
+    return {std::move(grad), WithZeroDerivativeToInput(zeros, next_edge(1), result_strides)};
   }
 };
 
@@ -501,7 +498,7 @@ struct ZeroDerivativeToInputBackward : public torch::autograd::Node {
 
 at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input,
                                      at::IntArrayRef result_strides) {
-  if (!input.is_valid()) return dx;
+  if (!at::GradMode::is_enabled() || !input.is_valid()) return dx;
   auto node = MakeNode<ZeroDerivativeToInputBackward>();
   node->result_strides = c10::DimVector(result_strides);
   node->set_next_edges({torch::autograd::impl::gradient_edge(dx), input});
@@ -584,10 +581,8 @@ struct ReluMaskBackward : public SavedTensorNode<ReluMaskBackward> {
 
   static const char* Name() { return "relugrad::ReluMaskBackward"; }
   at::Tensor Grad(const at::Tensor& grad, const at::Tensor& mask) const {
-    const at::Tensor dx = GradFromMask(grad, mask, settings, layout);
-    return at::GradMode::is_enabled()
-               ? WithZeroDerivativeToInput(dx, next_edge(0), layout.result_strides)
-               : dx;
+    return WithZeroDerivativeToInput(GradFromMask(grad, mask, settings, layout), next_edge(0),
+                                     layout.result_strides);
   }
 
   void CheckSaved() const {

@@ -131,8 +131,8 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
 // Dropout) has no y to reach x through. This gives its result dx a node of its own, whose edges
 // are dx's history and `input` (the edge to x): the incoming gradient passes on to the first,
 // zeros (stock's derivative for y, through y's node: threshold_backward's layout with y's
-// strides, result_strides, and their own zero derivative to x) to the second. Called only under
-// create_graph.
+// strides, result_strides, and their own zero derivative to x) to the second. Outside
+// create_graph (GradMode off) dx itself.
 at::Tensor WithZeroDerivativeToInput(const at::Tensor& dx, const torch::autograd::Edge& input,
                                      at::IntArrayRef result_strides);
 
