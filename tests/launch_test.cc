@@ -25,7 +25,7 @@ TEST(LaunchPolicy, TheMeasuredMachineGetsTheMeasuredThresholds) {
   EXPECT_EQ(p.stream_bytes_one_block, 1 * kMiB);
   EXPECT_EQ(p.stream_bytes_split, 8 * kMiB);
   EXPECT_EQ(p.mask_stream_bytes, 8 * kMiB);
-  EXPECT_EQ(p.consumed_cached_bytes_one_thread, 2 * kMiB);
+  EXPECT_EQ(p.consumed_cached_bytes_one_thread, 4 * kMiB);
   EXPECT_EQ(p.wake_bytes, 16 * kMiB);
   EXPECT_EQ(p.grain_bytes, 64 * kKiB);
   EXPECT_EQ(p.chunk_bytes, 64 * kKiB);
@@ -50,10 +50,11 @@ TEST(LaunchPolicy, ThresholdsFollowTheCaches) {
   EXPECT_EQ(xeon.stream_bytes_one_block, 4 * kMiB);
   EXPECT_EQ(xeon.stream_bytes_split, 120 * kMiB);
   EXPECT_EQ(xeon.mask_stream_bytes, 120 * kMiB);
-  EXPECT_EQ(xeon.consumed_cached_bytes_one_thread, 8 * kMiB);
+  EXPECT_EQ(xeon.consumed_cached_bytes_one_thread, 16 * kMiB);
   const LaunchPolicy small = LaunchPolicy::FromMachine(1 * kMiB, 2 * kMiB, 4);
   EXPECT_EQ(small.stream_bytes_one_block, 2 * kMiB);
   EXPECT_EQ(small.stream_bytes_split, 2 * kMiB);
+  EXPECT_EQ(small.consumed_cached_bytes_one_thread, 2 * kMiB);  // never past the split rule
 }
 
 TEST(LaunchPolicy, ThisMachineReportsItsCaches) {
@@ -185,7 +186,8 @@ TEST(HostSplit, SplitsOverTheHostsThreadsWithTheStoresOfTheWholeCall) {
   EXPECT_EQ(h.stores, RELUGRAD_STORES_STREAMING);
   h = DecideHostSplit(kMeasured, 2 * kMiB - 16, 4, 0, 2, grain, nullptr);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
-  // Not split: one relugrad call on one thread, cached below 2 MiB.
+  // Not split: one relugrad call on one thread, cached below 4 MiB (the
+  // output is read next: four times the one-block threshold).
   h = DecideHostSplit(kMeasured, grain, 4, 0, 2, grain, nullptr);
   EXPECT_FALSE(h.split);
   EXPECT_EQ(h.threads, 1);
@@ -193,9 +195,9 @@ TEST(HostSplit, SplitsOverTheHostsThreadsWithTheStoresOfTheWholeCall) {
   h = DecideHostSplit(kMeasured, 4 * kMiB, 4, 0, 1, grain, nullptr);  // one host thread, 16 MiB
   EXPECT_FALSE(h.split);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
-  h = DecideHostSplit(kMeasured, kMiB / 2 - 16, 4, 1, 2, grain, nullptr);
+  h = DecideHostSplit(kMeasured, kMiB - 16, 4, 1, 2, grain, nullptr);
   EXPECT_EQ(h.stores, RELUGRAD_STORES_CACHED);
-  h = DecideHostSplit(kMeasured, kMiB / 2, 4, 1, 2, grain, nullptr);  // 2 MiB
+  h = DecideHostSplit(kMeasured, kMiB, 4, 1, 2, grain, nullptr);  // 4 MiB
   EXPECT_EQ(h.stores, RELUGRAD_STORES_AUTO);
   // threads = 2: relugrad's own pool and its own store rule.
   h = DecideHostSplit(kMeasured, 64 * kMiB, 4, 2, 2, grain, nullptr);
