@@ -179,11 +179,11 @@ LaunchPolicy LaunchPolicy::FromMachine(int64_t l2_bytes, int64_t l3_bytes, int c
   // An output the next operation reads right away (autograd hands dx on)
   // stays cached to four times where an unread one would start streaming,
   // and never past where a split call would: streamed, such a dx is read back
-  // from memory. Measured one thread, dx of 8-12 MiB on the Xeon VM (2 MiB
-  // L2): BatchNorm's backward after it 1.07x stock's step streamed, 1.00x
-  // cached; a broadcast bias's sum 1.07-1.33x streamed, 1.03x cached; from
-  // 16 MiB streaming was at or below stock with BatchNorm. On the Zen 5 VM
-  // (1 MiB L2) the sum after 4-8 MiB streamed took 1.32-1.86x.
+  // from memory. On the Xeon VM (2 MiB L2, one thread) dx of 8-12 MiB
+  // streamed made BatchNorm's backward after it 1.06-1.10x stock's step and
+  // a broadcast bias's sum 1.18-1.24x; cached 0.95-1.03x; from 16 MiB
+  // streaming won with BatchNorm (bench/torch_consumers.py;
+  // docs/performance-notes.md, "Stores for an output read next").
   p.consumed_cached_bytes_one_thread = std::min(4 * p.stream_bytes_one_block, p.stream_bytes_split);
   // A quarter of the L2 (dx's piece with dy's and s's beside it), in whole
   // 4 KiB pages: 128 KiB at the fallback's 512 KiB.
