@@ -14,23 +14,18 @@ ReLU of n f32 elements (n a multiple of 1024):
                 made dy;
   none          ReLU on a leaf x whose .grad is cleared each step: dx is never read (torch_module's
                 step).
-A round times each candidate (best of 3 repetitions of a loop of steps), the first candidate
-alternating; the ratio is the median of the per-round ratios relugrad / stock.
+A round times each candidate (torch_module's per_call: the best of 3 loops of steps, each loop
+about 10 ms), the first candidate alternating; the ratio is the median of the per-round ratios relugrad / stock.
 """
 import argparse
 import statistics
-import time
 
 import torch
 from torch import nn
 
 import relugrad.torch as rt
+from torch_module import parse_size, per_call  # this directory's module benchmark
 from torch_steps import cpu_name  # this directory's step benchmark
-
-
-def parse_size(text: str) -> int:
-    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1].upper(), 1)
-    return int(text[:-1] if scale > 1 else text) * scale
 
 
 def cases(n: int) -> dict:
@@ -66,16 +61,6 @@ def cases(n: int) -> dict:
     return {"bn -> relu": bn_relu, "x + b -> relu": bias_sum, "relu -> mm": relu_mm, "none": unread}
 
 
-def best_of_3(step, module, reps: int) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(reps):
-            step(module)
-        best = min(best, (time.perf_counter() - start) / reps)
-    return best
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1M,2M,3M,4M,8M", help="elements of the ReLU (multiples of 1024)")
@@ -93,12 +78,11 @@ def main() -> None:
                 raise SystemExit(f"--sizes: {n} is not a multiple of 1024")
             stock, ours = nn.ReLU(), rt.ReLU()
             for name, step in cases(n).items():
-                reps = max(2, int(1e7 // n))
                 times = {"stock": [], "relugrad": []}
                 for r in range(args.rounds):
                     order = [("stock", stock), ("relugrad", ours)]
                     for who, module in (order if r % 2 == 0 else order[::-1]):
-                        times[who].append(best_of_3(step, module, reps))
+                        times[who].append(per_call(lambda: step(module)))
                 ratio = statistics.median(a / b for a, b in zip(times["relugrad"], times["stock"]))
                 print(f"| {threads} | {n} | {n * 4 / 2**20:g} | {name} | {1e3 * statistics.median(times['stock']):.2f} | "
                       f"{1e3 * statistics.median(times['relugrad']):.2f} | {ratio:.3f} |", flush=True)
