@@ -36,8 +36,12 @@ python-venv: $(PY)
 python-install: python-venv
 	$(PIP) install -q --no-build-isolation --config-settings=cmake.define.RELUGRAD_TORCH_NATIVE=ON .
 
-python-test: python-install
+# The README's Python and shell blocks (pytest-codeblocks), with the CLI and the venv first on
+# PATH as the README's reader has them; `console` blocks (make run, make test, pip install: minutes
+# each) are shown, not run.
+python-test: python-install build
 	$(PYTEST) -q -m "not live" python/tests
+	PATH="$(CURDIR)/build/release:$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTEST) -q --codeblocks README.md
 
 # Live checks import one framework per process: TensorFlow and PyTorch's
 # triton abort when both are loaded into one interpreter.
