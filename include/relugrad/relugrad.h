@@ -98,8 +98,8 @@ typedef enum relugrad_threshold_rounding {
   /* t converted to the data type first, as PyTorch converts a Python float:
    * through float for bf16/f16 (double -> f32 -> 16-bit, two roundings to
    * nearest even; bf16 1 + 2^-8 + 2^-40 becomes 1.0). PyTorch 1.13.1 on CPU
-   * for bf16 (measured); 1.13.1 has no f16 threshold kernel on the CPU, so
-   * for f16 this is PyTorch's scalar conversion (torch.full), measured. */
+   * for bf16; 1.13.1 has no f16 threshold kernel on the CPU, so for f16 this
+   * is PyTorch's scalar conversion (torch.full). docs/semantics.md. */
   RELUGRAD_THRESHOLD_DTYPE = 1,
 } relugrad_threshold_rounding;
 
@@ -118,10 +118,10 @@ typedef enum relugrad_backend {
  * split over threads (and the mask path), and only when the output's pages
  * are already resident: the kernel zeroes a page it faults in with ordinary
  * stores, which leaves its lines cached, and streaming into cached lines
- * measured up to 2.2x slower. Below that, pass STREAMING if you
- * know the output goes cold (up to 1.4x for cold 4K-4M outputs), CACHED if
- * the next operation reads it (docs/performance.md). Outputs that alias an input are never
- * streamed. The CUDA and Ascend backends ignore it. */
+ * costs more than cached stores. Below that, pass STREAMING if you know the
+ * output goes cold, CACHED if the next operation reads it (docs/design.md,
+ * "Store hint"). Outputs that alias an input are never streamed. The CUDA
+ * and Ascend backends ignore it. */
 typedef enum relugrad_stores {
   RELUGRAD_STORES_AUTO = 0,
   RELUGRAD_STORES_CACHED = 1,    /* ordinary stores always */
@@ -233,8 +233,8 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
  * relugrad_relu_forward, relugrad_relu_grad_mask) are plans run once: same
  * checks, same messages, same bits. Each keeps, per thread, the plans of its
  * last 4 distinct configurations (options and dtype); a call with a fifth
- * creates a plan again (about 0.2 us on the machine of docs/performance.md,
- * a few small calls' worth), so a caller that cycles through more
+ * creates a plan again (a few small calls' worth: docs/design.md, "Resolve
+ * once, run many: the plan"), so a caller that cycles through more
  * configurations should hold one plan per configuration.
  *
  *   relugrad_plan* plan;
@@ -304,8 +304,8 @@ RELUGRAD_API relugrad_status relugrad_plan_get_options(const relugrad_plan* plan
 /* ---- Output memory that keeps its pages ------------------------------------
  * For callers that allocate an output per call (the Python package without
  * out= uses it). Writing fresh memory costs a page fault per 4 KiB, which at
- * n >= 16M makes an allocating call 5-7x slower than one into reused memory
- * (docs/performance.md). relugrad_buffer_free parks blocks of 256 KiB and
+ * large n costs an allocating call several times a call into reused memory
+ * (docs/design.md, "Output buffer cache"). relugrad_buffer_free parks blocks of 256 KiB and
  * more in a process-wide cache, pages mapped, and relugrad_buffer_alloc
  * hands one back for a request of its size (up to 1/4 smaller). Cached bytes
  * are capped by RELUGRAD_BUFFER_CACHE_MIB (default 1024; 0 = no caching).
@@ -374,8 +374,8 @@ RELUGRAD_API const char* relugrad_isa_name(int index); /* best first */
 RELUGRAD_API const char* relugrad_isa_selected(void);
 /* Caps dispatch at the named target (it and weaker ones stay allowed). NULL
  * or "" or "best" restore the default selection: the best target, except on
- * AMD Zen 4, where AVX2 is the default because it measured faster than
- * AVX-512 for these memory-bound kernels ("avx3" still selects AVX-512;
+ * AMD Zen 4, which prefers AVX2 for these memory-bound kernels, so AVX2 is
+ * the default there ("avx3" still selects AVX-512;
  * relugrad_build_info's simd_default_cap says which applies). The
  * RELUGRAD_MAX_ISA environment variable is applied the same way on first
  * use. Unknown or unattainable names are RELUGRAD_INVALID_ARGUMENT /
@@ -398,7 +398,7 @@ RELUGRAD_API const char* relugrad_build_info(void);
  * call's output (whether its pages are resident decides streaming; NULL:
  * unknown, the size rule alone). The output is taken to be read right away
  * by the next operation (autograd). The rule:
- * docs/performance-notes.md, "One CPU launch policy". */
+ * docs/design.md, "One CPU launch policy". */
 typedef struct relugrad_host_split {
   int32_t split;           /* 1: split over the host's threads, one call per part */
   int32_t threads;         /* options.threads of each call */

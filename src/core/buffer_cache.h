@@ -3,10 +3,9 @@
 // Why: an allocating call (Python without out=) on fresh memory pays a page
 // fault per 4 KiB of output, and glibc returns blocks above its mmap
 // threshold (at most 32 MiB) to the kernel on free, so every such call gets
-// fresh pages again. Measured (docs/performance.md): relugrad into
-// fresh memory and PyTorch's allocating threshold_backward both run at
-// 5-9 GB/s at n >= 16M f32, against 30-60 GB/s into memory that was touched
-// before. A freed block parked here is handed to the next request of a
+// fresh pages again, and writing fresh memory runs at a fraction of the
+// speed of writing memory touched before (docs/design.md, "Output buffer
+// cache"). A freed block parked here is handed to the next request of a
 // similar size with its pages still mapped, which is what training loops
 // do (the same shapes every step). Framework allocators do the same on GPUs
 // (PyTorch's CUDA caching allocator); CPU malloc does not, so we write it.

@@ -30,7 +30,7 @@
 // Forced inline on every compiler: the rule sits inside the kernels' inner
 // loops, and GCC's inliner, left to itself, called MulAlpha<bf16> out of line
 // in the mask-gradient block once each of that table's rows had its own
-// kernel instantiation (9-23x slower relu_grad_mask on bf16 with alpha).
+// kernel instantiation (docs/design.md, "A loop where it was measured").
 #if defined(__CUDACC__)
 #define RG_RULE_INLINE __host__ __device__ __forceinline__
 #elif defined(__GNUC__)

@@ -81,8 +81,8 @@ namespace internal {
 
 // Returns run(), timed under RELUGRAD_PROFILE as `op` (both mask ops move
 // two arrays of n elements of es bytes and the mask). Off, run() stays a
-// tail call: a scope with a destructor around it cost 4-5 ns of a 60 ns
-// call at n = 16 (docs/performance-notes.md, "Mask path fixed cost").
+// tail call: a scope with a destructor around it shows in a call at n = 16
+// (docs/design.md, "Mask path fixed cost").
 template <class Run>
 relugrad_status ProfiledMaskOp(const char* op, const relugrad_plan& plan, int64_t n, int64_t es,
                                const Run& run) {

@@ -20,8 +20,8 @@ relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* 
                             CpuVariantId variant);
 // The same under `policy` (tests and benchmarks: a forced split, a forced
 // store). Two entry points rather than a defaulted argument: the plan's is
-// compiled with this machine's policy as a known object, and passing it by
-// reference measured slower on small calls.
+// compiled with this machine's policy as a known object, which keeps small
+// calls from paying for a reference.
 relugrad_status CpuReluGrad(Dtype dtype, int64_t n, const void* dy, const void* s, void* dx,
                             const KernelParams& params, int threads, relugrad_stores stores,
                             CpuVariantId variant, const LaunchPolicy& policy);

@@ -30,13 +30,10 @@ int64_t UncappedTargets() {
 std::mutex g_isa_mutex;
 
 // AMD family 19h with AVX-512 is Zen 4 (Zen 3, the same family, has none),
-// which executes 512-bit operations as two 256-bit halves. Measured there
-// (docs/performance-notes.md, "AVX2 vs AVX-512 on Zen 4"), the AVX2
-// kernels beat the AVX-512 ones at every cold point (relugrad 1.03-1.25x,
-// triad_nt 1.03-1.12x, three alternating runs) and in cache for f32
-// (1.08-1.16x); bf16 at n <= 1K was the only loss (0.95x). So on Zen 4 the
-// default is AVX2; set_max_isa("avx3") or RELUGRAD_MAX_ISA=avx3 still
-// selects AVX-512. Other CPUs keep Highway's best target (not measured).
+// which executes 512-bit operations as two 256-bit halves: Zen 4 prefers
+// AVX2 for these kernels, so there the default is AVX2; set_max_isa("avx3")
+// or RELUGRAD_MAX_ISA=avx3 still selects AVX-512. Other CPUs keep Highway's
+// best target. docs/design.md, "AVX2 vs AVX-512 on Zen 4".
 bool IsAmdZen4() {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;

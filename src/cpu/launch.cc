@@ -17,8 +17,8 @@ namespace relugrad {
 namespace {
 
 // Used when the machine does not say: the caches of the machine the
-// thresholds were measured on (a 2-core Zen 4 VM reporting 512 KiB of L2 and
-// a 32 MiB L3), so an unknown machine gets the measured decisions.
+// thresholds were first measured on, so an unknown machine gets those
+// decisions (docs/design.md, "One CPU launch policy").
 constexpr int64_t kFallbackL2Bytes = int64_t{512} << 10;
 constexpr int64_t kFallbackL3Bytes = int64_t{32} << 20;
 
@@ -53,8 +53,7 @@ std::string ReadLine(const std::string& path) {
 
 // The data or unified cache of `level` that cpu0 sees, from sysfs (the size
 // of the one instance cpu0 shares: under a hypervisor sysconf may report a
-// whole package's L3, 256 MiB on the VM where sysfs says 32 MiB), then from
-// sysconf; 0 when neither says.
+// whole package's L3), then from sysconf; 0 when neither says.
 int64_t CacheBytes(int level) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
@@ -173,17 +172,13 @@ LaunchPolicy LaunchPolicy::FromMachine(int64_t l2_bytes, int64_t l3_bytes, int c
   // of it each; below that a warm output stays in the L2s and the L3 and
   // cached stores write it at cache speed.
   p.stream_bytes_split = std::max(p.stream_bytes_one_block, p.l3_bytes / 4);
-  // The mask ops: their 8 MiB was measured on the tuning VM (bench/mask),
-  // a quarter of its L3, so they take the split rule.
+  // The mask ops take the split rule (their threshold was measured at a
+  // quarter of the L3, bench/mask).
   p.mask_stream_bytes = p.stream_bytes_split;
   // An output the next operation reads right away (autograd hands dx on)
   // stays cached to four times where an unread one would start streaming,
   // and never past where a split call would: streamed, such a dx is read back
-  // from memory. On the Xeon VM (2 MiB L2, one thread) dx of 8-12 MiB
-  // streamed made BatchNorm's backward after it 1.06-1.10x stock's step and
-  // a broadcast bias's sum 1.18-1.24x; cached 0.95-1.03x; from 16 MiB
-  // streaming won with BatchNorm (bench/torch_consumers.py;
-  // docs/performance-notes.md, "Stores for an output read next").
+  // from memory (docs/design.md, "Stores for an output read next").
   p.consumed_cached_bytes_one_thread = std::min(4 * p.stream_bytes_one_block, p.stream_bytes_split);
   // A quarter of the L2 (dx's piece with dy's and s's beside it), in whole
   // 4 KiB pages: 128 KiB at the fallback's 512 KiB.

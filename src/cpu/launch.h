@@ -5,7 +5,7 @@
 // (relugrad_cpu_host_split, used by the torch-native library).
 //
 // The rule, its derivation from the machine's caches and the measurements
-// behind each number: docs/performance-notes.md, "One CPU launch policy".
+// behind each number: docs/design.md, "One CPU launch policy".
 #ifndef RELUGRAD_CPU_LAUNCH_H_
 #define RELUGRAD_CPU_LAUNCH_H_
 
@@ -17,9 +17,8 @@
 namespace relugrad {
 
 // Below this many bytes of output per block, fewer blocks are used: waking a
-// thread costs about as much as computing 16 KiB in L1, so two threads lose
-// at 4K f32 elements and win from 64K (docs/performance-notes.md, "Grain
-// size and thread split").
+// thread costs about as much as computing 16 KiB in L1 (docs/design.md,
+// "Grain size and thread split").
 constexpr int64_t kCpuGrainBytes = 64 * 1024;
 // Block boundaries fall on cache lines of the output: no two threads write
 // one line.
@@ -90,7 +89,7 @@ struct LaunchPolicy {
 // and is below wake_bytes.
 using ReadyWorkersFn = int (*)(const LaunchPolicy& policy);
 
-// Small enough to come back in registers: a call at n = 16 costs about 40 ns.
+// Small enough to come back in registers: the small calls' fixed cost counts.
 struct LaunchDecision {
   // More than one thread allowed and at least two grains of output: the
   // call could use the workers (and counts for the loop-of-calls rule).
@@ -120,18 +119,16 @@ bool OutputPagesResident(const void* p, int64_t bytes);
 // An output that aliases an input is never streamed nor prefaulted (the
 // kernels read and write it as one restrict-free stream; its pages are the
 // input's). A CACHED hint is answered without asking a page: it neither
-// streams nor prefaults (a caller that hints CACHED knows its output is warm;
-// one mincore per call measured 1-4% of a one-thread torch call at 2-4 MiB).
+// streams nor prefaults (a caller that hints CACHED knows its output is warm,
+// and a probe per call is not free).
 // From the threshold on, an AUTO output's pages are probed (mincore):
 //  - resident: AUTO streams (a cached store would read every line first);
 //  - not yet faulted in: cached stores, pieces prefaulted. Pages not faulted
 //    in are zeroed by the kernel with ordinary stores, so their lines are
 //    cached when the kernel writes them, and a streaming store to a cached
-//    line costs more than a cached one (fresh 32-256 MiB outputs 1.5-2.2x
-//    slower streamed on the Xeon VM); faulting a piece's pages in with one
-//    system call instead of one trap per page took 0.88-0.92 of the time on
-//    the Zen 5 VM. docs/performance-notes.md, "Streaming stores and fresh
-//    pages", "Fresh pages faulted in ahead".
+//    line costs more than a cached one; a piece's pages are faulted in by
+//    one system call instead of one trap per page. docs/design.md,
+//    "Streaming stores and fresh pages", "Fresh pages faulted in ahead".
 // An explicit STREAMING hint streams at every size and probes nothing.
 struct StoreChoice {
   bool stream = false;

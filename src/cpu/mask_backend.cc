@@ -117,7 +117,7 @@ relugrad_status CpuReluForward(Dtype dtype, int64_t n, const void* x, void* y, u
   const LaunchDecision d = Decide(policy, LaunchOp::kForwardMask, n, elem_bytes, threads, stores,
                                   y == x, y, &ReadyWorkersNow);
   const int64_t prefault_piece_elems = PrefaultPieceElems(policy, d, elem_bytes);
-  if (d.OneBlock()) {  // no plan, no pool (60 -> 48 ns at n = 16)
+  if (d.OneBlock()) {  // no plan, no pool (docs/design.md, "Mask path fixed cost")
     if (prefault_piece_elems == 0) {
       ScopedIeeeFloat ieee(KernelMxcsr(params));
       DispatchForwardKernel(dtype)(params, x, y, mask, 0, n, d.stream);

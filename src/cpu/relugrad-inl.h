@@ -54,9 +54,8 @@ HWY_INLINE hn::Vec<DU> BoundedVec(DU du, const BitConstants<D, DU>& c, const Ker
 
 // s at p, loaded once into a register. A gate compares s two or three times,
 // and on AVX-512 the compiler folds the load into each compare (one memory
-// operand apiece): on AMD Zen 5 the torch row then took 5-10% longer at L3
-// and DRAM sizes than with one load (docs/performance-notes.md, "One load of
-// s"). Opaque keeps the one load in a register.
+// operand apiece), which costs bandwidth at L3 and DRAM sizes; Opaque keeps
+// the one load in a register (docs/design.md, "One load of s").
 template <class DU>
 HWY_INLINE hn::Vec<DU> LoadGateInput(DU du, const hn::TFromD<DU>* HWY_RESTRICT p) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -67,7 +66,7 @@ HWY_INLINE hn::Vec<DU> LoadGateInput(DU du, const hn::TFromD<DU>* HWY_RESTRICT p
 }
 
 // Applies `op` to [begin, end) of the arrays, full vectors then the tail
-// through a bounce buffer. Unrolled by two (docs/performance-notes.md, "Unrolling and prefetch").
+// through a bounce buffer. Unrolled by two (docs/design.md, "Unrolling and prefetch").
 template <Dtype D, class Op>
 HWY_INLINE void ForEachVector(const void* dy_v, const void* s_v, void* dx_v, int64_t begin,
                               int64_t end, const Op& op) {
@@ -235,8 +234,8 @@ HWY_INLINE const BlockKernel* VariantTable() {
 
 // Selects the row per call and runs its block kernel (DispatchBlockKernel's
 // kernel, for callers that hold no selected row; CpuReluGrad takes the row's
-// kernel itself). A call into each row's own function: with every body
-// inlined here, bf16 tensorflow at n = 1024 took 1.5x the time.
+// kernel itself). A call into each row's own function: every body inlined
+// here makes the small calls slower (docs/design.md, "Named kernel variants").
 template <Dtype D, bool kStream = false>
 HWY_NOINLINE void RunBlock(const KernelParams& p, const void* dy, const void* s, void* dx,
                            int64_t begin, int64_t end) {

@@ -58,11 +58,10 @@ constexpr int64_t MaxGroup() {
 
 // Forward: the mask bits of 64 elements (64 / lanes vectors, lanes <= 64)
 // gathered in a register word and stored once, y stored as each vector makes
-// it. One store of bits per 64 elements, not one per vector: on the Intel
-// Xeon a 2-byte store of each vector's bits beside each vector of y made the
-// kernel store-bound, 1.7-1.9x slower than gathering them; on AMD Zen 5 the
-// two are equal at the point of use (docs/performance-notes.md, "Mask
-// forward: raw-bit gate, one store of bits per 64 elements").
+// it. One store of bits per 64 elements, not one per vector: a 2-byte store
+// of each vector's bits beside each vector of y makes the kernel store-bound
+// (docs/design.md, "Mask forward: raw-bit gate, one store of bits per 64
+// elements").
 template <bool kStream, class DU, class Op>
 HWY_INLINE uint64_t ForwardWord(DU du, const hn::TFromD<DU>* x, hn::TFromD<DU>* y, const Op& op) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(du));
@@ -128,7 +127,7 @@ HWY_INLINE void GradGroup(DU du, int64_t g, const hn::TFromD<DU>* dy, const uint
   // Fewer than 8 lanes (f64 on AVX2, f32/f64 on SSE4): then g = 64, and the
   // group's mask is one 64-bit word. Each vector tests its lanes' bits in a
   // register. Staging a shifted byte in memory for LoadMaskBits, as before,
-  // stalled on store forwarding: f64 at n = 1024 took 313 ns (f32 94 ns).
+  // stalled on store forwarding (docs/design.md, "Mask path fixed cost").
   uint64_t word;
   std::memcpy(&word, bits, sizeof(word));
   // Bit j of lane j; lanes < 8 here, so the vector lies within the table

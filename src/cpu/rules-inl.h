@@ -100,11 +100,10 @@ HWY_INLINE auto GateOpenBounded(DU du, const BitConstants<D, DU>& c, bool nan_op
 
 // open ? v : +0, as IfThenElseZero, in a form the compiler cannot fold with
 // v's load into an AVX-512 zero-masking load (vmovdqu32 m512, zmm{k}{z}),
-// which it does with IfThenElseZero: on AMD Zen 5 those loads took the
-// kernels 1.4-1.9x as long as plain loads on data from L3 or DRAM (the same
-// in L1). Zeroing the closed lanes of the loaded vector (a mask not and a
-// merge-masked xor) costs one mask operation more
-// (docs/performance-notes.md, "Zero-masking loads on Zen 5").
+// which it does with IfThenElseZero: on Zen 5 zero-masking loads are slow
+// on data from L3 or DRAM (a hardware rule). Zeroing the closed lanes of the
+// loaded vector (a mask not and a merge-masked xor) costs one mask operation
+// more (docs/design.md, "Zero-masking loads on Zen 5").
 template <class DU>
 HWY_INLINE hn::Vec<DU> OpenOrZero(DU /* du */, hn::Mask<DU> open, hn::Vec<DU> v) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -128,7 +127,8 @@ HWY_INLINE hn::Vec<DU> PlainSelectVec(DU du, const BitConstants<D, DU>& c, bool 
 //               the negative NaNs, whose keys lie below key(-inf));
 //   pass_if_gt: open <=> lo <= bits <= inf (signed).
 // Exactly the key test, three vector operations fewer per vector (the
-// key's shift/and/xor): it matters in L1 only (docs/performance-notes.md).
+// key's shift/and/xor): it matters in L1 only (docs/design.md, "The gate on
+// raw bits").
 template <Dtype D, bool kNanOpen>
 struct RawGate {
   using Tr = DtypeTraits<D>;
@@ -169,7 +169,7 @@ struct RawGate {
 // RawGate decides. Two signed compares and an or, where RawGate needs an
 // unsigned compare too, which AVX2 lacks (Highway emulates it with an
 // xor): two vector operations fewer per vector, for the L1-bound small
-// calls (docs/performance-notes.md, "Fixed cost of a call").
+// calls (docs/design.md, "The gate on raw bits").
 template <Dtype D>
 struct NanOpenZeroGate {
   using Tr = DtypeTraits<D>;
@@ -255,15 +255,15 @@ HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn:
 // CombineVec's rule for combine = multiply with alpha = 0 and no clip (the
 // tensorflow and onednn presets), with the options fixed at compile time: in
 // CombineVec they are fields of `p`, which the loop must re-read after every
-// store through dx (dx may alias anything), so that loop ran at 42 GB/s in
-// L1 against 100 for the plain select (f32 4K, one thread).
+// store through dx (dx may alias anything), which held that loop far below
+// the plain select in L1 (docs/design.md, "Multiply rule fused").
 // The same rules as MultiplyPassVec and MulZeroClosedVec, ordered to share
 // work: a NaN dy gives dy quieted whether the lane is open or closed; then
 // an open lane keeps dy (with FTZ, a dy below the smallest normal gives
 // dy & sign, which for +-0 is dy itself); every other lane gives dy*0 =
 // dy & sign, or the default NaN for an infinite dy (never an open lane:
 // infinities are not below the smallest normal). Two vector operations
-// fewer than composing the two helpers (docs/performance-notes.md, "Multiply rule fused").
+// fewer than composing the two helpers (docs/design.md, "Multiply rule fused").
 template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
                                        hn::Vec<DU> dy) {
@@ -288,7 +288,7 @@ HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::
 // NaN, which dy*0 quiets as dy*1 would. Not on the scalar/emulated targets:
 // there the compiler may fold dy*1 into dy, which differs for a signalling
 // NaN and, under DAZ, a subnormal. 2-4 vector operations against
-// MultiplyZeroVec's ~9 (docs/performance-notes.md, "Multiply rule on x86's multiply").
+// MultiplyZeroVec's ~9 (docs/design.md, "Multiply rule on x86's multiply").
 #undef RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE  // defined per target
 #define RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE 1
 template <Dtype D, bool kFlush, class DU>

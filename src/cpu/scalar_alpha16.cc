@@ -21,9 +21,8 @@ void Run(const KernelParams& p, const void* dy, const void* s, void* dx, int64_t
 
 }  // namespace
 
-// On a 64-byte boundary: the loop's speed depends on where the link puts it
-// (an unrelated change that moved it off a line cost 1.2x at n = 1024), and
-// this keeps it where it was measured.
+// On a 64-byte boundary: the loop's speed must not depend on where the
+// linker puts it (docs/design.md, "A loop where it was measured").
 __attribute__((aligned(64))) void RunBlockAlpha16(const KernelParams& p, const void* dy,
                                                   const void* s, void* dx, int64_t begin,
                                                   int64_t end) {

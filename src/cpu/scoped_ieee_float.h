@@ -9,8 +9,8 @@
 //    every bit that rule asks for (the sign of a zero, inf*0 = the default
 //    NaN 0xffc00000, a NaN quieted with its payload and sign), and with DAZ
 //    set it flushes a subnormal dy the way flush_subnormals asks; as integer
-//    bit work the rule cost about 11 vector operations per vector against
-//    2-4 this way (docs/performance-notes.md, "Multiply rule on x86's multiply").
+//    bit work the rule costs about 11 vector operations per vector against
+//    2-4 this way (docs/design.md, "Multiply rule on x86's multiply").
 #ifndef RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 #define RELUGRAD_CPU_SCOPED_IEEE_FLOAT_H_
 
@@ -54,10 +54,8 @@ inline bool UsesFloatMultiplyRule(const KernelParams& p) {
 // exceptions masked (inf*0 raises invalid) and DAZ: with flush_subnormals,
 // DAZ is what makes dy*1 flush a subnormal dy; without, only dy*0 is
 // computed, the same under DAZ, but a subnormal operand without DAZ costs a
-// microcode assist (docs/performance-notes.md, "Multiply rule on x86's multiply": 2x slower in L1
-// on Zen 4 with the benchmark's data, where ~2% of dy is subnormal). A host already in that state
-// (TensorFlow's threads) pays no MXCSR write; others pay two (set and restore, about 14 ns per call
-// in all on Zen 4).
+// microcode assist (docs/design.md, "Multiply rule on x86's multiply"). A host already in that
+// state (TensorFlow's threads) pays no MXCSR write; others pay two (set and restore).
 inline MxcsrNeed KernelMxcsr(const KernelParams& p) {
   if (p.closed == ClosedRule::kMulAlpha) return {kMxcsrIeee, kMxcsrControl};
   if (UsesFloatMultiplyRule(p))

@@ -82,9 +82,7 @@ struct ThreadPool::Worker {
       uint64_t now = slot.load(std::memory_order_acquire) >> 1;
       // Pause, and every 16th turn yield: a worker the scheduler placed on
       // the caller's core (both just woke) must not spin while the caller
-      // waits to return; with pauses only, a 1M f32 call on two threads took
-      // 281 us after a 300 us idle gap against 157 on one thread, with the
-      // yields 95 (docs/performance-notes.md, "Threads between calls").
+      // waits to return (docs/design.md, "Threads between calls").
       const auto spin_until = std::chrono::steady_clock::now() + kSpin;
       for (int i = 1; now == seen; ++i) {
         if (i % 16 != 0) {

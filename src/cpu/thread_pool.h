@@ -1,10 +1,10 @@
 // A small persistent worker pool for fork/join over a WorkPlan's blocks
 // and their chunks.
 //
-// Why not OpenMP: measured fork/join of 2 threads, median of 31 x 2000
-// (bench/forkjoin): this pool 180-190 ns, libgomp 540 ns on a 2-core Zen 4
-// VM. libgomp is also
-// invisible to ThreadSanitizer (false reports in the TSan preset), and a
+// Why not OpenMP: fork/join of 2 threads costs this pool a third of
+// libgomp's (bench/forkjoin; docs/design.md, "Threads between calls"),
+// libgomp is invisible to ThreadSanitizer (false reports in the TSan
+// preset), and a
 // block should map to the same thread from call to call, so that its cache
 // lines stay in one core's caches; OpenMP's static schedule does that but
 // cannot hand a late thread's work to another, its dynamic one the reverse.
@@ -39,7 +39,7 @@ class ThreadPool {
   // for chunks already running. A worker that wakes late (a sleeping
   // thread can take tens to hundreds of microseconds) or shares a core with
   // the caller then costs about nothing instead of up to twice the
-  // single-thread time (docs/performance-notes.md, "Threads between calls").
+  // single-thread time (docs/design.md, "Threads between calls").
   // With a worker awake,
   // each thread runs its own block, as a static split would: its cache
   // lines stay in its core's caches from call to call. If another caller

@@ -3,7 +3,7 @@
 // (RELUGRAD_HUGEPAGES=1 -> MADV_HUGEPAGE): where the kernel must compact
 // memory to find huge pages (THP defrag = madvise), the first touch of a
 // madvised buffer can take several times longer than with 4 KiB pages
-// (evidence: docs/performance-notes.md, "Findings left open"). Allocation
+// (docs/design.md, "Huge pages opt-in"). Allocation
 // failure is reported, never thrown.
 #ifndef RELUGRAD_IO_ALIGNED_BUFFER_H_
 #define RELUGRAD_IO_ALIGNED_BUFFER_H_

@@ -5,7 +5,7 @@
 // thread). Unset or 0: off.
 //
 // Cost when off: one load of a global and a predictable branch per call and
-// per block (measured: docs/performance-notes.md "Profiler cost"). The mode is read
+// per block (docs/design.md, "Profiler cost"). The mode is read
 // from the environment once, when the library loads.
 #ifndef RELUGRAD_PROFILE_PROFILE_H_
 #define RELUGRAD_PROFILE_PROFILE_H_

@@ -60,9 +60,8 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
                : static_cast<int>(
                      std::clamp<long long>((rotate_bytes + footprint - 1) / footprint, 1, 1 << 16));
   // One set of a footprint a few times the L3 is not cold: the L3 still
-  // holds part of it on the next call (bf16 16M, 96 MiB: the streaming triad
-  // read 63-91 GB/s with one set, 45-70 with two; docs/performance-notes.md section
-  // 14). Two sets up to 256 MiB (8x the L3); beyond, what stays is < 4%.
+  // holds part of it on the next call (docs/design.md, "Measurement flaws").
+  // Two sets up to 8x the L3; beyond, what stays is negligible.
   if (!warm && sets_ == 1 && footprint < (256LL << 20)) sets_ = 2;
   triad_n_ = static_cast<long long>((bytes_ + 3) / 4);
   const size_t total = stride_ * static_cast<size_t>(sets_);
@@ -74,11 +73,9 @@ Operands::Operands(relugrad_dtype dtype, long long n, bool warm, long long rotat
     throw UsageError("out of memory for n = " + std::to_string(n) + " (" + std::to_string(sets_) +
                      " sets)");
   }
-  // First touch places the pages, and where they land can matter:
-  // arrays touched first read ~10% slower at n = 16M than arrays touched
-  // later (docs/performance-notes.md, "Measurement flaws": relugrad on the triad's buffers
-  // matched the streaming triad, and swapping the fill order swapped the
-  // gap). So relugrad's arrays and the triad's are touched interleaved,
+  // First touch places the pages, and where they land can matter: arrays
+  // touched first can read slower than arrays touched later (docs/design.md,
+  // "Measurement flaws"). So relugrad's arrays and the triad's are touched interleaved,
   // 2 MiB at a time, and the comparison does not depend on allocation order.
   const std::vector<unsigned char> dy_block = RandomBlock(dtype, seed),
                                    s_block = RandomBlock(dtype, seed + 1);

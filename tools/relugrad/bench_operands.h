@@ -31,8 +31,8 @@ class Operands {
   uint8_t* mask(int set) { return mask_.data() + static_cast<size_t>(set) * mask_stride_; }
   // The triad's arrays of set `set`. The streaming triad has sets of its
   // own (triad_nt_set), so no two of triad, triad_nt and relugrad share
-  // operands: a candidate that followed one on the same arrays found part
-  // of them in the L3, 7-17% faster at 96 MiB (docs/performance-notes.md, "Who ran just before").
+  // operands: a candidate that follows one on the same arrays finds part of
+  // them in the L3 (docs/design.md, "Who ran just before").
   int triad_nt_set(int set) const { return sets_ + set; }
   float* ta(int set) {
     return reinterpret_cast<float*>(ta_.data() + static_cast<size_t>(set) * stride_);

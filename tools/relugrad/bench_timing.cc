@@ -42,18 +42,17 @@ std::vector<std::vector<double>> TimeInterleaved(const std::vector<Candidate>& c
   const double budget = min_time * static_cast<double>(k);
   for (int round = 0; round < 100000; ++round) {
     double slowest = 0;
-    // A fresh order every round (fixed seed: runs repeat). In warm mode beyond
-    // the L3 (16M f16 on 2 threads: 96 MiB), the candidate that ran right
-    // after the triad pair was timed 7-9% slow even behind two untimed calls
-    // of its own, and with a fixed order that was always relugrad; rotating
-    // the order keeps every predecessor, so it is shuffled (docs/performance-notes.md
-    // section 17).
+    // A fresh order every round (fixed seed: runs repeat). Beyond the L3 the
+    // candidate that runs right after another on shared lines is timed
+    // differently, and with a fixed order that is always the same one;
+    // rotating the order keeps every predecessor, so it is shuffled
+    // (docs/design.md, "Who ran just before").
     std::shuffle(order.begin(), order.end(), shuffle_rng);
     for (size_t c : order) {
       // Warm mode: the other candidates' calls since this one's last sample
       // touched their own arrays and evicted these; one untimed call puts
       // them back, or calls of 50 us and more (batches of one call: 1M f32)
-      // would be timed cold (docs/performance-notes.md, "Measurement flaws").
+      // would be timed cold (docs/design.md, "Measurement flaws").
       if (sets == 1) runner(c)();
       samples[c].push_back(timing::sample(runner(c), batch[c]));
       slowest = std::max(slowest, samples[c].back() * batch[c]);
