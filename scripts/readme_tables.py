@@ -180,6 +180,22 @@ def table_torch_module(doc: str, machine: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def table_compile(doc: str, machine: str) -> str:
+    """Training steps under torch.compile (inductor), against compiled stock."""
+    data = load(machine, "torch_report-compile.json")
+    out = ["| model | layout | stock | relugrad | relugrad / stock [95%] | A/A control | same bits |",
+           "|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {r['model']} | {r['layout']} | {r['stock_ms']:.1f} ms | "
+                   f"{r['relugrad_ms']:.1f} ms | {fmt_ci(r)} | {fmt_control(r)} | "
+                   f"{'yes' if r.get('same_bits') else 'no'} |")
+    out.append("")
+    out.append(provenance(doc, machine, REPORT_COMMAND.format(m=machine),
+                          ["torch_report-compile.json"],
+                          f", torch {data['meta']['torch'].split('+')[0]}"))
+    return "\n".join(out) + "\n"
+
+
 # --- memory: replace_relu(mask=True) against stock, one training step ---
 
 def table_memory(doc: str, machine: str) -> str:
@@ -204,7 +220,7 @@ def table_memory(doc: str, machine: str) -> str:
 
 
 TABLES = {"kernel": table_kernel, "torch": table_torch, "torch-module": table_torch_module,
-          "memory": table_memory}
+          "compile": table_compile, "memory": table_memory}
 
 
 def render(doc: str, text: str) -> str:
