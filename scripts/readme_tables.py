@@ -46,7 +46,22 @@ REGION = re.compile(r"(<!-- table:([\w-]+) ([\w-]+) -->\n)(.*?)(<!-- /table -->)
 
 
 def commit_of(path: str) -> str:
-    """The commit that last changed the file's content (renames followed)."""
+    """The commit the results were measured at: the file's own record ("commit" in a JSON file's
+    meta, a "Commit: <hash>" line in a Markdown report) where it has one, else the commit that last
+    changed the file's content (renames followed), so a results file regenerated and committed with
+    its tables keeps them in step."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        if path.endswith(".json"):
+            recorded = json.loads(text).get("meta", {}).get("commit")
+        else:
+            m = re.search(r"^Commit: `?([0-9a-f]{7,40})`?", text, re.M)
+            recorded = m.group(1) if m else None
+        if recorded:
+            return recorded[:7]
+    except (OSError, ValueError, AttributeError):
+        pass
     try:
         out = subprocess.run(
             ["git", "log", "-1", "--format=%h", "--diff-filter=AM", "--follow", "--", path],
