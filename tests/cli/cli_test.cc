@@ -230,6 +230,28 @@ TEST(Cli, BenchPrintsEveryCandidateOfEveryPoint) {
   }
 }
 
+// The table compares like with like: each relugrad row names the stores it
+// used and is read against the triad storing the same way; the table ends
+// with one plain line over those rows.
+TEST(Cli, BenchTableReadsRelugradAgainstTheSameStores) {
+  const CliResult r = RunCli("bench --dtype f32 --sizes 1000,70K --threads 1 --min-time 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 2u * 3u + 1u) << r.out;
+  EXPECT_NE(lines[0].find("triad_nt"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("stores"), std::string::npos) << lines[0];
+  for (size_t i : {3u, 6u}) {
+    EXPECT_EQ(lines[i].rfind("relugrad ", 0), 0u) << lines[i];
+    EXPECT_TRUE(lines[i].find(" cached ") != std::string::npos ||
+                lines[i].find(" streaming ") != std::string::npos)
+        << lines[i];
+  }
+  EXPECT_EQ(lines.back().rfind("relugrad ran at ", 0), 0u) << lines.back();
+  EXPECT_NE(lines.back().find("at 2 points"), std::string::npos) << lines.back();
+}
+
 TEST(Cli, VerifyAndInfo) {
   const CliResult v =
       RunCli("verify --isa " + std::string(relugrad_isa_name(relugrad_isa_count() - 1)) +

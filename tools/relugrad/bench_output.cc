@@ -55,8 +55,11 @@ void Reporter::Header() {
         "ratio,"
         "best_s,isa,inplace,cache,sets,samples,bytes_moved,repro\n");
   } else if (config_.format == OutputFormat::kTable) {
-    std::printf("%-18s %-5s %-10s %10s %3s %12s %8s %8s %8s %6s\n", "impl", "dtype", "semantics",
-                "n", "thr", "median", "GB/s", "ns/elem", "roof", "ratio");
+    // ratio: relugrad against the triad with its stores (column "stores"),
+    // a triad against the better of the two.
+    std::printf("%-18s %-5s %-10s %10s %3s %12s %8s %8s %8s %8s %-9s %6s\n", "impl", "dtype",
+                "semantics", "n", "thr", "median", "GB/s", "ns/elem", "triad", "triad_nt", "stores",
+                "ratio");
   }
   std::fflush(stdout);
 }
@@ -101,9 +104,20 @@ void Reporter::Emit(const Row& r) {
       } else {
         std::snprintf(median, sizeof(median), "%.3f ms", r.median_s * 1e3);
       }
-      std::printf("%-18s %-5s %-10s %10lld %3d %12s %8.1f %8.4f %8.1f %6.2f\n", r.impl.c_str(),
-                  r.dtype.c_str(), r.semantics.c_str(), r.n, r.threads, median, gbps, ns,
-                  r.roofline_gbps, ratio);
+      std::string stores = r.stores;
+      double shown = ratio;
+      if (r.impl == "triad") stores = "cached";
+      if (r.impl == "triad_nt") stores = "streaming";
+      if (r.same_store_ratio >= 0) {
+        shown = r.same_store_ratio;
+        if (same_points_ == 0 || shown < min_same_) min_same_ = shown;
+        if (same_points_ == 0 || shown > max_same_) max_same_ = shown;
+        ++same_points_;
+      }
+      if (stores.empty()) stores = "-";
+      std::printf("%-18s %-5s %-10s %10lld %3d %12s %8.1f %8.4f %8.1f %8.1f %-9s %6.2f\n",
+                  r.impl.c_str(), r.dtype.c_str(), r.semantics.c_str(), r.n, r.threads, median,
+                  gbps, ns, r.triad_gbps, r.triad_nt_gbps, stores.c_str(), shown);
       break;
     }
   }
@@ -126,6 +140,13 @@ void Reporter::Progress(int done, const std::string& what) {
 
 void Reporter::Finish() {
   if (progress_shown_ && tty_) std::fprintf(stderr, "\r\033[K");
+  if (config_.format == OutputFormat::kTable && same_points_ > 0) {
+    std::printf(
+        "relugrad ran at %.2f-%.2f of the triad that stores as it does, at %d points "
+        "(1.00: as fast as this machine's memory moves the same bytes)\n",
+        min_same_, max_same_, same_points_);
+    std::fflush(stdout);
+  }
   const double elapsed = NowSeconds() - start_;
   if (elapsed >= 1.0)
     std::fprintf(stderr, "relugrad bench: %d points in %.1f s\n", total_, elapsed);

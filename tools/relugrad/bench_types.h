@@ -44,6 +44,14 @@ struct Row {
   // in the same round): robust when a neighbour's load comes and goes
   // between rounds (<0: not computed, then gbps / roofline_gbps is used).
   double paired_ratio = -1;
+  // relugrad rows: the stores the launch policy chose for this point
+  // ("cached" or "streaming"; empty for the triads), and the per-round
+  // median ratio to the triad that stores the same way (like with like:
+  // a cached dx is compared with the cached triad, a streamed one with
+  // triad_nt). The two triads' GB/s are printed beside it.
+  std::string stores;
+  double same_store_ratio = -1;
+  double triad_gbps = 0, triad_nt_gbps = 0;
   int samples = 0;
   int sets = 1;  // operand sets rotated through
   double Gbps() const { return median_s > 0 ? bytes_moved / median_s / 1e9 : 0; }
@@ -72,6 +80,7 @@ class Reporter {
   void Header();
   void Emit(const Row& row);
   void Progress(int done, const std::string& what);
+  // The table's last line: relugrad's range against the same-store triad.
   void Finish();
 
  private:
@@ -82,6 +91,8 @@ class Reporter {
   double last_progress_ = 0;
   bool tty_;
   bool progress_shown_ = false;
+  double min_same_ = 0, max_same_ = 0;
+  int same_points_ = 0;
 };
 
 }  // namespace cli

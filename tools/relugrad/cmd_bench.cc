@@ -5,7 +5,11 @@
 // Per point (dtype, n, threads): triad, triad_nt, relugrad per preset, and
 // on request the allocating path, the mask path and a streaming A/B. Bytes
 // moved: 3 n x element size (mask backward: 2 n x element size + n/8).
-// The roofline of a point is the better of the two triads.
+// The roofline of a point is the better of the two triads (JSON/CSV
+// "ratio"). The table compares like with like: relugrad's row is read
+// against the triad whose stores match the ones the launch policy chose
+// (AUTO keeps a dx that fits the caches cached for the next operation and
+// streams larger ones), and both triads' GB/s are printed.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/launch.h"
 #include "bench_support/triad.h"
 #include "io/aligned_buffer.h"
 #include "bench_support/timer.h"
@@ -79,6 +84,12 @@ BenchConfig ParseConfig(const Args& args) {
   c.isa_flag = args.Get("isa", "");
   c.isa = relugrad_isa_selected();
   return c;
+}
+
+relugrad_stores StoresOf(const BenchConfig& c, const std::string& preset) {
+  for (const auto& p : c.presets)
+    if (p.first == preset) return p.second.stores;
+  return RELUGRAD_STORES_AUTO;
 }
 
 void Check(relugrad_status st, const char* what) {
@@ -243,6 +254,23 @@ int BenchCommand(int argc, char** argv, int first) {
             ratios.push_back((row.bytes_moved / samples[i][r]) / (moved / triad_s));
           }
           row.paired_ratio = timing::median(ratios);
+          row.triad_gbps = moved / timing::median(samples[0]) / 1e9;
+          row.triad_nt_gbps = moved / timing::median(samples[1]) / 1e9;
+          if (candidates[i].impl == "relugrad") {
+            // The decision the call made (dx's pages are resident after the
+            // timed rounds, as they were during them).
+            const relugrad_stores hint = StoresOf(config, candidates[i].semantics);
+            const LaunchDecision ld =
+                Decide(LaunchPolicy::ForThisMachine(), LaunchOp::kReluGrad, n,
+                       static_cast<int>(relugrad_dtype_size(d)), t, hint, config.inplace,
+                       config.inplace ? ops.dy(0) : ops.dx(0), nullptr);
+            const size_t same = ld.stream ? 1 : 0;
+            row.stores = ld.stream ? "streaming" : "cached";
+            std::vector<double> same_ratios;
+            for (size_t r = 0; r < samples[i].size(); ++r)
+              same_ratios.push_back(samples[same][r] / samples[i][r]);
+            row.same_store_ratio = timing::median(same_ratios);
+          }
           report.Emit(row);
         }
         ++done;
