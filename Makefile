@@ -52,6 +52,9 @@ test:
 	  echo "make test: tier $$tier passed in $$(( $$(date +%s) - start )) s"; done; \
 	echo "make test: all test tiers passed in $$(( $$(date +%s) - total )) s"
 
+# The main job: what the build is (info), that every bit is right (verify), and how fast against this
+# machine's memory (bench: each relugrad row against the triad that stores as relugrad chose, cached
+# below the caches' size and streaming above; the table ends with one line saying where relugrad ran).
 run:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
 	@$(MAKE) --no-print-directory build
