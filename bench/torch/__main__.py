@@ -1,0 +1,40 @@
+"""relugrad.torch against stock PyTorch: one driver, one subcommand per benchmark.
+
+    .venv/bin/python -m bench.torch <subcommand> [options]    # from the repository root
+    .venv/bin/python -m bench.torch <subcommand> --help
+
+  report      every point-of-use target in one run, with verdicts (module, steps as children)
+  module      forward + backward of one ReLU module against nn.ReLU, over sizes/dtypes/threads/layouts
+  steps       whole training steps of models: time, saved bytes, peak memory, compiled
+  linear      the fused bias gradient and Linear + ReLU steps against stock
+  relu-sites  a torchvision model's ReLU calls alone, on their own shapes
+  consumers   ReLU's backward with the node that reads its dx
+  call-cost   the fixed cost of one small ReLU call
+"""
+import argparse
+import importlib
+
+# subcommand -> the module of this package that implements it (add_arguments, main)
+SUBCOMMANDS = {"report": "report", "module": "module", "steps": "steps", "linear": "linear",
+               "relu-sites": "relu_sites", "consumers": "consumers", "call-cost": "call_cost"}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.torch", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="subcommand", required=True, metavar="subcommand")
+    modules = {}
+    for name, module_name in SUBCOMMANDS.items():
+        # Imported here, all of them: each brings torch and relugrad, which the driver loads anyway.
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        modules[name] = module
+        parser = sub.add_parser(name, help=module.__doc__.split("\n")[0].split(": ", 1)[-1],
+                                description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(parser)
+    args = ap.parse_args(argv)
+    modules[args.subcommand].main(args, sub.choices[args.subcommand])
+
+
+if __name__ == "__main__":
+    main()
+
