@@ -8,15 +8,22 @@
   steps       whole training steps of models: time, saved bytes, peak memory, compiled
   linear      the fused bias gradient and Linear + ReLU steps against stock
   relu-sites  a torchvision model's ReLU calls alone, on their own shapes
-  consumers   ReLU's backward with the node that reads its dx
-  call-cost   the fixed cost of one small ReLU call
+  consumers   experiment: ReLU's backward with the node that reads its dx
+  call-cost   experiment: the fixed cost of one small ReLU call
 """
 import argparse
 import importlib
 
-# subcommand -> the module of this package that implements it (add_arguments, main)
-SUBCOMMANDS = {"report": "report", "module": "module", "steps": "steps", "linear": "linear",
-               "relu-sites": "relu_sites", "consumers": "consumers", "call-cost": "call_cost"}
+# subcommand -> (the module of this package that implements it: add_arguments, main; one line of help)
+SUBCOMMANDS = {
+    "report": ("report", "every point-of-use target in one run, with verdicts"),
+    "module": ("module", "forward + backward of one ReLU module against nn.ReLU"),
+    "steps": ("steps", "whole training steps of models: time, saved bytes, peak memory, compiled"),
+    "linear": ("linear", "the fused bias gradient and Linear + ReLU steps against stock"),
+    "relu-sites": ("relu_sites", "a torchvision model's ReLU calls alone, on their own shapes"),
+    "consumers": ("consumers", "experiment: ReLU's backward with the node that reads its dx"),
+    "call-cost": ("call_cost", "experiment: the fixed cost of one small ReLU call"),
+}
 
 
 def main(argv=None) -> None:
@@ -24,11 +31,11 @@ def main(argv=None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="subcommand", required=True, metavar="subcommand")
     modules = {}
-    for name, module_name in SUBCOMMANDS.items():
+    for name, (module_name, help_line) in SUBCOMMANDS.items():
         # Imported here, all of them: each brings torch and relugrad, which the driver loads anyway.
         module = importlib.import_module(f"{__package__}.{module_name}")
         modules[name] = module
-        parser = sub.add_parser(name, help=module.__doc__.split("\n")[0].split(": ", 1)[-1],
+        parser = sub.add_parser(name, help=help_line,
                                 description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(parser)
     args = ap.parse_args(argv)

@@ -125,10 +125,10 @@ def cpu_name() -> str:
     return "unknown CPU"
 
 
-def command_line(subcommand: str, argv=None) -> str:
-    """The command that reproduces this run, as results files record it."""
-    argv = sys.argv[1:] if argv is None else argv
-    return " ".join(["python -m bench.torch", subcommand] + list(argv))
+def command_line() -> str:
+    """The command that reproduces this run (`python -m bench.torch <subcommand> ...`), as results
+    files record it."""
+    return " ".join(["python -m bench.torch"] + sys.argv[1:])
 
 
 def require_native() -> None:

@@ -94,7 +94,7 @@ def main(args, ap) -> None:
                 for b in args.mlp_batches.split(",")]
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "rounds": args.rounds,
-                "command": command_line("linear")}
+                "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows, "mlp_rows": mlp_rows}, f, indent=1)
 

@@ -117,6 +117,6 @@ def main(args, ap) -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask, "control": args.control,
                 "dropout": args.dropout, "grad_from_op": args.grad_from_op,
-                "rounds": args.rounds, "command": command_line("module")}
+                "rounds": args.rounds, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

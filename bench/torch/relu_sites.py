@@ -114,6 +114,6 @@ def main(args, ap) -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "model": args.model,
                 "input": [args.batch, 3, args.size, args.size], "sites": len(shapes), "elements": elements,
-                "rounds": args.rounds, "command": command_line("relu-sites")}
+                "rounds": args.rounds, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

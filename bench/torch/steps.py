@@ -343,7 +343,7 @@ def main(args, ap) -> None:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "control": args.control,
                 "one_model": args.one_model, "with_control": args.with_control,
-                "command": command_line("steps")}
+                "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
