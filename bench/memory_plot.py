@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An SVG of a `bench/torch_steps.py --mask --peak --json` run: per model, peak memory of one
+"""An SVG of a `python -m bench.torch steps --mask --peak --json` run: per model, peak memory of one
 training step (left panel) and step time (right panel), stock against relugrad, each relugrad bar
 labelled with its ratio to stock (for time the median of the interleaved per-round ratios). Plain SVG written by hand: no plotting library needed.
 
@@ -43,7 +43,7 @@ def main() -> None:
         run = json.load(f)
     rows = run["rows"]
     if not rows or "peak_stock" not in rows[0]:
-        raise SystemExit(f"{args.json}: no peak figures (run torch_steps.py with --peak)")
+        raise SystemExit(f"{args.json}: no peak figures (run python -m bench.torch steps with --peak)")
     mem, height = panel(rows, LEFT, "peak memory of a step (MiB)", "peak_stock", "peak_relugrad", "MiB", 2**-20)
     time, _ = panel(rows, LEFT + PANEL_W + PANEL_GAP + 90, "step time (ms, best round; x: median ratio)",
                     "stock_ms", "relugrad_ms", "ms", 1.0, ratio="time_ratio")

@@ -5,7 +5,10 @@
 #                     About 15 min; BENCH_SIZES=4K,1M,16M BENCH_PEER_SIZES=4K,1M for a quick look.
 #   make bench-micro  Google Benchmark per kernel and SIMD target (bench/micro)
 #   make mask-bench   backward from the 1-bit mask against backward from x, 16M and 64M f32
-.PHONY: bench bench-build bench-micro bench-venv mask-bench
+#   make torch-report relugrad.torch against stock PyTorch, every point-of-use target with its verdict
+#                     (python -m bench.torch report; bench/README.md): TORCH_REPORT_ARGS=--quick for a
+#                     look; writes $(TORCH_REPORT_OUT).md and its -module/-steps/-memory/-compile JSON
+.PHONY: bench bench-build bench-micro bench-venv mask-bench torch-report
 BENCH_BUILD := build/bench
 BENCH_MACHINE ?= $(shell lscpu | sed -n 's/^Model name: *//p' | head -1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$$//')-$(shell nproc)c
 BENCH_DATE ?= $(shell date -u +%Y-%m-%d)
@@ -28,3 +31,7 @@ bench-micro: bench-build
 
 mask-bench: bench-build
 	$(BENCH_BUILD)/bench/mask/mask_bench --sizes 16M,64M --threads 1,2 --reps 9
+
+TORCH_REPORT_OUT ?= bench/results/$(BENCH_MACHINE)/torch_report
+torch-report: python-install
+	$(PY) -m bench.torch report --out $(TORCH_REPORT_OUT) $(TORCH_REPORT_ARGS)

@@ -16,7 +16,7 @@
 #           threshold_backward's throughput
 #   use     bench/gpu/torch_point_of_use.py: relugrad.torch on CUDA tensors against nn.ReLU (bits in
 #           four layouts, the mask forward's y, models, module and whole-step time, peak memory)
-#   cpu     bench/torch_report.py on the machine's own CPU: CPU_ARGS (default --quick), parts
+#   cpu     python -m bench.torch report on the machine's own CPU: CPU_ARGS (default --quick), parts
 #           CPU_PARTS (default module,steps,memory), stopped after CPU_TIMEOUT seconds (default 300)
 # Results: $OUT/summary.log as it goes and $OUT/logs.tgz (every log, the CSV, the JSON, the table)
 # after each part; without OUT, bench/results/lent-<UTC time>/. Exit status 1 if a part failed.
@@ -137,11 +137,11 @@ if want use && [[ -d "$SITE/relugrad" ]]; then
 fi
 
 if want cpu && [[ -d "$SITE/relugrad" ]]; then
-  log "cpu: relugrad.torch against stock PyTorch on this machine's CPU (bench/torch_report.py ${CPU_ARGS:---quick})"
+  log "cpu: relugrad.torch against stock PyTorch on this machine's CPU (python -m bench.torch report ${CPU_ARGS:---quick})"
   PYTHONPATH="$SITE" "$PY" -c 'import relugrad, relugrad.torch as rt; print(relugrad.format_info()); print("native:", rt.NATIVE_STATUS)' \
     2>&1 | grep -E "simd|isa|native|cpu" | tee -a "$SUMMARY"
-  PYTHONPATH="$SITE" timeout "${CPU_TIMEOUT:-300}" "$PY" bench/torch_report.py ${CPU_ARGS:---quick} \
-    --parts "${CPU_PARTS:-module,steps,memory}" --out "$RES/cpu_report" > "$RES/cpu.log" 2>&1 || fail "torch_report.py (rc $?)"
+  PYTHONPATH="$SITE" timeout "${CPU_TIMEOUT:-300}" "$PY" -m bench.torch report ${CPU_ARGS:---quick} \
+    --parts "${CPU_PARTS:-module,steps,memory}" --out "$RES/cpu_report" > "$RES/cpu.log" 2>&1 || fail "bench.torch report (rc $?)"
   [[ -f "$RES/cpu_report.md" ]] && cat "$RES/cpu_report.md" >> "$SUMMARY"
   pack
 fi

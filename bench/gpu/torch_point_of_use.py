@@ -8,7 +8,7 @@
    y's strides, x.grad and its strides, bit for bit, for f32/f16/bf16/f64 in four layouts
    (contiguous, channels_last, a transposed view, a strided slice) on random bit patterns
    (NaN payloads, +-0, infinities, subnormals).
-2. models: torchvision resnet18 and the transformer/MLP-with-dropout models of bench/torch_steps.py,
+2. models: torchvision resnet18 and the transformer/MLP-with-dropout models of bench/torch/common.py,
    stock against a replace_relu copy (mask off/on), two SGD steps: loss and every gradient bit for
    bit (cuDNN deterministic, the same seed before each step so dropout draws the same noise).
 3. module time: module(x).backward(g) per ReLU module, nn.ReLU against relugrad (and a second
@@ -34,8 +34,9 @@ from torch import nn
 import relugrad
 import relugrad.torch as rt
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import torch_steps  # noqa: E402  bench/torch_steps.py: the models and the interval of a median
+# The repository root, not bench/: bench/torch is the package bench.torch and would shadow PyTorch.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.torch import common  # noqa: E402  the models and the interval of a median
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}
 INT_OF = {2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -184,8 +185,8 @@ MODEL_SHAPES = {"resnet18": (8, 3, 112, 112), "resnet50": (32, 3, 224, 224),
 
 def build_model(name):
     if name.startswith("resnet"):
-        return lambda: torch_steps.torchvision_model(name)
-    return getattr(torch_steps, name)
+        return lambda: common.torchvision_model(name)
+    return getattr(common, name)
 
 
 def check_models(device: str, quick: bool) -> list:
@@ -235,7 +236,7 @@ def ratios_of(times: dict, base: str) -> dict:
         if who == base:
             continue
         r = sorted(a / b for a, b in zip(seq, times[base]))
-        lo, hi = torch_steps.median_interval(r)
+        lo, hi = common.median_interval(r)
         out[who] = {"ratio": statistics.median(r), "interval": [lo, hi]}
     return out
 
@@ -298,20 +299,20 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
         peak = {}
         for k, m in models.items():  # two warm-up steps (the mask probe decides in the first)
             for _ in range(2):
-                torch_steps.step(m, x)
+                common.step(m, x)
                 m.zero_grad(set_to_none=True)
             if device == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
                 base = torch.cuda.memory_allocated()
-                torch_steps.step(m, x)
+                common.step(m, x)
                 m.zero_grad(set_to_none=True)
                 torch.cuda.synchronize()
                 peak[k] = torch.cuda.max_memory_allocated() - base
 
         def step_of(m):
             def run():
-                torch_steps.step(m, x)
+                common.step(m, x)
                 m.zero_grad(set_to_none=True)
             return run
 
@@ -345,7 +346,7 @@ def main() -> int:
         torch.backends.cudnn.benchmark = False
     parts = args.parts.split(",")
     result = {"torch": torch.__version__, "relugrad": relugrad.info(),
-              "device": torch.cuda.get_device_name() if device == "cuda" else torch_steps.cpu_name(),
+              "device": torch.cuda.get_device_name() if device == "cuda" else common.cpu_name(),
               "native": rt.NATIVE_STATUS}
     print(f"torch {torch.__version__}, device {result['device']}, "
           f"relugrad cuda backend {relugrad.info()['backends']['cuda']}, native: {rt.NATIVE_STATUS}", flush=True)

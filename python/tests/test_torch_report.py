@@ -1,16 +1,16 @@
-"""bench/torch_report.py's verdicts (pure functions; the benchmarks themselves are not run here):
+"""bench/torch/verdicts.py, the report's verdicts (pure functions; the benchmarks themselves are not run here):
 each rule on both sides of its limit, so a report cannot call a miss met."""
 import importlib.util
 import pathlib
 
 import pytest
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "torch_report.py"
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "torch" / "verdicts.py"
 
 
 @pytest.fixture(scope="module")
 def report():
-    spec = importlib.util.spec_from_file_location("torch_report", SCRIPT)
+    spec = importlib.util.spec_from_file_location("bench_torch_verdicts", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -69,3 +69,37 @@ def test_a_peak_over_stocks_median_is_over_unless_a_stock_child_read_as_much(rep
     row["peak_stock_runs"][-1] = 100 * 2**20
     assert report.verdict_peak(row)[1] == "over"
     assert report.verdict_peak(memory_row("resnet50", 1.0, 0.999))[1] == "met"
+
+
+def test_a_tie_is_an_interval_around_1_within_the_a_a_controls_distance(report):
+    # steps: the A/A control's median 1.004 sets the distance from 1.00 the bench cannot resolve
+    assert report.verdict_ratio(1.003, (0.995, 1.010), 1.004) == "tie"
+    assert report.verdict_ratio(1.004, (0.995, 1.010), 1.004) == "tie"  # at the distance: a tie
+    assert report.verdict_ratio(0.997, (0.990, 1.005), 0.996) == "tie"  # the control's side does not matter
+    assert report.verdict_ratio(1.005, (0.995, 1.010), 1.004) == "over"  # farther than the control
+    assert report.verdict_ratio(1.003, (1.001, 1.010), 1.004) == "over"  # the interval misses 1.00
+    assert report.verdict_ratio(0.990, (0.980, 1.005), 1.004) == "point at most 1.00"  # farther, below
+    assert report.verdict_ratio(0.990, (0.980, 1.000), 1.004) == "shown"  # the whole interval at most 1.00
+    assert report.verdict_ratio(1.003, (0.995, 1.010)) == "over"  # no control: no tie
+    row = {"time_ratio": 1.003, "ratio_ci95": [0.995, 1.010], "control_ratio": 0.996, "control_ci95": [0.99, 1.0]}
+    assert report.verdict_step(row) == "tie"
+    assert report.all_verdicts("compile", {"rows": [row]}) == ["tie"]
+
+
+def test_a_module_row_ties_against_1_00_but_n16_keeps_its_own_limit(report):
+    def row(n, ratio, ci, control):
+        r = module_row(n, ratio)
+        r["ratio_ci95"], r["control_ratio"] = list(ci), control
+        return r
+    assert report.verdict_module(row(65536, 1.002, (0.998, 1.006), 0.997)) == "tie"
+    assert report.verdict_module(row(65536, 0.998, (0.995, 1.001), 1.003)) == "tie"
+    assert report.verdict_module(row(65536, 1.004, (0.998, 1.006), 0.997)) == "over"
+    assert report.verdict_module(row(65536, 1.002, (1.001, 1.006), 0.997)) == "over"
+    assert report.verdict_module(row(65536, 0.990, (0.985, 1.001), 1.003)) == "met"
+    assert report.verdict_module(row(16, 1.002, (0.998, 1.006), 0.997)) == "met"
+    assert report.verdict_module(row(16, 1.35, (0.9, 1.4), 1.4)) == "over"
+    assert "tie" in report.MEETS and "over" not in report.MEETS
+    memory = {"model": "mlp", "same_bits": True, "saved_stock": 100, "saved_relugrad": 90, "time_ratio": 1.002,
+              "ratio_ci95": [0.99, 1.01], "control_ratio": 1.003, "control_ci95": [0.99, 1.01]}
+    assert report.verdict_memory(memory)[-1] == (
+        "step time at most stock's", "1.002 [0.990, 1.010], A/A 1.003 [0.990, 1.010]", "tie")

@@ -1,13 +1,13 @@
-"""The ReLU calls of a real model, alone: stock nn.ReLU against relugrad.torch.ReLU on the exact
-tensor shapes a model's ReLUs see in one forward, interleaved in one process.
+"""relu-sites: the ReLU calls of a real model, alone: stock nn.ReLU against relugrad.torch.ReLU on
+the exact tensor shapes a model's ReLUs see in one forward, interleaved in one process.
 
-    .venv/bin/python bench/torch_relu_sites.py --model resnet50 --json docs/results/relu_sites.json
-    .venv/bin/python bench/torch_relu_sites.py --model resnet18 --batch 8 --threads 2 --layouts nchw
+    .venv/bin/python -m bench.torch relu-sites --model resnet50 --json docs/results/<machine>/relu_sites.json
+    .venv/bin/python -m bench.torch relu-sites --model resnet18 --batch 8 --threads 2 --layouts nchw
 
-A model step hides ReLU's ~2% in the noise of its convolutions; this times only the ReLU sites,
-so a few percent either way shows. The shapes come from forward hooks on every nn.ReLU of the
-model (torchvision's resnet50 at 4x3x112x112: 49 calls, 19.5M elements). For each torch thread
-count, layout and dtype, two measures, each a pass over every site:
+A model step hides ReLU's share of the time in the noise of its convolutions; this times only the
+ReLU sites, so a few percent either way shows. The shapes come from forward hooks on every nn.ReLU
+of the model. For each torch thread count, layout and dtype, four measures, each a pass over every
+site:
   fwd+bwd  module(x).backward(g) per site, as in training (AccumulateGrad included);
   fwd+bwd in place  the same with ReLU(inplace=True), as torchvision builds them, on x.clone()
            (the clone's copy and its backward are in both sides' time);
@@ -19,19 +19,15 @@ count, layout and dtype, two measures, each a pass over every site:
 A round times each candidate (best of 3 passes), the first candidate alternating from round to
 round; the ratio is the median over rounds of the per-round ratio relugrad / stock.
 """
-import argparse
 import json
 import statistics
-import sys
-import time
 
 import torch
 from torch import nn
 
 import relugrad.torch as rt
-from torch_steps import cpu_name  # this directory's step benchmark
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+from .common import DTYPES, best_pass, command_line, cpu_name, median_ratio, require_native, rotated
 
 
 def relu_shapes(model_name: str, batch: int, size: int):
@@ -49,17 +45,7 @@ def relu_shapes(model_name: str, batch: int, size: int):
     return shapes
 
 
-def best_pass(fn, repeats=3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap) -> None:
     ap.add_argument("--model", default="resnet50")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--size", type=int, default=112, help="input height and width")
@@ -68,9 +54,10 @@ def main() -> None:
     ap.add_argument("--dtypes", default="f32")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--json")
-    args = ap.parse_args()
-    if not rt.NATIVE:
-        raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
+
+
+def main(args, ap) -> None:
+    require_native()
     shapes = relu_shapes(args.model, args.batch, args.size)
     elements = sum(torch.Size(s).numel() for s in shapes)
     print(f"torch {torch.__version__}, {cpu_name()}; {args.model} at {args.batch}x3x{args.size}x{args.size}: "
@@ -113,11 +100,10 @@ def main() -> None:
                             "bwd after mul": {k: (lambda zs=mul_graphs[k]: bwd(zs)) for k in mods}}
                 for measure, cands in measures.items():
                     times = {k: [] for k in cands}
-                    order = list(cands)
                     for r in range(args.rounds):
-                        for k in (order if r % 2 == 0 else order[::-1]):
+                        for k in rotated(list(cands), r):
                             times[k].append(best_pass(cands[k]))
-                    ratio = statistics.median(o / s for o, s in zip(times["relugrad"], times["stock"]))
+                    ratio = median_ratio(times["relugrad"], times["stock"])
                     row = {"threads": threads, "dtype": dname, "layout": layout, "measure": measure,
                            "stock_ms": 1e3 * statistics.median(times["stock"]),
                            "relugrad_ms": 1e3 * statistics.median(times["relugrad"]), "ratio": ratio}
@@ -128,10 +114,6 @@ def main() -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "model": args.model,
                 "input": [args.batch, 3, args.size, args.size], "sites": len(shapes), "elements": elements,
-                "rounds": args.rounds, "command": " ".join(sys.argv)}
+                "rounds": args.rounds, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
-
-
-if __name__ == "__main__":
-    main()

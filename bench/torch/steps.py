@@ -1,8 +1,8 @@
-"""One training step of whole models, stock against relugrad, in one process.
+"""steps: one training step of whole models, stock against relugrad, in one process.
 
-    .venv/bin/python bench/torch_steps.py --models resnet18,mlp --layouts nchw,channels_last
-    .venv/bin/python bench/torch_steps.py --mask --peak --models transformer,mlp,mlp_dropout,resnet50 \
-        --layouts nchw --json docs/results/memory.json
+    .venv/bin/python -m bench.torch steps --models resnet18,mlp --layouts nchw,channels_last
+    .venv/bin/python -m bench.torch steps --mask --peak --models transformer,mlp,mlp_dropout,resnet50 \
+        --layouts nchw --json docs/results/<machine>/memory.json
 
 For each model and layout, a stock model and a copy with relugrad.torch.replace_relu (same
 weights) each run `loss = model(x).square().mean(); loss.backward(); zero_grad` in alternating
@@ -21,8 +21,8 @@ that shows what the bench itself puts between two identical models (placement, o
 
 --one-model: both candidates are one model whose ReLU modules are switched between stock's nn.ReLU
 and relugrad's before each candidate runs, so they share every parameter, gradient and input
-tensor, and where those sit in memory (two models' weights land at different addresses, which
-alone moved compiled steps by up to 3.5%). With --control the other candidate's modules are
+tensor, and where those sit in memory (two models' weights land at different addresses, and
+placement alone moves a step's time). With --control the other candidate's modules are
 fresh nn.ReLUs. Eager, without --mask, for models replace_relu serves without the functional
 scope (resnets, mlp).
 
@@ -36,8 +36,8 @@ per-pass ratios): the summed CPU time of every top-level ReLU
 event, forward (stock aten::relu/relu_, relugrad relugrad_native::relu/relu_ and the custom ops)
 and backward (the engine's evaluate_function of ReluBackward0 / relugrad's nodes), an event
 nested in another one counted once. Both sides pay the profiler's per-event cost, relugrad's
-forward once more than stock's (relugrad_native::relu_ records an event around aten::relu_; 49
-more events per resnet50 step), so this measure leans against relugrad.
+forward once more than stock's (relugrad_native::relu_ records an event around aten::relu_: one
+more event per ReLU call), so this measure leans against relugrad.
 
 --peak: the peak memory of one eager training step (also with --compile), measured in a child process per model and
 candidate (so neither sees the other's allocations; the median of --peak-runs children): after two warm-up steps the kernel's
@@ -64,63 +64,8 @@ from torch import nn
 
 import relugrad.torch as rt
 
-
-def mlp() -> nn.Module:
-    return nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512))])
-
-
-def mlp_dropout() -> nn.Module:
-    return nn.Sequential(*[m for _ in range(3)
-                           for m in (nn.Linear(512, 2048), nn.ReLU(), nn.Dropout(0.1), nn.Linear(2048, 512))])
-
-
-def transformer() -> nn.Module:
-    layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.1, batch_first=True)
-    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-
-
-def torchvision_model(name: str):
-    import torchvision  # optional: only the torchvision models need it
-
-    return getattr(torchvision.models, name)(weights=None)
-
-
-# name -> (constructor, input shape, whether the layout options apply)
-MODELS = {
-    "resnet18": (lambda: torchvision_model("resnet18"), (8, 3, 112, 112), True),
-    "resnet18-tiny": (lambda: torchvision_model("resnet18"), (2, 3, 32, 32), True),
-    "resnet50": (lambda: torchvision_model("resnet50"), (4, 3, 112, 112), True),
-    "mlp": (mlp, (1024, 512), False),
-    "mlp_dropout": (mlp_dropout, (1024, 512), False),
-    "transformer": (transformer, (8, 128, 256), False),
-}
-
-
-def cpu_name() -> str:
-    """The CPU's model name (/proc/cpuinfo), for the record of which machine measured."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
-def median_interval(sorted_values):
-    """A distribution-free ~95% interval of the median: the order statistics k and n-1-k, k the
-    largest with P(Binomial(n, 1/2) <= k) <= 2.5% (for n < 6 none exists: the extremes)."""
-    n = len(sorted_values)
-    k, cdf, term = -1, 0.0, 0.5 ** n
-    for j in range(n):
-        cdf += term
-        if cdf > 0.025:
-            break
-        k = j
-        term *= (n - j) / (j + 1)
-    k = max(k, 0)
-    return sorted_values[k], sorted_values[n - 1 - k]
+from .common import (MODELS, ROOT, build_stock, command_line, cpu_name, median_ratio, ratio_interval, rotated,
+                     step)
 
 
 def saved_bytes(model: nn.Module, x: torch.Tensor) -> int:
@@ -137,12 +82,6 @@ def saved_bytes(model: nn.Module, x: torch.Tensor) -> int:
     loss.backward()
     model.zero_grad(set_to_none=True)
     return sum(seen.values())
-
-
-def step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    loss = model(x).square().mean()
-    loss.backward()
-    return loss
 
 
 def same_first_step(candidate, x: torch.Tensor) -> bool:
@@ -202,12 +141,6 @@ class OneModel:
         return self.model
 
 
-def rotated(whos: list, r: int) -> list:
-    """The candidates in round r's order: who runs first rotates from round to round."""
-    k = r % len(whos)
-    return whos[k:] + whos[:k]
-
-
 def _child_slots(model: nn.Module) -> dict:
     """(id(parent), attribute) -> (parent, attribute, child) for every submodule."""
     return {(id(parent), attr): (parent, attr, child)
@@ -262,18 +195,6 @@ def build(name: str, layout: str, mask: bool, control: bool = False):
     return stock, ours, x
 
 
-def build_stock(name: str, layout: str):
-    """(stock model, x) for model `name` in `layout`."""
-    make, shape, _ = MODELS[name]
-    torch.manual_seed(0)
-    stock = make()
-    x = torch.randn(shape)
-    if layout == "channels_last":
-        stock = stock.to(memory_format=torch.channels_last)
-        x = x.contiguous(memory_format=torch.channels_last)
-    return stock, x
-
-
 def _status_kib(field: str) -> int:
     with open("/proc/self/status") as f:
         for line in f:
@@ -303,19 +224,19 @@ def child_peak(name: str, layout: str, mask: bool, which: str) -> None:
 
 def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, runs: int) -> list:
     """The figures of `runs` child processes, sorted (a child's figure moves by a few pages)."""
-    cmd = [sys.executable, __file__, "--child", f"{name}:{layout}:{which}"] + (["--mask"] if mask else [])
+    cmd = [sys.executable, "-m", "bench.torch", "steps", "--child", f"{name}:{layout}:{which}"] + (
+        ["--mask"] if mask else [])
     if threads:
         cmd += ["--torch-threads", str(threads)]
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
     peaks = []
     for _ in range(runs):
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=ROOT).stdout
         peaks.append(json.loads(out.strip().splitlines()[-1])["peak_bytes"])
     return sorted(peaks)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap) -> None:
     ap.add_argument("--models", default="resnet18,resnet50,mlp,transformer")
     ap.add_argument("--layouts", default="nchw,channels_last")
     ap.add_argument("--mask", action="store_true", help="replace_relu(mask=True)")
@@ -335,7 +256,9 @@ def main() -> None:
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:layout:stock|relugrad, for --peak
     ap.add_argument("--compile", default="", metavar="BACKEND",
                     help="torch.compile both models with this backend (inductor, aot_eager) before timing")
-    args = ap.parse_args()
+
+
+def main(args, ap) -> None:
     if args.one_model and (args.mask or args.compile):
         ap.error("--one-model is for eager steps without --mask")
     if args.torch_threads:
@@ -365,7 +288,7 @@ def main() -> None:
                 stock, ours, x = build(name, layout, args.mask, args.control)
                 control_copy = copy.deepcopy(stock) if args.with_control else None
                 if args.compile:  # the first steps compile; bits are compared on compiled steps
-                    torch._dynamo.reset()
+                    torch.compiler.reset()
                     stock, ours = torch.compile(stock, backend=args.compile), torch.compile(ours, backend=args.compile)
                     if control_copy is not None:
                         control_copy = torch.compile(control_copy, backend=args.compile)
@@ -384,12 +307,8 @@ def main() -> None:
                     wall, cpu_s = time_steps(candidate(who), x, args.steps)
                     times[who].append(wall)
                     cpu[who].append(cpu_s)
-            ratios = sorted(o / s for o, s in zip(times["ours"], times["stock"]))
-            ratio = statistics.median(ratios)
-            lo, hi = median_interval(ratios)
-            cpu_ratios = sorted(o / s for o, s in zip(cpu["ours"], cpu["stock"]))
-            cpu_ratio = statistics.median(cpu_ratios)
-            cpu_lo, cpu_hi = median_interval(cpu_ratios)
+            ratio, (lo, hi) = ratio_interval(times["ours"], times["stock"])
+            cpu_ratio, (cpu_lo, cpu_hi) = ratio_interval(cpu["ours"], cpu["stock"])
             row = {"model": name, "layout": layout, "same_bits": same, "stock_ms": 1e3 * min(times["stock"]),
                    "relugrad_ms": 1e3 * min(times["ours"]), "time_ratio": ratio, "ratio_ci95": [lo, hi],
                    "cpu_ratio": cpu_ratio, "cpu_ratio_ci95": [cpu_lo, cpu_hi],
@@ -399,9 +318,7 @@ def main() -> None:
                     f"{cpu_ratio:.3f} [{cpu_lo:.3f}, {cpu_hi:.3f}] | {bytes_stock / 2**20:.1f} | "
                     f"{bytes_ours / 2**20:.1f} | {bytes_ours / bytes_stock:.3f} |")
             if args.with_control:
-                control_ratios = sorted(c / s for c, s in zip(times["copy"], times["stock"]))
-                row["control_ratio"] = statistics.median(control_ratios)
-                row["control_ci95"] = list(median_interval(control_ratios))
+                row["control_ratio"], row["control_ci95"] = ratio_interval(times["copy"], times["stock"])
                 line += f" {row['control_ratio']:.3f} [{row['control_ci95'][0]:.3f}, {row['control_ci95'][1]:.3f}] |"
             if args.relu_profile:
                 relu = {"stock": [], "ours": []}
@@ -410,7 +327,7 @@ def main() -> None:
                         relu[who].append(relu_ms_per_step(candidate(who), x, args.steps))
                 row["relu_ms_stock"] = statistics.median(relu["stock"])
                 row["relu_ms_relugrad"] = statistics.median(relu["ours"])
-                row["relu_ratio"] = statistics.median(o / s for o, s in zip(relu["ours"], relu["stock"]))
+                row["relu_ratio"] = median_ratio(relu["ours"], relu["stock"])
                 line += f" {row['relu_ms_stock']:.2f} | {row['relu_ms_relugrad']:.2f} | {row['relu_ratio']:.3f} |"
             if args.peak:
                 del candidate
@@ -426,10 +343,7 @@ def main() -> None:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "threads": torch.get_num_threads(), "mask": args.mask, "compile": args.compile,
                 "rounds": args.rounds, "steps": args.steps, "control": args.control,
                 "one_model": args.one_model, "with_control": args.with_control,
-                "command": " ".join(sys.argv)}
+                "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
-
-if __name__ == "__main__":
-    main()

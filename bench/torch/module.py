@@ -1,8 +1,8 @@
-"""Forward + backward of one ReLU module, nn.ReLU against relugrad.torch.ReLU, over sizes,
+"""module: forward + backward of one ReLU module, nn.ReLU against relugrad.torch.ReLU, over sizes,
 dtypes, torch thread counts and layouts, interleaved in one process.
 
-    .venv/bin/python bench/torch_module.py --json docs/results/torch_module.json
-    .venv/bin/python bench/torch_module.py --sizes 16,64K --dtypes f32 --threads 1 --layouts nchw --ops
+    .venv/bin/python -m bench.torch module --json docs/results/<machine>/torch_module.json
+    .venv/bin/python -m bench.torch module --sizes 16,64K --dtypes f32 --threads 1 --layouts nchw --ops
 
 Each step is `module(x).backward(g)` on a leaf x of n elements in an (N, C, H, W) shape (C = 16
 when n allows), contiguous (nchw) or channels_last, so the backward's output goes on into
@@ -12,51 +12,26 @@ nn.ReLU, whose ratio to the first (A/A) shows what the bench itself puts between
 modules. The order of the candidates rotates round by round; a round times each (best of 3
 repeats of a loop sized to ~10 ms) and the reported ratio is the median over rounds of the
 per-round ratio relugrad / nn.ReLU (the machine is shared: only ratios taken side by side mean
-anything). docs/python.md, "Never slower".
+anything); the JSON rows also carry its ~95% interval (ratio_ci95, and control_ci95 with
+--control), which the report's tie verdict reads. docs/python.md, "Never slower".
 
 --dropout P compares nn.ReLU + nn.Dropout(P) (training) with relugrad's fused ReLUDropout(P);
 --grad-from-op makes each step `(module(x) * w).sum().backward()`, so the module's backward gets a
 gradient made by an op (mul's backward) that nothing else holds, as inside a model, instead of the
 caller's g (both sides pay the mul and the sum).
 """
-import argparse
 import json
 import statistics
-import sys
-import timeit
 
 import torch
 
 import relugrad.torch as rt
-from relugrad._dropout import ReLUDropout
-from torch_steps import cpu_name  # this directory's step benchmark
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
-
-
-def parse_size(text: str) -> int:
-    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1].upper(), 1)
-    return int(text[:-1] if scale > 1 else text) * scale
+from .common import (DTYPES, command_line, cpu_name, median_ratio, parse_sizes, per_call, ratio_interval,
+                     relu_dropout_class, require_native, rotated, shape_of, use_native_eager)
 
 
-def shape_of(n: int):
-    """An (N, C, H, W) shape of n elements: C = 16, H = W when n allows, else (1, 1, 1, n)."""
-    if n % 16:
-        return (1, 1, 1, n)
-    rest = n // 16
-    h = 1
-    while (h * 2) * (h * 2) <= rest and rest % ((h * 2) * (h * 2)) == 0:
-        h *= 2
-    return (rest // (h * h), 16, h, h)
-
-
-def per_call(fn, target=0.01) -> float:
-    number = max(1, int(target / max(timeit.timeit(fn, number=1), 1e-7)))
-    return min(timeit.repeat(fn, number=number, repeat=3)) / number
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap) -> None:
     ap.add_argument("--sizes", default="16,64K,256K,1M,4M,16M,64M")
     ap.add_argument("--dtypes", default="f32,bf16,f16")
     ap.add_argument("--threads", default="1,2", help="torch.set_num_threads values")
@@ -70,10 +45,11 @@ def main() -> None:
                     help="loss (module(x) * w).sum(): the backward gets a gradient made by an op")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json")
-    args = ap.parse_args()
-    if not rt.NATIVE:
-        raise SystemExit(f"the torch-native path is not loaded: {rt.NATIVE_STATUS}")
-    native = rt._native_relu
+
+
+def main(args, ap) -> None:
+    require_native()
+    ReLUDropout = relu_dropout_class()
     what = f"mask={args.mask}" if args.dropout is None else f"ReLU + Dropout({args.dropout}) vs ReLUDropout"
     what += ", gradient from an op" if args.grad_from_op else ""
     print(f"torch {torch.__version__}, {cpu_name()}, {what}; us per forward+backward "
@@ -87,7 +63,7 @@ def main() -> None:
         for dname in args.dtypes.split(","):
             dtype = DTYPES[dname]
             for layout in args.layouts.split(","):
-                for n in (parse_size(s) for s in args.sizes.split(",")):
+                for n in parse_sizes(args.sizes):
                     fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
                     x = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt).requires_grad_(True)
                     g = torch.randn(shape_of(n)).to(dtype).contiguous(memory_format=fmt)
@@ -106,12 +82,13 @@ def main() -> None:
                     if args.control:
                         cands["control"] = stock()
                     times = {k: [] for k in cands}
-                    order = list(cands.items())
+                    order = list(cands)
                     for r in range(args.rounds):
-                        # Who runs first rotates: a fixed order measured ~1% against
-                        # the second candidate here (its loop starts on the first's heap).
-                        for name, module in order[r % len(order):] + order[:r % len(order)]:
-                            rt._native_relu = None if name == "ops" else native
+                        # Who runs first rotates: with a fixed order the second candidate's loop
+                        # starts on the heap the first one left.
+                        for name in rotated(order, r):
+                            module = cands[name]
+                            use_native_eager(name != "ops")
 
                             def run(module=module):
                                 if args.grad_from_op:
@@ -120,18 +97,19 @@ def main() -> None:
                                     module(x).backward(g)
                                 x.grad = None
                             times[name].append(per_call(run))
-                    rt._native_relu = native
-                    ratio = statistics.median(a / b for a, b in zip(times["relugrad"], times["nn.ReLU"]))
+                    use_native_eager(True)
+                    ratio, interval = ratio_interval(times["relugrad"], times["nn.ReLU"])
                     row = {"threads": threads, "dtype": dname, "layout": layout, "n": n,
                            "stock_us": 1e6 * statistics.median(times["nn.ReLU"]),
-                           "relugrad_us": 1e6 * statistics.median(times["relugrad"]), "ratio": ratio}
+                           "relugrad_us": 1e6 * statistics.median(times["relugrad"]), "ratio": ratio,
+                           "ratio_ci95": interval}
                     line = [threads, dname, layout, n, f"{row['stock_us']:.1f}", f"{row['relugrad_us']:.1f}", f"{ratio:.3f}"]
                     if args.ops:
                         row["ops_us"] = 1e6 * statistics.median(times["ops"])
-                        row["ops_ratio"] = statistics.median(a / b for a, b in zip(times["ops"], times["nn.ReLU"]))
+                        row["ops_ratio"] = median_ratio(times["ops"], times["nn.ReLU"])
                         line += [f"{row['ops_us']:.1f}", f"{row['ops_ratio']:.3f}"]
                     if args.control:
-                        row["control_ratio"] = statistics.median(a / b for a, b in zip(times["control"], times["nn.ReLU"]))
+                        row["control_ratio"], row["control_ci95"] = ratio_interval(times["control"], times["nn.ReLU"])
                         line += [f"{row['control_ratio']:.3f}"]
                     rows.append(row)
                     print("| " + " | ".join(str(v) for v in line) + " |", flush=True)
@@ -139,10 +117,6 @@ def main() -> None:
     if args.json:
         meta = {"torch": torch.__version__, "machine": cpu_name(), "mask": args.mask, "control": args.control,
                 "dropout": args.dropout, "grad_from_op": args.grad_from_op,
-                "rounds": args.rounds, "command": " ".join(sys.argv)}
+                "rounds": args.rounds, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
-
-
-if __name__ == "__main__":
-    main()
