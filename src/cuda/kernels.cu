@@ -1,13 +1,13 @@
 // The ReluGrad CUDA kernels: one rule per element (element.h), a 16-byte
 // vector body with scalar head and tail, or an all-scalar kernel when the
-// three pointers disagree on their offset within 16 bytes (kernel_body.h
-// holds the bodies and the split). The work is
-// memory-bound (3 bytes moved per byte of output), so the kernels are built
-// for bandwidth: 16-byte loads/stores (the widest per-thread access), a
-// grid-stride loop with 64-bit indices (any n), and no shared memory.
+// three pointers disagree on their offset within 16 bytes, in one of three
+// launch geometries (kernel_body.h holds the bodies, the split into
+// launches and the reasons). The work is memory-bound (3 bytes moved per
+// byte of output), so the kernels are built for bytes in flight: 16-byte
+// loads/stores (the widest per-thread access), every load of a thread before
+// its stores, and no shared memory.
 //
-// dx may alias dy or s exactly: each element is read and written by the same
-// thread in the same iteration, so no pointer is __restrict__ and no
+// dx may alias dy or s exactly, so no pointer is __restrict__ and no
 // read-only-cache load (ld.global.nc) is used.
 #include "cuda/kernels.h"
 
@@ -22,7 +22,24 @@ namespace cuda {
 namespace {
 
 // The bodies live in kernel_body.h (shared with the host tests); these
-// wrappers only supply the thread's index and the grid's stride.
+// wrappers only supply the block and thread indices.
+template <Dtype D, Mode M>
+__global__ void __launch_bounds__(kOneShotThreads)
+    ReluGradOneShotVector(DeviceParams p, uint32_t vectors, int head, int tail,
+                          const typename DtypeTraits<D>::Bits* dy,
+                          const typename DtypeTraits<D>::Bits* s,
+                          typename DtypeTraits<D>::Bits* dx) {
+  OneShotVectorBody<D, M>(p, vectors, head, tail, dy, s, dx, blockIdx.x, threadIdx.x);
+}
+
+template <Dtype D, Mode M>
+__global__ void __launch_bounds__(kOneShotThreads)
+    ReluGradOneShotScalar(DeviceParams p, uint32_t n, const typename DtypeTraits<D>::Bits* dy,
+                          const typename DtypeTraits<D>::Bits* s,
+                          typename DtypeTraits<D>::Bits* dx) {
+  OneShotScalarBody<D, M>(p, n, dy, s, dx, blockIdx.x, threadIdx.x);
+}
+
 template <Dtype D, Mode M, int kUnroll>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     ReluGradVector16(DeviceParams p, int64_t head, int64_t vectors, int64_t tail,
@@ -35,6 +52,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <Dtype D, Mode M>
 __global__ void __launch_bounds__(kThreadsPerBlock)
+    ReluGradPipelined(DeviceParams p, int64_t head, int64_t vectors, int64_t tail,
+                      const typename DtypeTraits<D>::Bits* dy,
+                      const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx) {
+  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  PipelinedVectorBody<D, M>(p, head, vectors, tail, dy, s, dx, tid, stride);
+}
+
+template <Dtype D, Mode M>
+__global__ void __launch_bounds__(kThreadsPerBlock)
     ReluGradScalar(DeviceParams p, int64_t n, const typename DtypeTraits<D>::Bits* dy,
                    const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx) {
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -43,24 +70,57 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 }
 
 template <Dtype D, Mode M>
+cudaError_t LaunchOneShot(const VectorPlan& plan, int64_t n, const typename DtypeTraits<D>::Bits* dy,
+                          const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
+                          const DeviceParams& p, cudaStream_t stream) {
+  constexpr int64_t kLanes = kVectorBytes / sizeof(typename DtypeTraits<D>::Bits);
+  cudaError_t status = cudaSuccess;
+  if (plan.vector) {
+    ForEachVectorLaunch(D, plan, kMaxLaunchBytes,
+                        [&](int64_t first, int64_t vectors, int head, int tail, uint32_t blocks) {
+                          if (status != cudaSuccess) return;
+                          const int64_t at = plan.head + first * kLanes;
+                          ReluGradOneShotVector<D, M><<<blocks, kOneShotThreads, 0, stream>>>(
+                              p, static_cast<uint32_t>(vectors), head, tail, dy + at, s + at,
+                              dx + at);
+                          status = cudaGetLastError();
+                        });
+  } else {
+    ForEachElementLaunch(D, n, kMaxLaunchBytes, int64_t{kOneShotThreads} * kElementsPerThread,
+                         [&](int64_t first, int64_t count, uint32_t blocks) {
+                           if (status != cudaSuccess) return;
+                           ReluGradOneShotScalar<D, M><<<blocks, kOneShotThreads, 0, stream>>>(
+                               p, static_cast<uint32_t>(count), dy + first, s + first, dx + first);
+                           status = cudaGetLastError();
+                         });
+  }
+  return status;
+}
+
+template <Dtype D, Mode M>
 cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const void* s_v, void* dx_v,
-                   const DeviceParams& p, cudaStream_t stream, int max_blocks, int unroll) {
+                   const DeviceParams& p, cudaStream_t stream, int max_blocks,
+                   const LaunchConfig& config) {
   using Bits = typename DtypeTraits<D>::Bits;
   const Bits* dy = static_cast<const Bits*>(dy_v);
   const Bits* s = static_cast<const Bits*>(s_v);
   Bits* dx = static_cast<Bits*>(dx_v);
-  if (plan.vector) {
-    const int blocks = BlocksFor(VectorWorkItems(plan), max_blocks);
-    if (unroll == 2) {
-      ReluGradVector16<D, M, 2><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                         plan.tail, dy, s, dx);
-    } else {
-      ReluGradVector16<D, M, 1><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                         plan.tail, dy, s, dx);
-    }
-  } else {
+  if (config.geometry == Geometry::kOneShot) return LaunchOneShot<D, M>(plan, n, dy, s, dx, p, stream);
+  if (!plan.vector) {
     ReluGradScalar<D, M>
         <<<BlocksFor(n, max_blocks), kThreadsPerBlock, 0, stream>>>(p, n, dy, s, dx);
+    return cudaGetLastError();
+  }
+  const int blocks = BlocksFor(VectorWorkItems(plan), max_blocks);
+  if (config.geometry == Geometry::kPipelined) {
+    ReluGradPipelined<D, M><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
+                                                                     plan.tail, dy, s, dx);
+  } else if (config.unroll == 2) {
+    ReluGradVector16<D, M, 2><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
+                                                                       plan.tail, dy, s, dx);
+  } else {
+    ReluGradVector16<D, M, 1><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
+                                                                       plan.tail, dy, s, dx);
   }
   return cudaGetLastError();
 }
@@ -68,52 +128,61 @@ cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const vo
 template <Dtype D>
 cudaError_t LaunchMode(Mode mode, const VectorPlan& plan, int64_t n, const void* dy, const void* s,
                        void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks,
-                       int unroll) {
+                       const LaunchConfig& config) {
   switch (mode) {
     case Mode::kSelectNanOpen:
-      return Launch<D, Mode::kSelectNanOpen>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return Launch<D, Mode::kSelectNanOpen>(plan, n, dy, s, dx, p, stream, max_blocks, config);
     case Mode::kSelectNanClosed:
-      return Launch<D, Mode::kSelectNanClosed>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return Launch<D, Mode::kSelectNanClosed>(plan, n, dy, s, dx, p, stream, max_blocks, config);
     case Mode::kGeneral:
-      return Launch<D, Mode::kGeneral>(plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return Launch<D, Mode::kGeneral>(plan, n, dy, s, dx, p, stream, max_blocks, config);
   }
   return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
-int VectorUnroll() {
-  // Read once: RELUGRAD_CUDA_UNROLL=1 or 2 (A/B switch for bench/gpu/check.sh).
-  static const int unroll = [] {
-    const char* v = std::getenv("RELUGRAD_CUDA_UNROLL");
-    return (v != nullptr && v[0] == '1' && v[1] == '\0') ? 1 : kDefaultVectorUnroll;
+const EnvLaunchConfig& LaunchConfigFromEnv() {
+  static const EnvLaunchConfig env = [] {
+    EnvLaunchConfig e;
+    e.ok = ParseLaunchConfig(std::getenv("RELUGRAD_CUDA_GEOMETRY"),
+                             std::getenv("RELUGRAD_CUDA_UNROLL"), &e.config, &e.error);
+    return e;
   }();
-  return unroll;
+  return env;
 }
 
-std::string KernelName(Dtype dtype, Mode mode, bool vector, int unroll) {
+std::string KernelName(Dtype dtype, Mode mode, bool vector, const LaunchConfig& config) {
   static const char* const kDtypes[4] = {"f32", "f16", "bf16", "f64"};
   static const char* const kModes[3] = {"select_nan_open", "select_nan_closed", "general"};
   const int d = static_cast<int>(dtype) - 1;  // Dtype numbering starts at 1
   const int m = static_cast<int>(mode);
   std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") +
                      "_relugrad_" + (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
-  if (!vector) return name + "scalar";
-  return name + (unroll == 2 ? "v16x2" : "v16");
+  switch (config.geometry) {
+    case Geometry::kOneShot:
+      return name + (vector ? "v16" : "scalar");
+    case Geometry::kPipelined:
+      return name + (vector ? "v16_pipe" : "scalar_gs");
+    case Geometry::kGridStride:
+      break;
+  }
+  if (!vector) return name + "scalar_gs";
+  return name + (config.unroll == 2 ? "v16x2_gs" : "v16_gs");
 }
 
 cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,
                            const void* dy, const void* s, void* dx, const DeviceParams& p,
-                           cudaStream_t stream, int max_blocks, int unroll) {
+                           cudaStream_t stream, int max_blocks, const LaunchConfig& config) {
   switch (dtype) {
     case Dtype::kF32:
-      return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
     case Dtype::kF16:
-      return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
     case Dtype::kBF16:
-      return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
     case Dtype::kF64:
-      return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, unroll);
+      return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
   }
   return cudaErrorInvalidValue;
 }
