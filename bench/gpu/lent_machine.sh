@@ -24,6 +24,8 @@
 #   use     the point-of-use table: bench/gpu/torch_point_of_use.py (relugrad.torch on CUDA tensors
 #           against nn.ReLU: bits, models, module and whole-step time, peak memory)
 #   cpu     bench/torch_report.py on the machine's own CPU (not in the default PARTS)
+# Time: BUDGET seconds in all (QUICK 170, full 470): each part's timeout is cut to what is left,
+# and a part with under 10 s left is skipped and logged as FAILED.
 # Results: one folder, <gpu>/ (h100, h200, ...; h100-quick for QUICK=1; RESULTS_NAME overrides):
 # $OUT/<gpu>/ when OUT is set (the device tool's output folder: copy it to docs/results/<gpu>/
 # here), else docs/results/<gpu>/. It holds env.txt, summary.log, table.md (report.py: the kernel
@@ -39,14 +41,18 @@ if [[ "$QUICK" == 1 ]]; then
   SIZES="${SIZES:-64K,1M,16M}"
   AB_SIZES="${AB_SIZES:-1M,16M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
-  USE_ARGS="${USE_ARGS:---quick --parts bits,kernels,module}"
-  T_BENCH=60 T_AB=30 T_TORCH=60 T_PY=90 T_USE=70
+  USE_ARGS="${USE_ARGS:---quick --parts bits,kernels,module --rounds 3}"
+  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py}"
+  BUDGET="${BUDGET:-170}"
+  T_TESTS=60 T_BENCH=40 T_AB=20 T_TORCH=40 T_PY=60 T_USE=60
 else
   SIZES="${SIZES:-64K,256K,1M,4M,16M,64M,256M,1G}"
   AB_SIZES="${AB_SIZES:-1M,16M,64M,256M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
   USE_ARGS="${USE_ARGS:-}"
-  T_BENCH=150 T_AB=50 T_TORCH=100 T_PY=150 T_USE=170
+  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/test_api.py python/tests/test_mask.py python/tests/test_torch_fallback.py}"
+  BUDGET="${BUDGET:-470}"
+  T_TESTS=100 T_BENCH=120 T_AB=40 T_TORCH=90 T_PY=120 T_USE=150
 fi
 DTYPES="${DTYPES:-f32,f16,bf16}"
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
@@ -73,6 +79,20 @@ STATUS=0
 log() { echo "[lent +${SECONDS}s] $*" | tee -a "$SUMMARY"; }
 fail() { log "FAILED: $*"; STATUS=1; }
 want() { [[ "$PARTS" == *",$1,"* ]]; }
+# The time a part may take: its own limit, cut to what is left of BUDGET (seconds since the start;
+# the run must end inside the device tool's command limit). 0 when under 10 s are left.
+limit() {
+  local left=$((BUDGET - SECONDS))
+  ((left < 10)) && { echo 0; return; }
+  echo $(($1 < left ? $1 : left))
+}
+# budget_ok NAME LIMIT: false (and the part logged as FAILED) when the budget is spent.
+budget_ok() {
+  if (($2 == 0)); then
+    fail "$1: skipped, the time budget ($BUDGET s) is spent"
+    return 1
+  fi
+}
 # The results folder after each part: the few files that come back whole, and every log packed.
 publish() {
   for f in results.csv exactness.log table.md point_of_use.json; do
@@ -116,7 +136,9 @@ if want wheel && [[ -n "$PY" ]]; then
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
     export CMAKE_BUILD_PARALLEL_LEVEL
     rm -rf /tmp/lent-dist "$SITE"
-    "$PY" -m pip wheel -v --no-build-isolation --no-deps -C build-dir=/tmp/lent-wheel \
+    # timeout stops the whole build (its process group) 60 s before the budget's end.
+    timeout "$((BUDGET - 60 > 30 ? BUDGET - 60 : 30))" \
+      "$PY" -m pip wheel -v --no-build-isolation --no-deps -C build-dir=/tmp/lent-wheel \
       -C cmake.define.RELUGRAD_CUDA=ON -w /tmp/lent-dist . &&
       "$PY" -m pip install -q --no-deps --no-compile --target "$SITE" /tmp/lent-dist/*.whl
   ) > "$RES/wheel.log" 2>&1 &
@@ -133,7 +155,9 @@ if want tests; then
     filter="*"
     [[ "$geometry" == oneshot ]] || filter="-*MoreThan2To31Elements*"
     for t in cuda_backend_test cuda_mask_device_test; do
-      RELUGRAD_CUDA_GEOMETRY=$geometry timeout 150 "$G/bin/$t" --gtest_filter="$filter" \
+      lim=$(limit "$T_TESTS")
+      budget_ok "$t, $geometry" "$lim" || continue
+      RELUGRAD_CUDA_GEOMETRY=$geometry timeout "$lim" "$G/bin/$t" --gtest_filter="$filter" \
         > "$RES/${t}_$geometry.log" 2>&1 || fail "$t, $geometry (rc $?)"
       # The counts, then each failed test and each skipped device test (only the no-device case may skip).
       grep -E "^\[==========\] .* ran|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]+ tests?" "$RES/${t}_$geometry.log" | tee -a "$SUMMARY"
@@ -147,9 +171,11 @@ fi
 CUDNN_LIB=""
 [[ -n "$PY" ]] && CUDNN_LIB="$("$PY" -c 'import nvidia.cudnn as c, os; print(os.path.join(list(c.__path__)[0], "lib"))' 2> /dev/null)"
 bench() {  # bench LOG TIMEOUT ARGS...: the driver, appending to results.csv
-  local name="$1" limit="$2"
+  local name="$1" lim
+  lim=$(limit "$2")
   shift 2
-  LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB" timeout "$limit" "$G/bin/relugrad_gpu_bench" \
+  budget_ok "$name" "$lim" || return 1
+  LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB" timeout "$lim" "$G/bin/relugrad_gpu_bench" \
     --csv "$RES/results.csv" "$@" > "$RES/$name.log" 2>&1
 }
 if want bench; then
@@ -175,8 +201,11 @@ fi
 
 if want torch && [[ -n "$PY" ]]; then
   log "torch: the torch preset against threshold_backward bit for bit, and threshold_backward's rows"
-  timeout "$T_TORCH" "$PY" bench/gpu/torch_bench.py --lib "$G/bin/librelugrad.so.0" --csv "$RES/results.csv" \
-    --log "$RES/exactness.log" --sizes "$SIZES" --dtypes "$DTYPES" > "$RES/torch.log" 2>&1 || fail "torch_bench.py (rc $?)"
+  lim=$(limit "$T_TORCH")
+  if budget_ok torch "$lim"; then
+    timeout "$lim" "$PY" bench/gpu/torch_bench.py --lib "$G/bin/librelugrad.so.0" --csv "$RES/results.csv" \
+      --log "$RES/exactness.log" --sizes "$SIZES" --dtypes "$DTYPES" > "$RES/torch.log" 2>&1 || fail "torch_bench.py (rc $?)"
+  fi
   grep -E "^(torch |exact|info|exactness)" "$RES/torch.log" | tee -a "$SUMMARY"
   table
   publish
@@ -190,9 +219,11 @@ fi
 
 if want python && [[ -d "$SITE/relugrad" ]]; then
   log "python: the package's CUDA tests"
-  PYTHONPATH="$SITE" timeout "$T_PY" "$PY" -m pytest -p no:cacheprovider -q -rs python/tests/test_cuda.py \
-    python/tests/test_api.py python/tests/test_mask.py python/tests/test_torch_fallback.py > "$RES/pytest.log" 2>&1 ||
-    fail "pytest (see pytest.log)"
+  lim=$(limit "$T_PY")
+  # shellcheck disable=SC2086 # PY_TESTS is a list of files
+  budget_ok python "$lim" &&
+  { PYTHONPATH="$SITE" timeout "$lim" "$PY" -m pytest -p no:cacheprovider -q -rs $PY_TESTS > "$RES/pytest.log" 2>&1 ||
+    fail "pytest (see pytest.log)"; }
   tail -4 "$RES/pytest.log" | tee -a "$SUMMARY"
   grep -E "^(FAILED|ERROR)" "$RES/pytest.log" | head -20 | tee -a "$SUMMARY"
   publish
@@ -202,11 +233,14 @@ fi
 
 if want use && [[ -d "$SITE/relugrad" ]]; then
   log "use: relugrad.torch on CUDA tensors against nn.ReLU ($USE_ARGS)"
-  # shellcheck disable=SC2086 # USE_ARGS is a list of arguments
-  PYTHONPATH="$SITE" timeout "$T_USE" "$PY" bench/gpu/torch_point_of_use.py --out "$RES" $USE_ARGS 2>&1 |
-    grep -v -E "Warning|warn" > "$RES/use.log"
-  [[ "${PIPESTATUS[0]}" == 0 ]] || fail "torch_point_of_use.py (see use.log)"
-  tail -40 "$RES/use.log" >> "$SUMMARY"
+  lim=$(limit "$T_USE")
+  if budget_ok use "$lim"; then
+    # shellcheck disable=SC2086 # USE_ARGS is a list of arguments
+    PYTHONPATH="$SITE" timeout "$lim" "$PY" bench/gpu/torch_point_of_use.py --out "$RES" $USE_ARGS 2>&1 |
+      grep -v -E "Warning|warn" > "$RES/use.log"
+    [[ "${PIPESTATUS[0]}" == 0 ]] || fail "torch_point_of_use.py (see use.log)"
+    tail -40 "$RES/use.log" >> "$SUMMARY"
+  fi
   publish
 elif want use; then
   fail "use: no wheel installed in $SITE"
