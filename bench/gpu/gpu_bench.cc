@@ -458,8 +458,9 @@ int main(int argc, char** argv) {
         free_b > (size_t{2} << 30) ? free_b - (size_t{2} << 30) : 0;  // leave 2 GiB
     while (max_n > 0 && static_cast<size_t>(max_n) * es * 3 > budget) max_n /= 2;
     void *dy = nullptr, *s = nullptr, *dx = nullptr;
-    uint8_t* mask = nullptr;
-    CHECK_CUDA(cudaMalloc(&mask, static_cast<size_t>(max_n + 7) / 8));
+    void* mask_v = nullptr;
+    CHECK_CUDA(cudaMalloc(&mask_v, static_cast<size_t>(max_n + 7) / 8));
+    uint8_t* mask = static_cast<uint8_t*>(mask_v);
     CHECK_CUDA(cudaMalloc(&dy, static_cast<size_t>(max_n) * es));
     CHECK_CUDA(cudaMalloc(&s, static_cast<size_t>(max_n) * es));
     CHECK_CUDA(cudaMalloc(&dx, static_cast<size_t>(max_n) * es));
