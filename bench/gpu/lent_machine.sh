@@ -2,9 +2,9 @@
 # Every GPU check of the CUDA backend in one run, for a GPU machine lent for minutes whose image has
 # nvcc, PyTorch (CUDA), CMake and ninja but not relugrad's Debian build dependencies
 # (bench/gpu/check.sh is the script for a machine that has them). Prepare first, here, after
-# `make build`: bench/gpu/prepare_lent.sh writes .gpu/ (the device test programs, the benchmark
-# driver and librelugrad.so built here for sm_90, and Highway for the wheel), which travels as a
-# carried path. Then, from the repository root on the GPU machine:
+# `make build`: bench/gpu/prepare_lent.sh writes build/gpu-lent/ (the device test programs, the
+# benchmark driver and librelugrad.so built here for sm_90, and Highway for the wheel), which
+# travels as a carried path (the device tool's carry: ["build/gpu-lent"]). Then, from the repository root on the GPU machine:
 #   QUICK=1 bench/gpu/lent_machine.sh     # smoke run: small sizes, no A/B beyond 2 sizes, < 3 min
 #   bench/gpu/lent_machine.sh             # the full run, < 8 min
 #   PARTS=tests,bench bench/gpu/lent_machine.sh
@@ -34,7 +34,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-G="${PREBUILT:-$ROOT/.gpu}"
+G="${PREBUILT:-$ROOT/build/gpu-lent}"
 QUICK="${QUICK:-0}"
 PARTS=",${PARTS:-wheel,tests,bench,ab,torch,python,use},"
 if [[ "$QUICK" == 1 ]]; then
@@ -123,12 +123,12 @@ if [[ -n "$PY" ]]; then
 else
   log "no python with torch: the Python parts are skipped"
 fi
-[[ -x "$G/bin/relugrad_gpu_bench" ]] || log "no $G/bin (run bench/gpu/prepare_lent.sh here and carry .gpu): tests, bench and ab cannot run"
+[[ -x "$G/bin/relugrad_gpu_bench" ]] || log "no $G/bin (run bench/gpu/prepare_lent.sh here and carry build/gpu-lent): tests, bench and ab cannot run"
 
 SITE=/tmp/lent-site
 WHEEL_PID=""
 if want wheel && [[ -n "$PY" ]]; then
-  # Highway's pkg-config file names /usr; here it lives under .gpu/deps.
+  # Highway's pkg-config file names /usr; here it lives under build/gpu-lent/deps.
   sed -i "s|^prefix=.*|prefix=$G/deps/usr|" "$G"/deps/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc 2> /dev/null
   log "wheel: building in the background (CUDA backend, torch-native as the build decides)"
   (
@@ -161,8 +161,13 @@ if want tests; then
         > "$RES/${t}_$geometry.log" 2>&1 || fail "$t, $geometry (rc $?)"
       # The counts, then each failed test and each skipped device test (only the no-device case may skip).
       grep -E "^\[==========\] .* ran|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]+ tests?" "$RES/${t}_$geometry.log" | tee -a "$SUMMARY"
-      grep -E "^\[  (FAILED  |SKIPPED )\] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+ \(" "$RES/${t}_$geometry.log" |
-        grep -v NoDeviceIsUnsupported | tee -a "$SUMMARY"
+      skipped="$(grep -E "^\[  SKIPPED \] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+ \(" "$RES/${t}_$geometry.log" |
+        grep -v -E "NoDeviceIsUnsupported|MoreThan2To31Elements")"
+      grep -E "^\[  FAILED  \] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+ \(" "$RES/${t}_$geometry.log" | tee -a "$SUMMARY"
+      if [[ -n "$skipped" ]]; then
+        echo "$skipped" >> "$SUMMARY"
+        fail "$t, $geometry: device cases skipped (no usable device? see the log's skip reasons)"
+      fi
     done
     publish
   done
