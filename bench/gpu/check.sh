@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One script for a GPU machine. From the repository root:
-#   bench/gpu/check.sh            # everything, < 5 minutes on an H200
+#   bench/gpu/check.sh            # everything (a few minutes on one GPU)
 #   QUICK=1 bench/gpu/check.sh    # sizes up to 16M only (a smoke run)
 # Steps:
 #   1. build relugrad with the CUDA backend (build/gpu) and install it (build/gpu/install)

@@ -4,6 +4,7 @@ impl,dtype,n,mode,bytes,us,gbps,status) into one table per timing mode and
 checks the issue's targets:
   - relugrad (torch preset) at n >= 256M elements: >= 90% of the copy GB/s;
   - relugrad no slower than PyTorch's threshold_backward at every size;
+  - the tensorflow preset (the general kernel) at least 0.97x the torch preset;
   - the mask backward at least 1.35x threshold_backward (by time) at n >= 64M.
 A/B rows (relugrad rows with a tag such as _gs, _gsu1 or _pipe: another launch geometry) are
 compared with the untagged default.
@@ -87,6 +88,9 @@ def main():
                     verdicts[mode].append((rg / copy >= 0.90, f"{d} n={human(n)}: {rg / copy:.1%} of copy (target >= 90%)"))
                 if rg and th:
                     verdicts[mode].append((rg >= th, f"{d} n={human(n)}: {rg / th:.2f}x torch (target >= 1.00x)"))
+                tf, _ = cell("relugrad_tensorflow", d, n, mode)
+                if rg and tf:
+                    verdicts[mode].append((tf >= 0.97 * rg, f"{d} n={human(n)}: tensorflow preset {tf / rg:.2f}x the torch preset (target >= 0.97x)"))
     # The 1-bit mask path (torch preset): the backward against threshold_backward by time (it
     # moves 2n elements + n/8 bytes where threshold_backward moves 3n elements).
     if any(k[0] == "relugrad_mask_grad" for k in rows):
