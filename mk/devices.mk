@@ -15,14 +15,16 @@ CUDA_BENCH_DIR := build/cuda-bench
 
 test-cuda: cuda-sass-check cuda-bench-compile python-test-cuda
 
-# Where nvcc builds the kernels, a missing cuobjdump is a failure here (sass_check.py's 77),
-# not a skip: python-venv installs PyPI's CUDA torch, whose triton brings one.
-CUDA_OBJECTS_DIR := build/release/src/CMakeFiles/relugrad_objects.dir/cuda
+# Where nvcc builds the kernels, a missing cuobjdump is a failure here (RELUGRAD_SASS_REQUIRE=1),
+# not a skip: python-venv installs PyPI's CUDA torch, whose triton brings one. The ctest test
+# names the objects of this build (no stale ones).
 cuda-sass-check: build python-venv
 	@if [ -z "$(NVCC)" ]; then echo "cuda-sass-check: no nvcc here: SKIPPED"; exit 0; fi; \
-	$(PY) tests/cuda/sass_check.py $(CUDA_OBJECTS_DIR)/*.cu.o > build/sass_check.log 2>&1; rc=$$?; \
-	grep -E "sass_check: (FAILED|SKIPPED|[0-9]+ hot)" build/sass_check.log; \
-	if [ $$rc -ne 0 ]; then echo "cuda-sass-check: FAILED (rc $$rc; build/sass_check.log)"; exit 1; fi
+	RELUGRAD_SASS_REQUIRE=1 ctest --test-dir build/release -R '^cuda_sass_check$$' -V \
+	  > build/sass_check.log 2>&1; rc=$$?; \
+	grep -E "sass_check: (FAILED|SKIPPED|[0-9]+ hot)|tests passed|No tests were found" build/sass_check.log; \
+	if [ $$rc -ne 0 ] || ! grep -q "100% tests passed, 0 tests failed out of 1" build/sass_check.log; then \
+	  echo "cuda-sass-check: FAILED (build/sass_check.log)"; exit 1; fi
 
 cuda-bench-compile: build
 	@if [ -z "$(NVCC)" ]; then echo "cuda-bench-compile: no nvcc here: SKIPPED"; exit 0; fi; \

@@ -1,5 +1,5 @@
 // The bodies of the CUDA kernels and the host-side split of a call into
-// launches, blocks and threads. Host-and-device code: kernels.cu and
+// launches, blocks and threads. Host-and-device code: kernels_impl.cuh and
 // mask_kernels.cu wrap each body in a __global__ function (block and thread
 // from blockIdx/threadIdx) and launch it as the ForEach*Launch planners below
 // say; tests/cuda runs the very same bodies and planners on the CPU for every

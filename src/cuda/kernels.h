@@ -1,4 +1,5 @@
-// Launchers of the ReluGrad CUDA kernels (kernels.cu). The host policy
+// Launchers of the ReluGrad CUDA kernels (kernels.cc; the kernels are in
+// kernels_impl.cuh, compiled per dtype). The host policy
 // (device checks, pointer checks, error messages) lives in cuda_backend.cc;
 // this layer only picks a kernel and launches it on the given stream.
 #ifndef RELUGRAD_CUDA_KERNELS_H_

@@ -9,7 +9,8 @@ instructions. Rules:
   - each hot kernel (the 16-byte vector bodies: ReluGradOneShotVector, ReluGradVector16,
     ReluGradPipelined, and the mask kernels, whose full bytes load whole vectors) has at least
     one LDG.E.128 and one STG.E.128 for every dtype.
-Exit 0 when all hold, 1 when one fails, 77 (ctest: skipped) when no cuobjdump is found.
+Exit 0 when all hold, 1 when one fails, 77 (ctest: skipped) when no cuobjdump is found (1 with
+RELUGRAD_SASS_REQUIRE=1, as make test-cuda sets).
 
   tests/cuda/sass_check.py [--cuobjdump PATH] OBJECT...
 cuobjdump is looked for beside nvcc (CUDA toolkit), on PATH, then in the triton package of the
@@ -90,6 +91,9 @@ def main():
     args = ap.parse_args()
     tool = find_cuobjdump(args.cuobjdump)
     if tool is None:
+        if os.environ.get("RELUGRAD_SASS_REQUIRE") == "1":
+            print("sass_check: FAILED: no cuobjdump (CUDA toolkit, PATH or triton's copy) found")
+            return 1
         print("sass_check: SKIPPED: no cuobjdump (CUDA toolkit, PATH or triton's copy) found")
         return 77
     print(f"sass_check: {tool}")

@@ -5,17 +5,22 @@
 // launches and the reasons). The work is memory-bound (3 bytes moved per
 // byte of output), so the kernels are built for bytes in flight: 16-byte
 // loads/stores (the widest per-thread access), every load of a thread before
-// its stores, and no shared memory.
+// its stores, and no shared memory. dx may alias dy or s exactly, so no
+// pointer is __restrict__ and no read-only-cache load (ld.global.nc) is used.
 //
-// dx may alias dy or s exactly, so no pointer is __restrict__ and no
-// read-only-cache load (ld.global.nc) is used.
-#include "cuda/kernels.h"
+// Included by one translation unit per dtype (kernels_f32.cu, kernels_f16.cu,
+// kernels_bf16.cu, kernels_f64.cu), so a parallel build compiles the dtypes'
+// instantiations side by side. Everything here has internal linkage: each
+// unit exports only its LaunchReluGrad<dtype> (kernels_dtype.h).
+#ifndef RELUGRAD_CUDA_KERNELS_IMPL_CUH_
+#define RELUGRAD_CUDA_KERNELS_IMPL_CUH_
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
+
+#include "cuda/kernels.h"
+#include "cuda/kernels_dtype.h"
 
 namespace relugrad {
 namespace cuda {
@@ -142,50 +147,7 @@ cudaError_t LaunchMode(Mode mode, const VectorPlan& plan, int64_t n, const void*
 
 }  // namespace
 
-const EnvLaunchConfig& LaunchConfigFromEnv() {
-  static const EnvLaunchConfig env = [] {
-    EnvLaunchConfig e;
-    e.ok = ParseLaunchConfig(std::getenv("RELUGRAD_CUDA_GEOMETRY"),
-                             std::getenv("RELUGRAD_CUDA_UNROLL"), &e.config, &e.error);
-    return e;
-  }();
-  return env;
-}
-
-std::string KernelName(Dtype dtype, Mode mode, bool vector, const LaunchConfig& config) {
-  static const char* const kDtypes[4] = {"f32", "f16", "bf16", "f64"};
-  static const char* const kModes[3] = {"select_nan_open", "select_nan_closed", "general"};
-  const int d = static_cast<int>(dtype) - 1;  // Dtype numbering starts at 1
-  const int m = static_cast<int>(mode);
-  std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") +
-                     "_relugrad_" + (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
-  switch (config.geometry) {
-    case Geometry::kOneShot:
-      return name + (vector ? "v16" : "scalar");
-    case Geometry::kPipelined:
-      return name + (vector ? "v16_pipe" : "scalar_gs");
-    case Geometry::kGridStride:
-      break;
-  }
-  if (!vector) return name + "scalar_gs";
-  return name + (config.unroll == 2 ? "v16x2_gs" : "v16_gs");
-}
-
-cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,
-                           const void* dy, const void* s, void* dx, const DeviceParams& p,
-                           cudaStream_t stream, int max_blocks, const LaunchConfig& config) {
-  switch (dtype) {
-    case Dtype::kF32:
-      return LaunchMode<Dtype::kF32>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
-    case Dtype::kF16:
-      return LaunchMode<Dtype::kF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
-    case Dtype::kBF16:
-      return LaunchMode<Dtype::kBF16>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
-    case Dtype::kF64:
-      return LaunchMode<Dtype::kF64>(mode, plan, n, dy, s, dx, p, stream, max_blocks, config);
-  }
-  return cudaErrorInvalidValue;
-}
-
 }  // namespace cuda
 }  // namespace relugrad
+
+#endif  // RELUGRAD_CUDA_KERNELS_IMPL_CUH_
