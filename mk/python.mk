@@ -50,13 +50,16 @@ test-live: python-install
 
 # The CUDA-enabled package, built beside (not into) .venv: the default wheel
 # stays CPU-only so it needs no CUDA runtime. Installed with --target into
-# build/wheel-cuda/site and tested through PYTHONPATH with .venv's torch.
+# build/wheel-cuda/site and tested through PYTHONPATH with .venv's torch (PyPI's
+# CUDA build); RELUGRAD_TORCH_NATIVE=ON: the torch extension must compile
+# against it too, never silently left out.
 PY_CUDA_SITE := build/wheel-cuda/site
 python-test-cuda: python-venv
 	@if [ -z "$(NVCC)" ]; then echo "python-test-cuda: no nvcc here: CUDA wheel not built (SKIPPED)"; exit 0; fi; \
 	set -e; rm -rf build/wheel-cuda/dist $(PY_CUDA_SITE); \
 	PATH="$$(dirname $(NVCC)):$$PATH" $(PIP) wheel -q --no-build-isolation --no-deps --config-settings=build-dir=build/wheel-cuda \
-	  --config-settings=cmake.define.RELUGRAD_CUDA=ON -w build/wheel-cuda/dist . ; \
+	  --config-settings=cmake.define.RELUGRAD_CUDA=ON --config-settings=cmake.define.RELUGRAD_TORCH_NATIVE=ON \
+	  -w build/wheel-cuda/dist . ; \
 	$(PIP) install -q --no-deps --target $(PY_CUDA_SITE) build/wheel-cuda/dist/*.whl; \
 	PYTHONPATH=$(PY_CUDA_SITE) $(PYTEST) -q python/tests/test_cuda.py python/tests/test_mask.py python/tests/test_api.py
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One script for a GPU machine. From the repository root:
-#   bench/gpu/check.sh            # everything, < 5 minutes on an H200
+#   bench/gpu/check.sh            # everything (a few minutes on one GPU)
 #   QUICK=1 bench/gpu/check.sh    # sizes up to 16M only (a smoke run)
 # Steps:
 #   1. build relugrad with the CUDA backend (build/gpu) and install it (build/gpu/install)
@@ -17,7 +17,7 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 STAMP="$(date -u +%Y%m%d-%H%M%SZ)"
 RES="$(realpath -m "${RESULTS_DIR:-$ROOT/bench/results/gpu-$STAMP}")"
 mkdir -p "$RES"
@@ -124,15 +124,21 @@ LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 150 "$BENCH_
   --sizes "$SIZES" --dtypes "$DTYPES" --csv "$CSV" --probe-cudnn > "$RES/bench.log" 2>&1 || fail "relugrad_gpu_bench (see bench.log)"
 grep -E "^device|cudnn semantics" "$RES/bench.log" | tee -a "$RES/check.log"
 
-# A/B of the vector kernel's unroll (2 vectors per thread per turn is the
-# default; RELUGRAD_CUDA_UNROLL=1 selects 1): relugrad rows only, tagged _u1.
+# A/B of the launch geometry (one-shot is the default; kernel_body.h): the
+# relugrad rows again under RELUGRAD_CUDA_GEOMETRY=gridstride (tag _gs; with
+# RELUGRAD_CUDA_UNROLL=1, _gsu1) and =pipelined (_pipe).
 AB_SIZES="${AB_SIZES:-1M,64M,256M,1G}"
 [[ "${QUICK:-0}" == 1 ]] && AB_SIZES="1M,16M"
-log "A/B: RELUGRAD_CUDA_UNROLL=1 (sizes $AB_SIZES)"
-RELUGRAD_CUDA_UNROLL=1 LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 90 \
-  "$BENCH_BUILD/relugrad_gpu_bench" --sizes "$AB_SIZES" --dtypes "$DTYPES" --csv "$CSV" \
-  --impls relugrad_torch,relugrad_tensorflow --tag _u1 > "$RES/bench_unroll1.log" 2>&1 ||
-  fail "relugrad_gpu_bench A/B (see bench_unroll1.log)"
+AB_IMPLS=relugrad_torch,relugrad_tensorflow,relugrad_mask_grad,relugrad_mask_forward
+for ab in "gridstride 2 _gs" "gridstride 1 _gsu1" "pipelined 2 _pipe"; do
+  read -r geometry unroll tag <<< "$ab"
+  log "A/B: RELUGRAD_CUDA_GEOMETRY=$geometry RELUGRAD_CUDA_UNROLL=$unroll (sizes $AB_SIZES, tag $tag)"
+  RELUGRAD_CUDA_GEOMETRY=$geometry RELUGRAD_CUDA_UNROLL=$unroll \
+    LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 90 \
+    "$BENCH_BUILD/relugrad_gpu_bench" --sizes "$AB_SIZES" --dtypes "$DTYPES" --csv "$CSV" \
+    --impls "$AB_IMPLS" --tag "$tag" > "$RES/bench_ab$tag.log" 2>&1 ||
+    fail "relugrad_gpu_bench A/B $tag (see bench_ab$tag.log)"
+done
 
 # ---- 5. PyTorch: exactness + threshold_backward ----
 if [[ -n "$PY" ]]; then

@@ -87,8 +87,8 @@ std::vector<std::string> Split(const std::string& s) {
       "error: %s\nusage: relugrad_gpu_bench [--sizes 64K,1M,1G] [--dtypes f32,f16,bf16] [--csv "
       "FILE]\n"
       "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n"
-      "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn] [--tag "
-      "SUFFIX]\n",
+      "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn,\n"
+      "                                   relugrad_mask_grad,relugrad_mask_forward] [--tag SUFFIX]\n",
       why);
   std::exit(2);
 }
@@ -458,6 +458,9 @@ int main(int argc, char** argv) {
         free_b > (size_t{2} << 30) ? free_b - (size_t{2} << 30) : 0;  // leave 2 GiB
     while (max_n > 0 && static_cast<size_t>(max_n) * es * 3 > budget) max_n /= 2;
     void *dy = nullptr, *s = nullptr, *dx = nullptr;
+    void* mask_v = nullptr;
+    CHECK_CUDA(cudaMalloc(&mask_v, static_cast<size_t>(max_n + 7) / 8));
+    uint8_t* mask = static_cast<uint8_t*>(mask_v);
     CHECK_CUDA(cudaMalloc(&dy, static_cast<size_t>(max_n) * es));
     CHECK_CUDA(cudaMalloc(&s, static_cast<size_t>(max_n) * es));
     CHECK_CUDA(cudaMalloc(&dx, static_cast<size_t>(max_n) * es));
@@ -473,6 +476,14 @@ int main(int argc, char** argv) {
       o->backend = RELUGRAD_BACKEND_CUDA;
       o->stream = stream;
     }
+    // The mask path's rows read a mask of s's gates (written once here, y into dx).
+    const relugrad_status mask_st =
+        relugrad_relu_forward(static_cast<relugrad_dtype>(d), max_n, s, dx, mask, &torch_o);
+    if (mask_st != RELUGRAD_OK) {
+      std::fprintf(stderr, "mask setup: %s: %s\n", relugrad_status_name(mask_st),
+                   relugrad_last_error());
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream));
 
     for (int64_t n : args.sizes) {
       if (n > max_n) {
@@ -497,13 +508,31 @@ int main(int argc, char** argv) {
           {"relugrad_torch", bytes3, [&] { return RelugradCall(d, n, dy, s, dx, torch_o); }},
           {"relugrad_tensorflow", bytes3, [&] { return RelugradCall(d, n, dy, s, dx, tf_o); }},
           {"cudnn", bytes3, [&] { return cudnn.Backward(d, n, dy, s, dx, stream); }},
+          // The 1-bit mask path, torch preset: backward reads dy and the mask and writes dx;
+          // forward reads x and writes y and the mask (here s -> dx, the mask).
+          {"relugrad_mask_grad", bytes2 + static_cast<double>((n + 7) / 8),
+           [&] {
+             const relugrad_status st = relugrad_relu_grad_mask(static_cast<relugrad_dtype>(d), n,
+                                                                dy, mask, dx, &torch_o);
+             return st == RELUGRAD_OK
+                        ? std::string()
+                        : std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
+           }},
+          {"relugrad_mask_forward", bytes2 + static_cast<double>((n + 7) / 8),
+           [&] {
+             const relugrad_status st = relugrad_relu_forward(static_cast<relugrad_dtype>(d), n, s,
+                                                              dx, mask, &torch_o);
+             return st == RELUGRAD_OK
+                        ? std::string()
+                        : std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
+           }},
       };
       for (const Impl& impl : impls) {
         if (!args.impls.empty() && std::find(args.impls.begin(), args.impls.end(),
                                              std::string(impl.name)) == args.impls.end()) {
           continue;
         }
-        // Tag relugrad rows of an A/B run (e.g. RELUGRAD_CUDA_UNROLL=1 -> "_u1").
+        // Tag relugrad rows of an A/B run (e.g. RELUGRAD_CUDA_GEOMETRY=gridstride -> "_gs").
         const std::string name = std::string(impl.name) +
                                  (std::string(impl.name).rfind("relugrad", 0) == 0 ? args.tag : "");
         int k = 1;
@@ -522,6 +551,7 @@ int main(int argc, char** argv) {
     cudaFree(dy);
     cudaFree(s);
     cudaFree(dx);
+    cudaFree(mask);
   }
   cudaStreamDestroy(stream);
   if (csv != nullptr) std::fclose(csv);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares, on this (GPU-less) machine, what bench/gpu/lent_machine.sh needs on a GPU machine lent
 # for minutes whose image has CUDA, PyTorch and CMake but not relugrad's Debian build
-# dependencies: the folder .gpu/ (ignored by git; carried to the machine) with
+# dependencies: the folder build/gpu-lent/ (PREBUILT overrides; under build/, so ignored by git:
+# name it in the device tool's carry) with
 #   bin/   the CUDA device test programs, the GPU benchmark driver and librelugrad.so, built here
 #          (nvcc 13 here, sm_90 code) from build/release
 #   deps/  Highway (headers, libhwy.so, its pkg-config file) and pkgconf, unpacked from Debian
@@ -10,8 +11,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-G="$ROOT/.gpu"
-grep -qx "/.gpu/" .git/info/exclude 2>/dev/null || echo "/.gpu/" >> .git/info/exclude
+G="${PREBUILT:-$ROOT/build/gpu-lent}"
 rm -rf "$G" && mkdir -p "$G/bin" "$G/deps" "$G/debs"
 
 [[ -x build/release/tests/cuda/cuda_backend_test ]] || { echo "build/release has no CUDA device tests: make build with nvcc installed" >&2; exit 1; }

@@ -62,7 +62,11 @@ if(RELUGRAD_CUDA_ENABLED)
     ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cc
     ${CMAKE_CURRENT_LIST_DIR}/cuda_mask.cc
     ${CMAKE_CURRENT_LIST_DIR}/device_checks.cc
-    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/kernels.cc
+    ${CMAKE_CURRENT_LIST_DIR}/kernels_f32.cu
+    ${CMAKE_CURRENT_LIST_DIR}/kernels_f16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/kernels_bf16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/kernels_f64.cu
     ${CMAKE_CURRENT_LIST_DIR}/mask_kernels.cu)
   # No -use_fast_math: element.h relies on IEEE __fmul_rn/__dmul_rn and
   # integer work only, but keep the whole file IEEE so no one is surprised.

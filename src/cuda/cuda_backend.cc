@@ -1,6 +1,7 @@
 // The CUDA row of the backend interface (core/backend.h) and its ReluGrad
-// entry point: is there a device, are the pointers usable by it, then one
-// kernel launch on the plan's stream, checked. Arguments were validated by
+// entry point: is there a device, are the pointers usable by it, then the
+// kernel launch(es) on the plan's stream, checked (kernels.h: one launch per
+// 2 GiB of each array in the default geometry). Arguments were validated by
 // the plan; the rules arrive as KernelParams and are only flattened here
 // (device_params.h). Every op, dtype and rule is implemented; the device
 // itself is looked for at run time (UNSUPPORTED "no CUDA device").
@@ -23,14 +24,16 @@ relugrad_status CudaReluGrad(const KernelParams& params, void* stream, int64_t n
       cuda::CheckLaunch(n, stream, {{"dy", dy}, {"s", s}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
 
+  const cuda::EnvLaunchConfig& env = cuda::LaunchConfigFromEnv();
+  if (!env.ok) return Fail(RELUGRAD_INVALID_ARGUMENT, "%s", env.error.c_str());
+
   const cuda::Mode mode = cuda::ModeFor(params);
   const cuda::VectorPlan plan = cuda::PlanVectors(dtype, n, dy, s, dx);
-  const int unroll = cuda::VectorUnroll();
   const cudaError_t e =
       cuda::LaunchReluGrad(dtype, mode, plan, n, dy, s, dx, cuda::ToDeviceParams(params),
-                           static_cast<cudaStream_t>(stream), target.max_blocks, unroll);
+                           static_cast<cudaStream_t>(stream), target.max_blocks, env.config);
   if (e != cudaSuccess) {
-    return cuda::LaunchFailed(cuda::KernelName(dtype, mode, plan.vector, unroll).c_str(),
+    return cuda::LaunchFailed(cuda::KernelName(dtype, mode, plan.vector, env.config).c_str(),
                               static_cast<long long>(n), stream, target.device, e);
   }
   return RELUGRAD_OK;

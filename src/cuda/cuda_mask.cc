@@ -16,13 +16,17 @@ relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void*
   RELUGRAD_RETURN_IF_ERROR(
       cuda::CheckLaunch(n, stream, {{"x", x}, {"y", y}, {"mask", mask}}, &target));
   if (n == 0) return RELUGRAD_OK;
+  const cuda::EnvLaunchConfig& env = cuda::LaunchConfigFromEnv();
+  if (!env.ok) return Fail(RELUGRAD_INVALID_ARGUMENT, "%s", env.error.c_str());
   const bool vector = cuda::Aligned16(x) && cuda::Aligned16(y);
-  const cudaError_t e =
-      cuda::LaunchForwardMask(dtype, n, x, y, mask, vector, cuda::ToDeviceParams(params),
-                              static_cast<cudaStream_t>(stream), target.max_blocks);
+  const cudaError_t e = cuda::LaunchForwardMask(dtype, n, x, y, mask, vector,
+                                                cuda::ToDeviceParams(params),
+                                                static_cast<cudaStream_t>(stream),
+                                                target.max_blocks, env.config);
   if (e != cudaSuccess) {
-    return cuda::LaunchFailed(cuda::MaskKernelName(dtype, true, vector), static_cast<long long>(n),
-                              stream, target.device, e);
+    return cuda::LaunchFailed(
+        cuda::MaskKernelName(dtype, true, vector, env.config.geometry).c_str(),
+        static_cast<long long>(n), stream, target.device, e);
   }
   return RELUGRAD_OK;
 }
@@ -33,13 +37,17 @@ relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const u
   RELUGRAD_RETURN_IF_ERROR(
       cuda::CheckLaunch(n, stream, {{"dy", dy}, {"mask", mask}, {"dx", dx}}, &target));
   if (n == 0) return RELUGRAD_OK;
+  const cuda::EnvLaunchConfig& env = cuda::LaunchConfigFromEnv();
+  if (!env.ok) return Fail(RELUGRAD_INVALID_ARGUMENT, "%s", env.error.c_str());
   const bool vector = cuda::Aligned16(dy) && cuda::Aligned16(dx);
-  const cudaError_t e =
-      cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector, cuda::ToDeviceParams(params),
-                           static_cast<cudaStream_t>(stream), target.max_blocks);
+  const cudaError_t e = cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector,
+                                             cuda::ToDeviceParams(params),
+                                             static_cast<cudaStream_t>(stream),
+                                             target.max_blocks, env.config);
   if (e != cudaSuccess) {
-    return cuda::LaunchFailed(cuda::MaskKernelName(dtype, false, vector), static_cast<long long>(n),
-                              stream, target.device, e);
+    return cuda::LaunchFailed(
+        cuda::MaskKernelName(dtype, false, vector, env.config.geometry).c_str(),
+        static_cast<long long>(n), stream, target.device, e);
   }
   return RELUGRAD_OK;
 }

@@ -1,4 +1,5 @@
-// Launchers of the ReluGrad CUDA kernels (kernels.cu). The host policy
+// Launchers of the ReluGrad CUDA kernels (kernels.cc; the kernels are in
+// kernels_impl.cuh, compiled per dtype). The host policy
 // (device checks, pointer checks, error messages) lives in cuda_backend.cc;
 // this layer only picks a kernel and launches it on the given stream.
 #ifndef RELUGRAD_CUDA_KERNELS_H_
@@ -13,26 +14,33 @@
 #include "cuda/device_params.h"
 #include "cuda/element.h"
 #include "cuda/kernel_body.h"
+#include "cuda/launch_config.h"
 
 namespace relugrad {
 namespace cuda {
 
-// Vectors per thread per grid-stride turn in the vector kernel (see
-// Vector16Body). 2 keeps 4 loads in flight per thread; RELUGRAD_CUDA_UNROLL=1
-// in the environment (read once per process) selects 1, so the benchmark
-// can compare the two on a GPU. Not yet measured on a GPU.
-constexpr int kDefaultVectorUnroll = 2;
-int VectorUnroll();
+// The environment's choice (ParseLaunchConfig), read once per process. ok is
+// false (and error says why) when a variable holds a value it rejects: the
+// entry points then refuse to launch (INVALID_ARGUMENT).
+struct EnvLaunchConfig {
+  LaunchConfig config;
+  bool ok = true;
+  std::string error;
+};
+const EnvLaunchConfig& LaunchConfigFromEnv();
 
-// Stable kernel name for logs and errors, e.g. "rg_f32_relugrad_select_nan_open__cuda_v16x2".
-std::string KernelName(Dtype dtype, Mode mode, bool vector, int unroll);
+// Stable kernel name for logs and errors: rg_<dtype>_relugrad_<mode>__cuda_<body>, body
+// v16 / scalar (one-shot), v16_gs / v16x2_gs / scalar_gs (grid-stride), v16_pipe (pipelined;
+// its scalar path is scalar_gs).
+std::string KernelName(Dtype dtype, Mode mode, bool vector, const LaunchConfig& config);
 
-// Launches the kernel for (dtype, mode, plan, unroll) with at most
-// max_blocks blocks (a grid-stride loop covers any n) and returns
-// cudaGetLastError() right after the launch. n > 0.
+// Launches the kernel(s) for (dtype, mode, plan, config) on `stream` and returns the first
+// failed cudaGetLastError() after a launch, else cudaSuccess. One-shot: one launch per
+// kMaxLaunchBytes of each array (one for any call up to 2 GiB per array); loop geometries: one
+// launch of at most max_blocks blocks. n > 0.
 cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,
                            const void* dy, const void* s, void* dx, const DeviceParams& params,
-                           cudaStream_t stream, int max_blocks, int unroll);
+                           cudaStream_t stream, int max_blocks, const LaunchConfig& config);
 
 }  // namespace cuda
 }  // namespace relugrad

@@ -177,8 +177,9 @@ TEST(CudaBackendTest, InPlace) {
   }
 }
 
-// Past the grid cap (SMs * 32 blocks of 256 threads: 8.6M f16 elements per
-// pass on a 132-SM H200), so every thread runs several grid-stride turns.
+// Large n: over 20 000 one-shot blocks, and past the loop geometries' grid
+// cap (SMs * 32 blocks of 256 threads), so there every thread runs several
+// grid-stride turns (RELUGRAD_CUDA_GEOMETRY picks the geometry per process).
 TEST(CudaBackendTest, GridStrideSizes) {
   SKIP_WITHOUT_DEVICE();
   const size_t n = (size_t{20} << 20) + 3;
@@ -239,7 +240,8 @@ TEST(CudaBackendTest, RunsOnTheCallersStream) {
   cudaStreamDestroy(stream);
 }
 
-// 64-bit indexing: 2^31 + 9 f16 elements (4 GiB per array). dy is one
+// 64-bit sizes: 2^31 + 9 f16 elements (4 GiB per array: the one-shot
+// geometry splits it into 2 GiB launches with 32-bit indices). dy is one
 // constant, s is "open" up to an odd split past 2^31 and "closed" after, so
 // the expected output is known without a host reference of that size.
 TEST(CudaBackendTest, MoreThan2To31Elements) {
