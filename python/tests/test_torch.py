@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
+from relugrad.torch import _native  # noqa: E402
 from torch_helpers import bits, eager_path  # noqa: E402,F401 (eager_path: a fixture)
 from cases import random_case, special_case, to_bits  # noqa: E402
 
@@ -184,8 +185,8 @@ def test_native_relu_is_loaded_wherever_it_was_built():
 
 _WITHOUT_NATIVE = """
 import json, warnings
-import relugrad._api as api
-api._torch_native_stamp = lambda: "0.0-not-this-torch"  # as if built for another torch
+import relugrad._info as info
+info._torch_native_stamp = lambda: "0.0-not-this-torch"  # as if built for another torch
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import torch
@@ -470,7 +471,7 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
         return real(plan, *args)
 
     monkeypatch.setattr(_relugrad.Plan, "run_host", spy)
-    monkeypatch.setattr(rt, "_native_relu", None)
+    monkeypatch.setattr(_native, "relu", None)
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     try:

@@ -13,8 +13,8 @@ from torch import nn  # noqa: E402
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _fusion  # noqa: E402
-from relugrad import _mask_decision  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
+from relugrad.torch import mask_probe  # noqa: E402
 from test_torch_models import relu_nodes  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
@@ -108,7 +108,7 @@ def test_checkpointed_block_is_bit_identical_and_keeps_y(checkpointed, mask):
     plain.checkpointed = None
     assert_same_steps(steps(plain, x), steps(ours, x))
     if mask:
-        decided = _mask_decision.decisions(ours)
+        decided = mask_probe.decisions(ours)
         # The block runs again in the backward: its ReLUs keep y, so the recomputation saves what
         # the first pass saved; the ReLU outside it, whose consumer saves nothing, keeps its mask.
         # (block.3 + block.4 run as one pass, which keeps its two bit planes: the ReLU module
@@ -118,7 +118,7 @@ def test_checkpointed_block_is_bit_identical_and_keeps_y(checkpointed, mask):
         assert decided["block.1"].endswith("keeps y") and "checkpoint" in decided["block.1"], decided
         assert decided["block.3"].endswith("keeps y")  # not run (fused), or run without grad (reentrant)
         assert ours.relu.mask and not ours.block[1].mask
-        assert _fusion.fused_pairs(ours.block) == ["3 + 4"]
+        assert fusion.fused_pairs(ours.block) == ["3 + 4"]
 
 
 @pytest.mark.parametrize("use_reentrant", [False, True], ids=["non_reentrant", "reentrant"])
@@ -128,7 +128,7 @@ def test_checkpointed_whole_model_is_bit_identical(use_reentrant):
     x = torch.randn(8, 12, requires_grad=True)
     call = lambda m, v: checkpoint(m, v, use_reentrant=use_reentrant)  # noqa: E731
     assert_same_steps(steps(stock, x, call), steps(ours, x, call))
-    decided = _mask_decision.decisions(ours)
+    decided = mask_probe.decisions(ours)
     if not use_reentrant:
         # The probe ran inside the checkpoint: every ReLU keeps y.
         assert decided and all(d.endswith("keeps y") for d in decided.values()), decided
@@ -155,5 +155,5 @@ def test_offloaded_saved_tensors_are_bit_identical_and_the_probe_still_decides()
     context = lambda: torch.autograd.graph.save_on_cpu(pin_memory=False)  # noqa: E731
     assert_same_steps(steps(stock, x, context=context), steps(ours, x, context=context))
     # Offloading hooks around the model do not recompute it: the probe sees through them.
-    assert _mask_decision.decisions(ours)["relu"] == "y is kept by nothing else: keeps the 1-bit mask"
-    assert _mask_decision.decisions(ours)["block.1"] == "y is kept by its consumer or the model's output: keeps y"
+    assert mask_probe.decisions(ours)["relu"] == "y is kept by nothing else: keeps the 1-bit mask"
+    assert mask_probe.decisions(ours)["block.1"] == "y is kept by its consumer or the model's output: keeps y"

@@ -14,6 +14,7 @@ from torch.utils._pytree import tree_map  # noqa: E402
 
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
+from relugrad.torch import _kernels, _native, _stock  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 from cases import random_case, special_case, to_bits  # noqa: E402
 
@@ -59,7 +60,7 @@ def test_fast_path_predicate_is_exact():
     ok = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
     ok += [torch.nn.Parameter(torch.randn(3)), torch.randn(4, 4).t(), torch.randn(2, 3, 4, 5).to(
         memory_format=torch.channels_last)]
-    assert all(rt._plain_cpu(t) for t in ok)
+    assert all(_kernels.plain_cpu(t) for t in ok)
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode() as mode:
         fake = mode.from_tensor(torch.randn(3))
@@ -67,13 +68,13 @@ def test_fast_path_predicate_is_exact():
               torch.randn(3).to_sparse(), torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]),
               torch.nested.nested_tensor([torch.randn(2, 2), torch.randn(3, 2)], layout=torch.jagged),
               torch.randn(3, dtype=torch.complex64)]
-    assert not any(rt._plain_cpu(t) for t in not_ok)
+    assert not any(_kernels.plain_cpu(t) for t in not_ok)
     seen = []
-    torch.func.grad(lambda a: seen.append(rt._plain_cpu(a)) or a.sum())(torch.randn(3))
-    torch.vmap(lambda a: seen.append(rt._plain_cpu(a)) or a)(torch.randn(2, 3))
+    torch.func.grad(lambda a: seen.append(_kernels.plain_cpu(a)) or a.sum())(torch.randn(3))
+    torch.vmap(lambda a: seen.append(_kernels.plain_cpu(a)) or a)(torch.randn(2, 3))
     import torch.autograd.forward_ad as fwAD
     with fwAD.dual_level():
-        seen.append(rt._plain_cpu(torch.randn(3)))
+        seen.append(_kernels.plain_cpu(torch.randn(3)))
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Mode(TorchDispatchMode):
@@ -81,7 +82,7 @@ def test_fast_path_predicate_is_exact():
             return func(*args, **(kwargs or {}))
 
     with Mode():
-        seen.append(rt._plain_cpu(torch.randn(3)))
+        seen.append(_kernels.plain_cpu(torch.randn(3)))
     assert seen == [False] * 4
 
 
@@ -238,8 +239,8 @@ def test_torch_op_formulas_equal_the_kernels(dtype, semantics):
     for dy, s in (special_case(dtype), random_case(dtype, n=3000)):
         dy, s = as_torch(dy), as_torch(s)
         for gate in (s, torch.relu(s)):
-            want = rt._relu_grad_eager(dy, gate, semantics, 0.0, 0.0, 1)
-            got = rt._relu_grad_torch(dy, gate, semantics, 0.0, 0.0)
+            want = rt.ops.relu_grad_kernel(dy, gate, semantics, 0.0, 0.0, 1)
+            got = _stock.relu_grad_torch(dy, gate, semantics, 0.0, 0.0)
             if dtype in ("f16", "bf16"):
                 nan = torch.isnan(want)
                 assert torch.equal(nan, torch.isnan(got))
@@ -257,7 +258,7 @@ def test_mask_relu_keeps_no_mask_when_autograd_records_nothing(dtype, inplace, m
     # scratch on the stack).
     for native in (True, False):
         if not native:
-            monkeypatch.setattr(rt, "_native_relu", None)
+            monkeypatch.setattr(_native, "relu", None)
         for semantics in relugrad.PRESETS:
             x = as_torch(special_case(dtype)[1])
             want = torch.ops.relugrad.relu_mask(x, semantics)[0]
@@ -281,7 +282,8 @@ def test_inference_tensors():
     with torch.inference_mode():
         x = values((5, 7), seed=5)
         for mask in (False, True):
-            assert torch.equal(bits(rt.ReLU(mask=mask)(x)), bits(rt._mask_y(x, "torch", False) if mask else torch.relu(x)))
+            want = _stock.relu_y(x, "torch", False) if mask else torch.relu(x)
+            assert torch.equal(bits(rt.ReLU(mask=mask)(x)), bits(want))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -293,7 +295,7 @@ def test_cuda_tensors_without_the_cuda_backend_warn_once_and_match_nn_relu():
     x, g = values((4, 6), seed=6).cuda(), values((4, 6), seed=7).cuda()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rt._warned_cuda = False
+        _kernels._warned_cuda = False
         for _ in range(3):
             a = x.clone().requires_grad_(True)
             y = rt.ReLU()(a)
@@ -319,17 +321,17 @@ def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
     monkeypatch.setattr(rt, "_warned_cuda", False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert not any(rt._kernels_serve(t) for _ in range(3))
+        assert not any(_kernels.kernels_serve(t) for _ in range(3))
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "no CUDA backend" in messages[0] and "torch's own" in messages[0]
-    assert rt._kernels_serve(torch.randn(3))
+    assert _kernels.kernels_serve(torch.randn(3))
 
 
 @pytest.mark.parametrize("ctx", [torch.no_grad, torch.inference_mode])
 def test_in_place_relu_without_the_native_library_and_nothing_recorded_is_stocks(ctx, monkeypatch):
     """No history to record: the in-place ReLU is x.relu_() itself (x returned, one version
     bump, x's requires_grad kept), as nn.ReLU(inplace=True)."""
-    monkeypatch.setattr(rt, "_native_relu", None)
+    monkeypatch.setattr(_native, "relu", None)
     results = []
     for module in (torch.nn.ReLU(inplace=True), rt.ReLU(inplace=True)):
         x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True).clone()

@@ -47,7 +47,8 @@ def test_module_under_every_transform(semantics, mask):
         assert same(grad(lambda a: (module(a) * g).sum())(x), want)
         y, pullback = vjp(module, x)
         assert same(pullback(g)[0], want)
-        assert same(y if not mask else torch.threshold(y, 0.0, 0.0), ref(x) if not mask else torch.threshold(x, 0.0, 0.0))
+        assert same(y if not mask else torch.threshold(y, 0.0, 0.0),
+                    ref(x) if not mask else torch.threshold(x, 0.0, 0.0))
         small = x[0, :5].clone()
         assert same(jacrev(module)(small), jacrev(torch.nn.ReLU())(small) if semantics == "torch"
                     else torch.stack([eager_grad(ref, small, e) for e in torch.eye(5, dtype=dtype)]))

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from torch import Tensor, nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _fusion  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
 MASK = {"mask": True}
@@ -30,7 +30,7 @@ def both(options, edit=lambda m: m):
     """The stock model and the replaced one, each then edited by edit (which may return a new model)."""
     stock = mlp()
     ours = rt.replace_relu(copy.deepcopy(stock), **options)
-    assert _fusion.fused_pairs(ours)
+    assert fusion.fused_pairs(ours)
     return edit(stock), edit(ours)
 
 
@@ -49,10 +49,10 @@ def outputs(model, x, seed=3, train_step=True):
 
 def _fused_biases(model):
     """Names of the biases of nn.Linears directly followed by a relugrad ReLU in a fusing parent:
-    fuse_linear sums their gradient in its own order (same value but for rounding: _linear.py)."""
+    fuse_linear sums their gradient in its own order (same value but for rounding: relugrad.torch.LinearReLU)."""
     names = set()
     for name, m in model.named_modules():
-        if isinstance(m, _fusion.FusingSequential) and "linear" in m.__dict__.get(_fusion._KINDS_ATTR, ()):
+        if isinstance(m, fusion.FusingSequential) and "linear" in m.__dict__.get(fusion._KINDS_ATTR, ()):
             keys = list(m._modules)
             for a, b in zip(keys, keys[1:]):
                 if type(m._modules[a]) is nn.Linear and isinstance(m._modules[b], rt.ReLU):
@@ -269,12 +269,12 @@ def test_fx_and_quantization_tracers_keep_a_fusing_transformer_layer_as_one_call
     torch.manual_seed(0)
     stock = _LayerModel()
     ours = rt.replace_relu(copy.deepcopy(stock), mask=True)
-    assert _fusion.fused_pairs(ours) == ["layer.activation + layer.dropout"]
+    assert fusion.fused_pairs(ours) == ["layer.activation + layer.dropout"]
     ops = [[n.op for n in torch.fx.symbolic_trace(m).graph.nodes] for m in (stock, ours)]
     assert ops[0] == ops[1] == ["placeholder", "call_module", "call_module", "output"]
     import pickle
     again = pickle.loads(pickle.dumps(ours))
-    assert type(again.layer) is type(ours.layer) and _fusion.fused_pairs(again) == _fusion.fused_pairs(ours)
+    assert type(again.layer) is type(ours.layer) and fusion.fused_pairs(again) == fusion.fused_pairs(ours)
 
 
 def _scale_hook(module: nn.Module, args: Tuple[Tensor], out: Tensor) -> Tensor:
@@ -315,7 +315,7 @@ def test_a_fusing_layer_pickles_copies_and_scripts_with_state_that_refers_to_it(
     import io
 
     layer = rt.replace_relu(cls(8, 2, 16, batch_first=True), mask=True)
-    assert _fusion.fused_pairs(layer) == ["activation + dropout"]
+    assert fusion.fused_pairs(layer) == ["activation + dropout"]
     buffer = io.BytesIO()
     torch.save(layer, buffer)
     buffer.seek(0)
@@ -323,7 +323,7 @@ def test_a_fusing_layer_pickles_copies_and_scripts_with_state_that_refers_to_it(
     copied = copy.deepcopy(layer)
     for other in (loaded, copied):
         assert type(other) is type(layer) and isinstance(other.activation, rt.ReLU)
-        assert _fusion.fused_pairs(other) == ["activation + dropout"]
+        assert fusion.fused_pairs(other) == ["activation + dropout"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for model in (layer, copied):

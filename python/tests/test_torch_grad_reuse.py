@@ -9,8 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad.torch as rt  # noqa: E402
-from relugrad._dropout import ReLUDropout  # noqa: E402
-from relugrad._linear import LinearReLU  # noqa: E402
+from relugrad.torch import ReLUDropout  # noqa: E402
+from relugrad.torch import LinearReLU  # noqa: E402
 from torch_helpers import bits, eager_path, values  # noqa: E402,F401 (eager_path: a fixture)
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]

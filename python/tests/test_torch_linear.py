@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed in this en
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _fusion  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
@@ -101,7 +101,7 @@ def test_linear_relu_equals_stock_but_for_the_bias_gradient_rounding(dtype, in_s
     stock = nn.Sequential(nn.Linear(100, 300), nn.ReLU(inplace=relu_inplace), nn.Linear(300, 10)).to(dtype)
     ours, report = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True, return_report=True)
     assert [type(m) for m in ours] == [type(m) for m in stock][:1] + [rt.ReLU, nn.Linear]
-    assert _fusion.fused_pairs(ours) == ["0 + 1"] and "runs fused with the nn.Linear 0" in str(report)
+    assert fusion.fused_pairs(ours) == ["0 + 1"] and "runs fused with the nn.Linear 0" in str(report)
     assert list(ours.state_dict()) == list(stock.state_dict())
     x = torch.randn(in_shape, dtype=dtype)
     dy = torch.randn(in_shape[:-1] + (10,), dtype=dtype)
@@ -126,7 +126,7 @@ def test_unserved_cases_are_stock_bit_for_bit():
     torch.manual_seed(1)
     stock = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
     ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
-    assert _fusion.fused_pairs(ours) == ["0 + 1"]
+    assert fusion.fused_pairs(ours) == ["0 + 1"]
     x = torch.randn(4, 8)
     with torch.no_grad():
         assert torch.equal(bits(stock(x)), bits(ours(x)))
@@ -143,12 +143,12 @@ def test_unserved_cases_are_stock_bit_for_bit():
 def test_fuse_linear_only_when_asked_and_only_where_it_fits():
     stock = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4), nn.Dropout(), nn.ReLU())
     plain = rt.replace_relu(copy.deepcopy(stock))
-    assert type(plain) is nn.Sequential and _fusion.fused_pairs(plain) == []
+    assert type(plain) is nn.Sequential and fusion.fused_pairs(plain) == []
     fused_model = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
     assert [type(m).__name__ for m in fused_model] == ["Linear", "ReLU", "Linear", "Dropout", "ReLU"]
-    assert _fusion.fused_pairs(fused_model) == ["0 + 1"]
+    assert fusion.fused_pairs(fused_model) == ["0 + 1"]
     tf = rt.replace_relu(copy.deepcopy(stock), semantics="tensorflow", fuse_linear=True)
-    assert _fusion.fused_pairs(tf) == []  # the torch preset's pass only
+    assert fusion.fused_pairs(tf) == []  # the torch preset's pass only
     # A hook on either module, then or later, sees the tensor between them: the pair is called.
     x = torch.randn(3, 4)
     pair = rt.replace_relu(copy.deepcopy(stock[:2]), fuse_linear=True)
@@ -261,7 +261,7 @@ def _fused_and_stock(in_f, out_f, dtype=torch.float32, seed=0):
     torch.manual_seed(seed)
     stock = nn.Sequential(nn.Linear(in_f, out_f), nn.ReLU()).to(dtype)
     ours = rt.replace_relu(copy.deepcopy(stock), fuse_linear=True)
-    assert _fusion.fused_pairs(ours) == ["0 + 1"]
+    assert fusion.fused_pairs(ours) == ["0 + 1"]
     return stock, ours
 
 
@@ -340,7 +340,7 @@ def test_a_transposed_weight_gets_stocks_weight_gradient_bits_and_strides(dtype)
         m = nn.Sequential(lin, nn.ReLU())
         if fuse:
             rt.replace_relu(m, fuse_linear=True)
-            assert _fusion.fused_pairs(m) == ["0 + 1"]
+            assert fusion.fused_pairs(m) == ["0 + 1"]
         x = torch.randn(300, 33, generator=g, dtype=dtype)
         dy = torch.randn(300, 65, generator=g, dtype=dtype)
         gw, = torch.autograd.grad(m(x), lin.weight, dy)

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _fusion  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
 from cases import random_case  # noqa: E402
 from test_torch import as_torch, assert_grads_bit_equal, bits, relu_vs_torch  # noqa: E402
 
@@ -36,7 +36,7 @@ def saved_bytes(fn):
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 def test_opcheck_relu_mask(dtype):
     _, x = random_case(dtype, n=77)
-    for semantics in rt._api.PRESETS:
+    for semantics in relugrad.PRESETS:
         torch.library.opcheck(torch.ops.relugrad.relu_mask.default, (as_torch(x), semantics, 1))
     dy, _ = random_case(dtype, n=77)
     mask = torch.ops.relugrad.relu_mask(as_torch(x))[1]
@@ -68,7 +68,7 @@ def test_mask_relu_gradients_bit_equal_to_pytorch(dtype, case):
     assert_grads_bit_equal(dtype, want, got)
 
 
-@pytest.mark.parametrize("semantics", rt._api.PRESETS)
+@pytest.mark.parametrize("semantics", relugrad.PRESETS)
 def test_mask_relu_equals_unmasked_relu_and_gradchecks(semantics):
     x = torch.randn(40, dtype=torch.float64)
     x = (x + 0.1 * torch.sign(x)).requires_grad_(True)
@@ -101,7 +101,7 @@ def test_replace_relu_mask_keeps_gradients_and_saves_memory():
         torch.nn.Linear(256, 256), torch.nn.ReLU(inplace=True), torch.nn.Dropout(0.1),
         torch.nn.Linear(256, 10))
     ours = rt.replace_relu(copy.deepcopy(model), mask=True)
-    assert _fusion.fused_pairs(ours) == ["1 + 2", "4 + 5"]
+    assert fusion.fused_pairs(ours) == ["1 + 2", "4 + 5"]
     x = torch.randn(32, 64)
     totals = []
     for m in (model, ours):

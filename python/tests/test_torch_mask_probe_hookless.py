@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed in this en
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _mask_decision  # noqa: E402
+from relugrad.torch import mask_probe  # noqa: E402
 
 MASK = "y is kept by nothing else: keeps the 1-bit mask"
 KEEP = "y is kept by its consumer or the model's output: keeps y"
@@ -75,14 +75,14 @@ def test_forwards_that_refuse_saved_tensor_hooks_train_as_stock_and_get_the_mask
         assert torch.equal(outs[0], outs[1])
         for p, q in zip(stock.parameters(), ours.parameters()):
             assert torch.equal(p.grad, q.grad)
-    assert _mask_decision.decisions(ours) == {"relu": MASK} and ours.relu.mask is True
+    assert mask_probe.decisions(ours) == {"relu": MASK} and ours.relu.mask is True
 
 
 def test_an_output_the_forward_keeps_elsewhere_keeps_y():
     torch.manual_seed(0)
     ours = rt.replace_relu(KeepsActivations(), mask=True)
     ours(torch.randn(4, 8)).sum().backward()
-    assert _mask_decision.decisions(ours) == {"relu": KEEP} and ours.relu.mask is False
+    assert mask_probe.decisions(ours) == {"relu": KEEP} and ours.relu.mask is False
 
 
 @pytest.mark.parametrize("inplace", [False, True])
@@ -92,7 +92,7 @@ def test_in_place_and_new_outputs_count_their_own_saves(inplace):
         model = rt.replace_relu(nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=inplace), consumer, nn.Linear(1, 1)
                                               if isinstance(consumer, Sum) else nn.Identity()), mask=True)
         model(torch.randn(4, 8)).sum().backward()
-        assert _mask_decision.decisions(model) == {"1": want}
+        assert mask_probe.decisions(model) == {"1": want}
 
 
 class Sum(nn.Module):
@@ -114,7 +114,7 @@ def test_in_place_relu_on_a_view_whose_base_lives_on_keeps_y():
 
     model = rt.replace_relu(ViewRelu(), mask=True)
     model(torch.randn(4, 8)).sum().backward()
-    assert _mask_decision.decisions(model) == {"relu": KEEP}
+    assert mask_probe.decisions(model) == {"relu": KEEP}
 
 
 def test_after_the_decision_the_model_keeps_one_pre_hook_and_no_forward_hook():
@@ -135,7 +135,7 @@ def test_an_in_place_relu_whose_input_a_pre_hook_keeps_keeps_y():
                             mask=True)
     model[1].register_forward_pre_hook(lambda m, args: acts.__setitem__("relu", args[0].detach()))
     model(torch.randn(4, 8)).sum().backward()
-    assert _mask_decision.decisions(model) == {"1": KEEP} and model[1].mask is False
+    assert mask_probe.decisions(model) == {"1": KEEP} and model[1].mask is False
 
 
 def test_the_probe_holds_no_storage_the_forward_drops():
@@ -160,4 +160,4 @@ def test_the_probe_holds_no_storage_the_forward_drops():
     model = rt.replace_relu(DropsGraphs(), mask=True)
     model(torch.randn(4, 8)).sum().backward()
     assert freed == [True, True, True]
-    assert _mask_decision.decisions(model) == {"relu": KEEP}  # the kept call's y: saved by self.b
+    assert mask_probe.decisions(model) == {"relu": KEEP}  # the kept call's y: saved by self.b

@@ -12,11 +12,11 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _dropout, _mask_decision  # noqa: E402
-from relugrad._dropout import ReLUDropout  # noqa: E402
-from relugrad import _fusion  # noqa: E402
-from relugrad._fusion import FusingSequential  # noqa: E402
-from relugrad._replace import functional_scope  # noqa: E402
+from relugrad.torch import _native, mask_probe  # noqa: E402
+from relugrad.torch import ReLUDropout  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
+from relugrad.torch.fusion import FusingSequential  # noqa: E402
+from relugrad.torch.surgery import functional_scope  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
@@ -59,7 +59,7 @@ def backward_path(request, monkeypatch):
         if not rt.NATIVE:
             pytest.skip(f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
     else:
-        monkeypatch.setattr(_dropout, "_native_entry", None)
+        monkeypatch.setattr(_native, "relu_dropout", None)
     return request.param
 
 
@@ -236,7 +236,7 @@ def test_bad_p():
 
 @pytest.mark.skipif(not rt.NATIVE, reason="the torch-native library is not loaded")
 def test_native_entry_serves_only_contiguous_float32_float64():
-    entry = _dropout._native_entry
+    entry = _native.relu_dropout
     x = torch.ones(4, 6, requires_grad=True)
     assert entry(x.t(), 0.5) is NotImplemented
     assert entry(x.to(torch.bfloat16), 0.5) is NotImplemented
@@ -288,7 +288,7 @@ def test_replace_relu_fuses_sequential_pairs_bit_for_bit():
     # The modules stay (the Dropouts the same objects); their parent runs each pair as one pass.
     assert type(ours) is FusingSequential
     assert [type(m) for m in ours] == [nn.Linear, rt.ReLU, nn.Dropout, nn.Linear, rt.ReLU, nn.Dropout, nn.Linear]
-    assert _fusion.fused_pairs(ours) == ["1 + 2", "4 + 5"]
+    assert fusion.fused_pairs(ours) == ["1 + 2", "4 + 5"]
     assert "runs fused with the nn.Dropout 2" in str(report) and "runs fused with the nn.Dropout 5" in str(report)
     x = torch.randn(16, 24, requires_grad=True)
     assert fused_passes(ours, x) == 2
@@ -321,7 +321,7 @@ def test_transformer_layers_fuse_bit_for_bit(cls, activation):
     stock = cls(16, 2, 48, dropout=0.1, batch_first=True, activation=nn.ReLU() if activation == "module" else "relu")
     ours = rt.replace_relu(copy.deepcopy(stock), mask=True, strict=True)
     assert isinstance(ours.activation, rt.ReLU) and type(ours.dropout) is nn.Dropout
-    assert _fusion.fused_pairs(ours) == ["activation + dropout"]
+    assert fusion.fused_pairs(ours) == ["activation + dropout"]
     assert functional_scope(ours) is None
     x = torch.randn(3, 7, 16)
     assert_same_training(stock, ours, x if cls is nn.TransformerEncoderLayer else (x, torch.randn(3, 5, 16)))
@@ -414,8 +414,9 @@ def test_mask_decision_follows_what_the_graph_saves(name):
         out.square().sum().backward()
         sizes.append(nbytes)
     assert [r.mask for r in relus] == [want_mask]
-    assert list(_mask_decision.decisions(ours).values()) == [
-        "y is kept by nothing else: keeps the 1-bit mask" if want_mask else "y is kept by its consumer or the model's output: keeps y"]
+    assert list(mask_probe.decisions(ours).values()) == [
+        "y is kept by nothing else: keeps the 1-bit mask" if want_mask
+        else "y is kept by its consumer or the model's output: keeps y"]
     assert sizes[1] == sizes[0]  # the probe step keeps what stock keeps
     relu_bytes = 4 * math.prod(shape[:1]) * (12 if len(shape) == 2 else 4 * 7 * 7)
     assert sizes[2] == (sizes[0] - relu_bytes + math.ceil(relu_bytes / 4 / 8) if want_mask else sizes[0])
@@ -427,9 +428,9 @@ def test_decision_waits_for_a_recorded_forward():
     ours = rt.replace_relu(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Identity()), mask=True)
     with torch.no_grad():
         ours(torch.randn(2, 4))
-    assert _mask_decision.decisions(ours) == {}
+    assert mask_probe.decisions(ours) == {}
     ours(torch.randn(2, 4))
-    assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # the output
+    assert mask_probe.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # the output
 
 
 def test_a_relu_frozen_in_the_probe_step_keeps_y_and_never_costs_more_after_unfreezing():
@@ -452,7 +453,7 @@ def test_a_relu_frozen_in_the_probe_step_keeps_y_and_never_costs_more_after_unfr
     (stock_bytes, stock_grads, _), (our_bytes, our_grads, ours) = phases(False), phases(True)
     assert our_bytes <= stock_bytes
     assert all(torch.equal(bits(a), bits(b)) for a, b in zip(stock_grads, our_grads))
-    assert set(_mask_decision.decisions(ours).values()) == {
+    assert set(mask_probe.decisions(ours).values()) == {
         "its output needed no gradient in the probe step: keeps y"}
 
 
@@ -480,7 +481,7 @@ def test_a_relu_whose_output_a_forward_hook_sees_keeps_y():
 
     (stock_bytes, _), (our_bytes, ours) = step(False), step(True)
     assert our_bytes <= stock_bytes
-    assert _mask_decision.decisions(ours) == {"1": "a forward hook sees its output (and may keep it): keeps y"}
+    assert mask_probe.decisions(ours) == {"1": "a forward hook sees its output (and may keep it): keeps y"}
 
 
 def test_anomaly_mode_runs_stocks_two_nodes_and_raises_where_stock_does():
@@ -491,7 +492,7 @@ def test_anomaly_mode_runs_stocks_two_nodes_and_raises_where_stock_does():
         m = nn.Sequential(nn.ReLU(), nn.Dropout(0.5))
         if replace:
             rt.replace_relu(m, mask=True)
-            assert _fusion.fused_pairs(m) == ["0 + 1"]
+            assert fusion.fused_pairs(m) == ["0 + 1"]
         x = torch.tensor([[-1.0, 1.0, 2.0, -3.0]], requires_grad=True)
         torch.manual_seed(1)
         y = m(x)

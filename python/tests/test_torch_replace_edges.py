@@ -13,9 +13,9 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _mask_decision  # noqa: E402
-from relugrad import _fusion  # noqa: E402
-from relugrad._replace import functional_scope  # noqa: E402
+from relugrad.torch import mask_probe  # noqa: E402
+from relugrad.torch import fusion  # noqa: E402
+from relugrad.torch.surgery import functional_scope  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def test_a_sequential_with_a_forward_of_its_own_is_not_fused(options, middle):
     torch.manual_seed(0)
     stock = TwiceSequential(nn.Linear(6, 6), nn.ReLU(), middle())
     ours = rt.replace_relu(copy.deepcopy(stock), **options)
-    assert type(ours) is TwiceSequential and _fusion.fused_pairs(ours) == []
+    assert type(ours) is TwiceSequential and fusion.fused_pairs(ours) == []
     x = torch.randn(5, 6)
     torch.manual_seed(3)
     want = stock(x)
@@ -66,9 +66,9 @@ class OwnFeedForward(nn.TransformerEncoderLayer):
 
 def test_a_transformer_layer_with_its_own_feed_forward_is_not_fused():
     layer = rt.replace_relu(OwnFeedForward(16, 2, 32, dropout=0.1, batch_first=True), mask=True)
-    assert type(layer) is OwnFeedForward and _fusion.fused_pairs(layer) == []
+    assert type(layer) is OwnFeedForward and fusion.fused_pairs(layer) == []
     plain = rt.replace_relu(nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True), mask=True)
-    assert _fusion.fused_pairs(plain) == ["activation + dropout"]  # the stock layer is
+    assert fusion.fused_pairs(plain) == ["activation + dropout"]  # the stock layer is
 
 
 class TaggedReLU(nn.ReLU):
@@ -92,12 +92,13 @@ class BareReLU(nn.ReLU):
 def test_relu_subclasses_with_members_of_their_own_are_left(cls):
     model, report = rt.replace_relu(nn.Sequential(nn.Linear(2, 2), cls()), return_report=True)
     assert type(model[1]) is cls
-    assert [e.detail for e in report.left] == ["a subclass with attributes or methods of its own, which ReLU would drop"]
+    want = "a subclass with attributes or methods of its own, which ReLU would drop"
+    assert [e.detail for e in report.left] == [want]
 
 
 def test_a_relu_subclass_that_adds_nothing_is_replaced():
     model = rt.replace_relu(nn.Sequential(nn.Linear(2, 2), BareReLU(), nn.ReLU6()))
-    assert type(model[1]) is rt.ReLU and type(model[2]).__name__ == "ReLU6" and model[2].__module__ != "torch.nn"
+    assert type(model[1]) is rt.ReLU and type(model[2]) is nn.ReLU6  # ReLU6 stays torch's
 
 
 class UsesFunctionalRelu(nn.Module):
@@ -155,7 +156,7 @@ def test_an_interrupted_forward_leaves_nothing_open_after_the_next_call():
     stop.error = None
     model(torch.randn(2, 3)).sum().backward()
     assert torch._C._len_torch_function_stack() == 0 and _hooks_top() is None
-    assert _mask_decision.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # returned
+    assert mask_probe.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}  # returned
     x = torch.tensor([float("nan"), 0.0, 1.0], requires_grad=True)
     F.relu(x).sum().backward()  # outside the model: torch's own relu again (NaN passes)
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
@@ -185,10 +186,10 @@ def test_a_forward_that_raises_decides_nothing():
     model = rt.replace_relu(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), stop, nn.Linear(8, 8)), mask=True)
     with pytest.raises(ZeroDivisionError):
         model(torch.randn(4, 8))
-    assert _mask_decision.decisions(model) == {} and _hooks_top() is None
+    assert mask_probe.decisions(model) == {} and _hooks_top() is None
     stop.error = None
     model(torch.randn(4, 8)).sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}
+    assert mask_probe.decisions(model) == {"1": "y is kept by its consumer or the model's output: keeps y"}
 
 
 def test_the_mask_is_decided_for_each_training_flag():
@@ -208,11 +209,11 @@ def test_the_mask_is_decided_for_each_training_flag():
             out.sum().backward()
         assert sizes["ours"] <= sizes["stock"], (training, sizes)
     assert relu.mask is True  # back in training: the training decision
-    assert _mask_decision.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
+    assert mask_probe.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     ours.eval()
     ours(x)
     assert relu.mask is False
-    assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
+    assert mask_probe.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
 
 
 class FunctionalNet(nn.Module):
@@ -261,7 +262,7 @@ def test_script_and_fx_of_fused_and_hooked_models_give_stocks_results(case, capt
     for want, got in zip(_step(stock, x), _step(ours, x)):  # the eager model, its hooks intact
         assert torch.equal(bits(want), bits(got))
     if case == "mask":  # the probe decides the eager model's own ReLU (script swapped a copy's)
-        assert _mask_decision.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
+        assert mask_probe.decisions(ours) == {"1": "y is kept by its consumer or the model's output: keeps y"}
         assert type(ours[1]) is rt.ReLU
     pickle.loads(pickle.dumps(ours))  # the attribute that lets script skip the hooks pickles
 
@@ -284,7 +285,7 @@ def test_a_call_nested_in_the_probe_step_does_not_end_it():
     model = rt.replace_relu(CallsItself(), mask=True)
     model(torch.randn(2, 4)).sum().backward()
     # Decided from the whole step: ended at the inner call, it would have seen only y * 2.
-    assert _mask_decision.decisions(model) == {"relu": "y is kept by its consumer or the model's output: keeps y"}
+    assert mask_probe.decisions(model) == {"relu": "y is kept by its consumer or the model's output: keeps y"}
     assert _hooks_top() is None
 
 
@@ -306,7 +307,7 @@ def test_a_call_from_another_thread_during_the_probe_step_does_not_end_it():
     out = model(torch.randn(2, 4))  # the probe step, in this thread
     other.join(30)
     out.sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
+    assert mask_probe.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     assert _hooks_top() is None
 
 
@@ -335,9 +336,9 @@ def test_a_model_compiled_before_its_probe_step_is_compiled_stocks_graph():
     for _ in range(2):
         got = _step(compiled, x)
         assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
-    assert len(graphs) == 1 and _mask_decision.decisions(ours) == {} and ours[1].mask is False
+    assert len(graphs) == 1 and mask_probe.decisions(ours) == {} and ours[1].mask is False
     _step(ours, x)  # an eager step probes: the Linear saves 2 * y, not y
-    assert _mask_decision.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
+    assert mask_probe.decisions(ours) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
     got = _step(compiled, x)  # recompiled: the mask op
     assert all(torch.equal(bits(a), bits(b)) for a, b in zip(want, got))
 
@@ -347,9 +348,9 @@ def test_an_export_trace_is_not_taken_for_the_probe_step():
     model = rt.replace_relu(nn.Sequential(nn.Linear(16, 64), nn.ReLU(), Times2(), nn.Linear(64, 8)), mask=True)
     x = torch.randn(8, 16)
     torch.export.export(model, (x,))
-    assert _mask_decision.decisions(model) == {}  # its fake tensors decided nothing
+    assert mask_probe.decisions(model) == {}  # its fake tensors decided nothing
     model(x).sum().backward()
-    assert _mask_decision.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
+    assert mask_probe.decisions(model) == {"1": "y is kept by nothing else: keeps the 1-bit mask"}
 
 
 class Inner(nn.Module):

@@ -14,7 +14,8 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad._replace import functional_scope  # noqa: E402
+from relugrad.torch import _native  # noqa: E402
+from relugrad.torch.surgery import HARDTANH_LEFT, functional_scope  # noqa: E402
 from test_torch_models import assert_same_bits, relu_nodes  # noqa: E402
 
 RESNET18_RELUS = 17  # the stem's and two per BasicBlock (one module called twice)
@@ -88,14 +89,15 @@ def test_replaces_exact_and_plain_subclasses_and_leaves_the_rest_with_reasons():
     before = {k: v.clone() for k, v in model.state_dict().items()}
     out, report = rt.replace_relu(model, return_report=True)
     assert out is model
-    assert [e.name for e in report.replaced] == ["1", "2", "5", "6", "9.0"]
+    assert [e.name for e in report.replaced] == ["1", "2", "9.0"]
     assert type(model[1]) is rt.ReLU and model[1].inplace and type(model[2]) is rt.ReLU
     assert model[9][0] is model[10]  # a shared module becomes one shared ReLU
     left = {e.name: e.detail for e in report.left}
-    assert set(left) == {"3", "4", "7", "8.1"}
+    assert set(left) == {"3", "4", "5", "6", "7", "8.1"}
     assert "overrides forward" in left["3"] and "overrides forward" in left["7"]
     assert "buffers" in left["4"]
-    assert type(model[5]) is rt.ReLU6 and type(model[6]) is rt.Hardtanh
+    assert type(model[5]) is nn.ReLU6 and type(model[6]) is nn.Hardtanh  # no relugrad hardtanh node
+    assert left["5"] == left["6"] == HARDTANH_LEFT
     assert "ConvReLU2d" in left["8.1"]
     assert type(model[3]) is ClampToOne and type(model[7]) is torch.ao.nn.quantized.ReLU6
     assert type(model[8][1]) is nn.ReLU
@@ -256,7 +258,7 @@ def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeyp
     if path == "native" and not rt.NATIVE:
         pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
     if path == "ops":
-        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(_native, "relu", None)
     torch.manual_seed(0)
     stock = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), Functional())
     ours = rt.replace_relu(copy.deepcopy(stock), functional=True)

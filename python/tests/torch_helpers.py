@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import relugrad.torch as rt
+from relugrad.torch import _native
 
 
 def bits(t):
@@ -31,5 +32,5 @@ def eager_path(request, monkeypatch):
         if not rt.NATIVE:
             pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
     else:
-        monkeypatch.setattr(rt, "_native_relu", None)
+        monkeypatch.setattr(_native, "relu", None)
     return request.param

@@ -12,16 +12,14 @@ What is replaced (and only that):
     a ReLU submodule named `activation` (an attribute the layer calls: no scope needed);
   - with functional=True, functional relu inside the model's forward: F.relu, F.relu_,
     torch.relu, torch.relu_, Tensor.relu, Tensor.relu_ on plain float tensors, served while the
-    model's forward runs, and under semantics="torch" F.relu6, F.hardtanh, F.hardtanh_ (eager
-    mode; relugrad's Hardtanh).
-  - nn.ReLU6 and nn.Hardtanh, of exact type or subclasses that neither override forward nor hold
-    state, by relugrad.torch.ReLU6 / Hardtanh (same bounds and inplace; the torch preset only,
-    since hardtanh_backward is PyTorch's op; no mask path: their backward reads the gate);
-    restore_relu gives back nn.ReLU6 / nn.Hardtanh.
-What is left, with the reason in the report: subclasses that override forward (a clamp
-subclass, torch.ao.nn.quantized.ReLU6), ReLU6 / Hardtanh under another preset, functional
-relu6 / hardtanh under another preset or under torch.compile / torch.func, nn.ReLU inside fused quantization modules (their conversion needs nn.ReLU), TorchScript modules,
-and, without functional=True, the modules whose forward calls relu functionally.
+    model's forward runs.
+What is left, with the reason in the report: subclasses that override forward, nn.ReLU inside
+fused quantization modules (their conversion needs nn.ReLU), TorchScript modules, and, without
+functional=True, the modules whose forward calls relu functionally. Anything left gets one
+ReplaceWarning (count, reason, fix) unless the caller asked for the report or strict=True.
+nn.ReLU6 and nn.Hardtanh are listed as left too (HARDTANH_LEFT): relugrad has no hardtanh node
+that is bit-exact at most stock's time, so they stay torch's; they are not ReLUs, so they neither
+warn nor make strict=True raise. relugrad.torch.hardtanh_grad gives the kernel to direct callers.
 """
 from __future__ import annotations
 
@@ -29,26 +27,19 @@ import dataclasses
 import dis
 import threading
 import types
-from typing import Dict, List, Optional, Tuple
+import warnings
+from typing import Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _fusion, _mask_decision, _model_hooks, _script, _stale
-from . import _hardtanh as _ht
-from . import torch as _rt
+from . import _compat, _kernels, _model_hooks, _script, _stale, fusion, mask_probe, modules
+from ._kernels import check_semantics, check_threads
 
-__all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "fuse_custom_config"]
-
-# The per-module hook and state-dict-hook dicts. restore_relu and replace_relu hand these very
-# dict objects to the new module, so handles the user holds (RemovableHandle keeps a weak
-# reference to the dict) still remove their hooks afterwards.
-_HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-               "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+__all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "ReplaceWarning",
+           "fuse_custom_config"]
 
 # Set on a ReLU that replaced a functional activation, so restore_relu puts the function back.
 _FROM_FUNCTION = "_relugrad_replaced_function"
@@ -76,20 +67,33 @@ class ReplaceReport:
         return "\n".join(lines)
 
 
+class ReplaceWarning(UserWarning):
+    """replace_relu left relu-like entries of the model as torch's (one warning per call, with the
+    count, the reason and the fix); not given when the caller asked for the report or strict=True."""
+
+
+def _left_message(report: ReplaceReport) -> str:
+    """The warning of a replace_relu call that left entries: each reason once, with its count."""
+    left = _relus_left(report)
+    groups: Dict[str, int] = {}
+    for e in left:
+        if e.kind.startswith("functional relu in "):
+            what = "modules calling relu functionally: pass functional=True"
+        else:
+            what = f"{e.kind}: {e.detail}"
+        groups[what] = groups.get(what, 0) + 1
+    parts = "; ".join(f"{n} {what}" for what, n in groups.items())
+    return (f"replace_relu left {len(left)} relu-like entries as torch's: {parts} "
+            "(return_report=True lists them; strict=True raises instead)")
+
+
 class ReplaceError(ValueError):
     """strict=True and something relu-like would be left; the model is unchanged. .report has it all."""
 
     def __init__(self, report: ReplaceReport) -> None:
         super().__init__("replace_relu(strict=True): would leave " + "; ".join(
-            f"{e.name or '<model>'} ({e.kind}): {e.detail}" for e in report.left))
+            f"{e.name or '<model>'} ({e.kind}): {e.detail}" for e in _relus_left(report)))
         self.report = report
-
-
-def _move_hooks(old: nn.Module, new: nn.Module) -> None:
-    for attr in _HOOK_DICTS + ("_is_full_backward_hook",):
-        if attr in old.__dict__:
-            new.__dict__[attr] = old.__dict__[attr]
-    new.training = old.training
 
 
 def _has_state(m: nn.Module) -> bool:
@@ -166,25 +170,14 @@ def _children(m: nn.Module):
     return list(m._modules.items())
 
 
-def _hardtanh_reason(m: nn.Module, semantics: str) -> Optional[str]:
-    """Why an nn.Hardtanh (nn.ReLU6 too) stays torch's, or None to replace it."""
-    if type(m).forward is not nn.Hardtanh.forward:
-        return "overrides forward: replacing it would drop that forward"
-    if _has_state(m):
-        return "holds parameters, buffers or submodules that Hardtanh would drop"
-    if _adds_members(m, nn.ReLU6 if isinstance(m, nn.ReLU6) else nn.Hardtanh):
-        return "a subclass with attributes or methods of its own, which Hardtanh would drop"
-    if "forward" in vars(m):
-        return "a forward of its own set on the instance, which Hardtanh would drop"
-    if semantics != "torch":
-        return f"hardtanh_backward is PyTorch's op: replaced under semantics='torch' only, not {semantics!r}"
-    return None
+# The report's reason for an nn.Hardtanh (nn.ReLU6 too) left as torch's.
+HARDTANH_LEFT = ("not a ReLU: stays torch's hardtanh (relugrad has no hardtanh node that is bit-exact at most "
+                 "stock's time; relugrad.torch.hardtanh_grad has the kernel)")
 
 
-def _hardtanh_for(m: nn.Module, threads: int) -> nn.Module:
-    if isinstance(m, nn.ReLU6):
-        return _ht.ReLU6(inplace=m.inplace, threads=threads)
-    return _ht.Hardtanh(m.min_val, m.max_val, inplace=m.inplace, threads=threads)
+def _relus_left(report: ReplaceReport) -> List[ReplaceEntry]:
+    """The left entries strict=True and the warning concern: all but the hardtanh family."""
+    return [e for e in report.left if e.detail != HARDTANH_LEFT]
 
 
 def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
@@ -199,7 +192,7 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
         first = id(m) not in seen
         if first:
             seen[id(m)] = name
-        if isinstance(m, (_rt.ReLU, _ht.Hardtanh)):
+        if isinstance(m, modules.ReLU):
             return
         if isinstance(m, torch.jit.ScriptModule):
             if first:
@@ -215,7 +208,7 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
                 reason = "a subclass with attributes or methods of its own, which ReLU would drop"
             elif "forward" in vars(m):
                 reason = "a forward of its own set on the instance, which ReLU would drop"
-            elif isinstance(parent, torch.ao.nn.intrinsic._FusedModule):
+            elif isinstance(parent, _compat.fused_quantization_module_type()):
                 reason = f"inside the fused quantization module {type(parent).__name__}, which needs nn.ReLU"
             if reason is None:
                 actions.append((parent, attr, name, m, "module"))
@@ -225,14 +218,8 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
             if first:
                 report.left.append(ReplaceEntry(name, kind, reason))
         elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too
-            reason = _hardtanh_reason(m, semantics)
-            if reason is None:
-                actions.append((parent, attr, name, m, "hardtanh"))
-                if first:
-                    what = "relugrad ReLU6" if isinstance(m, nn.ReLU6) else "relugrad Hardtanh"
-                    report.replaced.append(ReplaceEntry(name, kind, what))
-            elif first:
-                report.left.append(ReplaceEntry(name, kind, reason))
+            if first:
+                report.left.append(ReplaceEntry(name, kind, HARDTANH_LEFT))
             return
         if not first:
             return
@@ -251,7 +238,7 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
                                                 "functional relu: pass functional=True"))
         for cname, child in _children(m):
             if child is not None:
-                visit(m, cname, f"{name}.{cname}" if name else cname, child)
+                visit(m, cname, f"{name}.{cname}" if name else cname, child)  # noqa: F821 (deleted below)
 
     visit(None, "", "", model)
     del visit  # the closure refers to itself: a cycle that would keep model alive until gc runs
@@ -262,9 +249,9 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
 # A TorchFunctionMode entered by a forward pre-hook on the model and left by an always-called
 # forward hook: while the model's forward runs with grad enabled, the six relu functions on
 # plain tensors of a dtype relugrad serves go to a relugrad ReLU with the model's options
-# (also inside modules replace_relu left, whose type is what they needed), and under the torch
-# preset F.relu6, F.hardtanh and F.hardtanh_ to a relugrad Hardtanh (eager mode); everything else
-# (other ops, tensor subclasses, quantized or integer tensors) goes on to torch unchanged.
+# (also inside modules replace_relu left, whose type is what they needed); everything else
+# (other ops, relu6 and hardtanh, tensor subclasses, quantized or integer tensors) goes on to
+# torch unchanged.
 # The mode is off inside its own handler, so the ReLU's own torch calls are not caught again.
 # Cost: every torch function call in the forward passes through the handler (docs/python.md,
 # "Compatibility").
@@ -273,28 +260,10 @@ _NOT_RELU = object()
 _INPLACE_OF = {F.relu: None, torch.relu: False, Tensor.relu: False,  # None: F.relu's inplace argument
                F.relu_: True, torch.relu_: True, Tensor.relu_: True}
 _PLAIN = (Tensor, nn.Parameter)
-# The two-sided gate's functions: (parameter names after input, defaults, inplace or None for
-# an `inplace` argument). relu6 is hardtanh(0, 6).
-_HARDTANH_OF = {F.relu6: (("inplace",), (False,), None),
-                F.hardtanh: (("min_val", "max_val", "inplace"), (-1.0, 1.0, False), None),
-                F.hardtanh_: (("min_val", "max_val"), (-1.0, 1.0), True)}
-
-
-def _bind(names, defaults, args, kwargs) -> Optional[dict]:
-    """{name: value} of a call's arguments after input, or None when they do not fit."""
-    if len(args) > len(names) or any(k not in names for k in kwargs):
-        return None
-    bound = dict(zip(names, defaults))
-    bound.update(zip(names, args))
-    for k, v in kwargs.items():
-        if k in names[:len(args)]:
-            return None  # given twice: torch's own error
-        bound[k] = v
-    return bound
 
 
 class _ReluMode(TorchFunctionMode):
-    _relugrad_scope_mode = True  # fused pairs may run under it (_fusion.SCOPE_MODE_ATTR)
+    _relugrad_scope_mode = True  # fused pairs may run under it (fusion.SCOPE_MODE_ATTR)
 
     def __init__(self, scope: "_FunctionalScope") -> None:
         super().__init__()
@@ -309,7 +278,7 @@ class _ReluMode(TorchFunctionMode):
             x = args[0]
             # Plain tensors; under torch.compile / torch.export any tensor (fake and functional
             # ones stand for plain tensors there), where ReLU records the custom op.
-            if (type(x) in _PLAIN or _rt._is_compiling()) and x.dtype in _rt._NATIVE_DTYPES:
+            if (type(x) in _PLAIN or _kernels.is_compiling()) and x.dtype in _kernels.DTYPES:
                 kw = kwargs or {}
                 if inplace is None:  # F.relu(input, inplace=False)
                     rest = args[1:]
@@ -320,32 +289,7 @@ class _ReluMode(TorchFunctionMode):
                     return func(*args, **kw)
                 self.scope.served += 1
                 return self.scope.module(inplace).forward(x)  # a private module: no hooks to run
-        hardtanh = _HARDTANH_OF.get(func)
-        if hardtanh is not None and args and torch.is_grad_enabled() and self.scope.semantics == "torch":
-            served = self._hardtanh(func, hardtanh, args, kwargs or {})
-            if served is not None:
-                return served
         return func(*args, **(kwargs or {}))
-
-    def _hardtanh(self, func, signature, args, kwargs):
-        """relu6 / hardtanh / hardtanh_ by relugrad's Hardtanh (hardtanh_backward's gradient), or
-        None to leave the call to torch: other tensors, torch.compile and torch.func (where
-        Hardtanh's eager Function does not run), bounds Hardtanh refuses (torch's error)."""
-        x = args[0]
-        if not (type(x) in _PLAIN and x.dtype in _rt._NATIVE_DTYPES) or _rt._is_compiling():
-            return None
-        if torch._C._are_functorch_transforms_active() or torch.autograd.forward_ad._current_level >= 0:
-            return None
-        names, defaults, inplace = signature
-        bound = _bind(names, defaults, args[1:], kwargs)
-        if bound is None:
-            return None
-        lo, hi = (0.0, 6.0) if func is F.relu6 else (bound["min_val"], bound["max_val"])
-        if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in (lo, hi)) or not hi > lo:
-            return None
-        inplace = bool(bound["inplace"]) if inplace is None else inplace
-        self.scope.served += 1
-        return self.scope.hardtanh(float(lo), float(hi), inplace).forward(x)
 
 
 class _FunctionalScope:
@@ -357,15 +301,7 @@ class _FunctionalScope:
         self.semantics, self.threads, self.mask = semantics, threads, mask
         self.served = 0  # relu calls served so far (all threads): what the tests count
         self._modules: Dict[bool, nn.Module] = {}
-        self._hardtanhs: Dict[Tuple[float, float, bool], nn.Module] = {}
         self._tls = threading.local()
-
-    def hardtanh(self, lo: float, hi: float, inplace: bool) -> nn.Module:
-        key = (lo, hi, inplace)
-        m = self._hardtanhs.get(key)
-        if m is None:
-            m = self._hardtanhs[key] = _ht.Hardtanh(lo, hi, inplace=inplace, threads=self.threads)
-        return m
 
     def module(self, inplace: bool) -> nn.Module:
         # mask=False even under replace_relu(mask=True): one module serves every functional call
@@ -374,7 +310,7 @@ class _FunctionalScope:
         # what stock keeps. (Transformer layers' F.relu activations become modules: probed.)
         m = self._modules.get(inplace)
         if m is None:
-            m = self._modules[inplace] = _rt.ReLU(self.semantics, inplace=inplace, threads=self.threads)
+            m = self._modules[inplace] = modules.ReLU(self.semantics, inplace=inplace, threads=self.threads)
         return m
 
     def _stack(self) -> list:
@@ -434,8 +370,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
                  functional: bool = False, strict: bool = False, return_report: bool = False,
                  fuse_linear: bool = False):
     """Replaces nn.ReLU modules of model by relugrad.torch.ReLU(semantics, inplace=<theirs>,
-    threads=threads, mask=mask), and, under semantics="torch", nn.ReLU6 / nn.Hardtanh by
-    relugrad.torch.ReLU6 / Hardtanh (same bounds, inplace, threads), in place, keeping each
+    threads=threads, mask=mask), in place, keeping each
     one's hooks (the same hook dicts, so existing handles still work) and training flag;
     state_dict is unchanged. The F.relu activation of a transformer layer becomes a ReLU
     submodule.
@@ -447,58 +382,60 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     pass (same bits but for the bias gradient's rounding: _linear.py); mask=True runs a replaced
     nn.ReLU directly followed by an nn.Dropout as one pass keeping two bits per element. The
     modules stay where they are; the parent runs a pair fused where it qualifies at that call
-    (_fusion.py).
+    (fusion.py).
     strict=True raises ReplaceError, leaving the model unchanged, if anything relu-like would be
-    left. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
+    left; otherwise anything left gets one ReplaceWarning (its count, reason and fix) unless
+    return_report=True. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
     with return_report=True."""
-    _rt._check_semantics(semantics)
-    threads = _rt._check_threads(threads)
+    check_semantics(semantics)
+    threads = check_threads(threads)
     actions, report = _plan(model, functional, semantics)
-    if strict and report.left:
+    if strict and _relus_left(report):
         raise ReplaceError(report)
     made: Dict[int, nn.Module] = {}
     for parent, attr, _, child, action in actions:
         if action == "activation":
-            new = _rt.ReLU(semantics, inplace=False, threads=threads, mask=mask)
+            new = modules.ReLU(semantics, inplace=False, threads=threads, mask=mask)
             setattr(new, _FROM_FUNCTION, True)
             child.activation = new  # a submodule now; activation_relu_or_gelu keeps the fast path
             made[id(new)] = new
             continue
         new = made.get(id(child))
         if new is None:
-            if action == "hardtanh":
-                new = _hardtanh_for(child, threads)
-            else:
-                new = _rt.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
+            new = modules.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
             made[id(child)] = new
-            _move_hooks(child, new)
+            _model_hooks.move_hooks(child, new)
         if parent is None:
             model = new
         else:
             setattr(parent, attr, new)
-    whole = not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule))
+    whole = not isinstance(model, (modules.ReLU, torch.jit.ScriptModule))
     ours = {id(m) for m in made.values()}
     if fuse_linear and semantics == "torch" and not mask and whole:
         # Linear + ReLU pairs run as one pass by their parent, where they qualify at each call.
-        _note_fused(report, _fusion.install(model, _fusion.LINEAR, ours),
+        _note_fused(report, fusion.install(model, fusion.LINEAR, ours),
                     "runs fused with the nn.Linear {first} (bias gradient in the ReLU pass)")
         _script.install(model)
     if mask and whole:
         # The memory option: ReLU + Dropout pairs run as one pass keeping 2 bits per element
         # (by their parent, where they qualify at each call), and each new ReLU keeps the mask
         # only where the probe step finds that nothing else keeps its output (_mask_decision).
-        _note_fused(report, _fusion.install(model, _fusion.DROPOUT, ours),
+        _note_fused(report, fusion.install(model, fusion.DROPOUT, ours),
                     "runs fused with the nn.Dropout {second} (2 bits per element kept for backward)")
-        _mask_decision.install(model, list(made.values()))
+        mask_probe.install(model, list(made.values()))
         _script.install(model)
-    if functional and not isinstance(model, (_rt.ReLU, torch.jit.ScriptModule)):
+    if functional and not isinstance(model, (modules.ReLU, torch.jit.ScriptModule)):
         _remove_scope(model)
         scope = _FunctionalScope(semantics, threads, mask)
         model.register_forward_pre_hook(scope.enter)
         model.register_forward_hook(scope.exit, always_call=True)
         _script.install(model)
         report.replaced.append(ReplaceEntry("", "functional scope", f"on {type(model).__name__}.forward"))
-    return (model, report) if return_report else model
+    if return_report:
+        return model, report
+    if _relus_left(report):
+        warnings.warn(_left_message(report), ReplaceWarning, stacklevel=2)
+    return model
 
 
 def _note_fused(report: ReplaceReport, pairs: dict, what: str) -> None:
@@ -521,25 +458,12 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
     report = ReplaceReport()
     made: Dict[int, nn.Module] = {}
 
-    def back(m: "_rt.ReLU", name: str) -> nn.Module:
+    def back(m: "modules.ReLU", name: str) -> nn.Module:
         new = made.get(id(m))
         if new is None:
             new = made[id(m)] = nn.ReLU(inplace=m.inplace)
-            _move_hooks(m, new)
+            _model_hooks.move_hooks(m, new)
             report.replaced.append(ReplaceEntry(name, "relugrad ReLU", f"nn.ReLU (was {m.extra_repr()})"))
-        return new
-
-    def back_hardtanh(m: "_ht.Hardtanh", name: str) -> nn.Module:
-        new = made.get(id(m))
-        if new is None:
-            if isinstance(m, _ht.ReLU6):
-                new = nn.ReLU6(inplace=m.inplace)
-            else:
-                new = nn.Hardtanh(m.min_val, m.max_val, inplace=m.inplace)
-            made[id(m)] = new
-            _move_hooks(m, new)
-            report.replaced.append(ReplaceEntry(name, f"relugrad {type(m).__name__}",
-                                                f"nn.{type(new).__name__} ({new.extra_repr()})"))
         return new
 
     def visit(m: nn.Module, name: str, seen: set) -> None:
@@ -548,9 +472,7 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
         seen.add(id(m))
         for cname, child in _children(m):
             qual = f"{name}.{cname}" if name else cname
-            if isinstance(child, _ht.Hardtanh):
-                setattr(m, cname, back_hardtanh(child, qual))
-            elif isinstance(child, _rt.ReLU):
+            if isinstance(child, modules.ReLU):
                 if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
                     del m._modules[cname]
                     m.activation = F.relu
@@ -558,21 +480,19 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
                 else:
                     setattr(m, cname, back(child, qual))
             elif child is not None:
-                visit(child, qual, seen)
+                visit(child, qual, seen)  # noqa: F821 (deleted below, after its last call)
 
-    if isinstance(model, _rt.ReLU):
+    if isinstance(model, modules.ReLU):
         model = back(model, "")
-    elif isinstance(model, _ht.Hardtanh):
-        model = back_hardtanh(model, "")
     else:
         # The model's own hooks, and those of replaced models nested in it.
         for name, m in model.named_modules():
-            if _mask_decision.remove(m):
+            if mask_probe.remove(m):
                 report.replaced.append(ReplaceEntry(name, "mask probe", "removed"))
             if _remove_scope(m):
                 report.replaced.append(ReplaceEntry(name, "functional scope", "removed"))
             _script.remove(m)
-        for name in _fusion.remove(model):
+        for name in fusion.remove(model):
             report.replaced.append(ReplaceEntry(name, "fusing parent", "its stock class"))
         visit(model, "", set())
     del visit  # the closure refers to itself (a cycle holding the modules until gc runs)
@@ -592,12 +512,12 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
 # explicit fuse_custom_config_dict.
 
 
-def _stock(relu: "_rt.ReLU", is_qat: bool) -> nn.ReLU:
+def _stock(relu: "modules.ReLU", is_qat: bool) -> nn.ReLU:
     if is_qat and relu.semantics != "torch":
         raise ValueError(f"fuse_modules(is_qat=True): the fused module would train with torch's relu "
                          f"gradients, not {relu.semantics!r}'s; restore_relu first to do that knowingly")
     stock = nn.ReLU(inplace=relu.inplace)
-    _move_hooks(relu, stock)  # and the training flag, which torch's fusers compare
+    _model_hooks.move_hooks(relu, stock)  # and the training flag, which torch's fusers compare
     return stock
 
 
@@ -613,48 +533,20 @@ def _relugrad_fusers(table: dict) -> dict:
             mods[-1] = _stock(mods[-1], is_qat_)
             return _fuser(is_qat_, *mods)
 
-        mapping[key[:-1] + (_rt.ReLU,)] = ours
+        mapping[key[:-1] + (modules.ReLU,)] = ours
     return mapping
 
 
 def fuse_custom_config() -> dict:
     """fuse_custom_config_dict with relugrad's fusers (fuse_modules finds them without it too):
     fuse_modules(model, [["conv1", "bn1", "relu"]], fuse_custom_config_dict=fuse_custom_config())."""
-    from torch.ao.quantization import fuser_method_mappings as fmm
-    return {"additional_fuser_method_mapping": _relugrad_fusers(fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD)}
+    return {"additional_fuser_method_mapping": _relugrad_fusers(_compat.fuser_table())}
 
 
 def _register_fusers() -> None:
-    from torch.ao.quantization import fuser_method_mappings as fmm
-    table = fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD
+    table = _compat.fuser_table()
     for key, fuser in _relugrad_fusers(table).items():
         table.setdefault(key, fuser)
 
 
 _register_fusers()
-
-
-class _ScriptableReLU(_rt.ReLU):
-    """What torch.jit.script compiles for a relugrad ReLU (ReLU.__prepare_scriptable__): the
-    relugrad::relu op, as in every captured graph. torch.jit.script also puts this module into
-    the eager model it was given (it replaces submodules in place), so called from Python it
-    runs ReLU's eager forward; it is a ReLU (restore_relu finds it) and the hooks move with it."""
-
-    def __init__(self, relu: "_rt.ReLU") -> None:
-        super().__init__(relu.semantics, inplace=relu.inplace, threads=relu.threads, mask=relu.mask)
-        _move_hooks(relu, self)
-
-    def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            if self.inplace:
-                return x.copy_(y)
-            return y
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
-        return _rt.ReLU.forward(self, x)
-
-    def __prepare_scriptable__(self) -> nn.Module:
-        return self

@@ -1,8 +1,8 @@
 """Fused pairs run by their parent, the modules left as they are.
 
 replace_relu(mask=True) runs a relugrad ReLU followed by an nn.Dropout as one pass that keeps two
-bit planes for backward (_dropout.py), and replace_relu(fuse_linear=True) an nn.Linear followed
-by a relugrad ReLU as one pass that sums the bias gradient in the ReLU backward (_linear.py).
+bit planes for backward (modules.ReLUDropout), and replace_relu(fuse_linear=True) an nn.Linear followed
+by a relugrad ReLU as one pass that sums the bias gradient in the ReLU backward (modules.LinearReLU).
 Neither module is replaced: the nn.Dropout and the nn.Linear stay the same objects in the same
 places (their parameters, buffers, attributes, hooks and state_dict as they were), and so do the
 ReLUs replace_relu made. Only the parent that calls the two in a row changes class, to one whose
@@ -21,7 +21,8 @@ computes what the stock model computes. A pair runs fused only when
     hook) and neither module has a forward of its own set on the instance or a compiled call
     (Module.compile());
   - the modules are of the exact types (an nn.Linear, a relugrad ReLU, an nn.Dropout) and the
-    fused pass serves the call (training with grad, dtype, layout: _linear.py, _dropout.py);
+    fused pass serves the call (training with grad, dtype, layout: modules.fused_linear_relu,
+    modules.fused_relu_dropout);
   - for ReLU + Dropout: the dropout is not in place (stock's backward then refuses the modified
     y), and an in-place ReLU follows a module of its own output (a Linear, convolution or
     normalization layer without hooks), so no other code holds the tensor it would have written.
@@ -33,10 +34,8 @@ from typing import List, Optional
 
 import torch
 from torch import Tensor, nn
-from torch.nn.modules import module as _module_globals
 
-from . import _dropout, _linear, _script
-from . import torch as _rt
+from . import _compat, _kernels, _script, modules
 
 __all__ = ["FusingSequential", "FusingTransformerEncoderLayer", "FusingTransformerDecoderLayer", "install",
            "remove", "fused_pairs"]
@@ -47,8 +46,6 @@ DROPOUT = "dropout"  # ReLU + nn.Dropout (replace_relu(mask=True))
 _KINDS_ATTR = "relugrad_fused_pairs"
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
-                 "_global_backward_pre_hooks")
 # Modules whose output is a tensor of their own that they do not keep: an in-place ReLU after
 # one of them writes memory no other code can see.
 _OWN_OUTPUT = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
@@ -70,14 +67,13 @@ def _called_as_stock(m: nn.Module) -> bool:
 
 
 def _global_hooks() -> bool:
-    return any(getattr(_module_globals, h, None) for h in _GLOBAL_HOOKS)
+    return any(_compat.global_module_hooks())
 
 
 def _eager_tensor(x) -> bool:
-    return isinstance(x, Tensor) and not _rt._is_compiling() and not torch.jit.is_tracing()
+    return isinstance(x, Tensor) and not _kernels.is_compiling() and not torch.jit.is_tracing()
 
 
-_function_mode_stack = getattr(torch.overrides, "_get_current_function_mode_stack", None)
 # Set on the class of replace_relu's own functional scope mode, which the pairs may run under.
 SCOPE_MODE_ATTR = "_relugrad_scope_mode"
 
@@ -85,11 +81,11 @@ SCOPE_MODE_ATTR = "_relugrad_scope_mode"
 def _function_modes_see_calls() -> bool:
     """Whether a TorchFunctionMode other than replace_relu's own scope is active: it must see
     F.linear / F.dropout as stock calls them."""
-    if not torch._C._is_torch_function_mode_enabled():
+    if not _compat.function_mode_enabled():
         return False
-    if _function_mode_stack is None:
+    if _compat.current_function_modes is None:
         return True
-    return not all(getattr(m, SCOPE_MODE_ATTR, False) for m in _function_mode_stack())
+    return not all(getattr(m, SCOPE_MODE_ATTR, False) for m in _compat.current_function_modes())
 
 
 def _calls_unseen(first: nn.Module, second: nn.Module, x) -> bool:
@@ -104,21 +100,21 @@ def pair_output(kinds, first: nn.Module, second: nn.Module, x, before: Optional[
     module docstring's rules); None where the two must be called. before: the module whose
     output x is, or None. The cheapest tests come first: most pairs are not candidates."""
     if type(second) is nn.Dropout:
-        if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, _rt.ReLU)
-                or not _dropout.native_pass_may_serve(x, first.semantics, first.threads)
+        if (DROPOUT not in kinds or not second.training or second.inplace or not isinstance(first, modules.ReLU)
+                or not modules.native_dropout_may_serve(x, first.semantics, first.threads)
                 or (first.inplace and not (type(before) in _OWN_OUTPUT and _called_as_stock(before)))):
             return None  # (a parent fuses by the C++ pass only, asked first: it is cheap)
         if not _calls_unseen(first, second, x) or type(second.p) is not float:
             return None  # F.dropout converts another p (a tensor, a NumPy scalar) in C++, its own way
-        return _dropout.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads,
+        return modules.fused_relu_dropout(x, second.p, second.training, first.semantics, first.threads,
                                            composed=False)
     if type(first) is nn.Linear:
-        if (LINEAR not in kinds or not first.training or not isinstance(second, _rt.ReLU)
+        if (LINEAR not in kinds or not first.training or not isinstance(second, modules.ReLU)
                 or second.semantics != "torch" or second.mask or torch.is_autocast_enabled("cpu")):
             return None  # (autocast, which the fused pass never serves, is asked first: it is cheap)
         if not _calls_unseen(first, second, x):
             return None
-        return _linear.fused_linear_relu(first, x)
+        return modules.fused_linear_relu(first, x)
     return None
 
 
@@ -157,8 +153,7 @@ class FusingSequential(_StockName, nn.Sequential):
             first = modules[i]
             # pair_output's first tests inlined (it asks the rest, the input's kind included): a
             # pair can only fuse where its dropout or Linear trains, so an eval step with grad
-            # calls the children at about stock's cost (a 12-module MLP's eval forward with grad:
-            # 1.068 of stock's time with this test, 1.076 without, on the Zen 5 VM).
+            # calls the children with no more tests than this one per child.
             if i + 1 < n and ((type(first) is nn.Linear and first.training)
                               or (type(modules[i + 1]) is nn.Dropout and modules[i + 1].training)):
                 out = pair_output(kinds, first, modules[i + 1], input, modules[i - 1] if i else None)
@@ -244,10 +239,10 @@ def _candidate_pairs(m: nn.Module, kind: str, ours: set):
     found = []
     for a, b in pairs:
         first, second = m._modules.get(a), m._modules.get(b)
-        if (kind == LINEAR and type(first) is nn.Linear and id(second) in ours and isinstance(second, _rt.ReLU)
+        if (kind == LINEAR and type(first) is nn.Linear and id(second) in ours and isinstance(second, modules.ReLU)
                 and second.semantics == "torch"):
             found.append((a, b))
-        elif kind == DROPOUT and id(first) in ours and isinstance(first, _rt.ReLU) and type(second) is nn.Dropout:
+        elif kind == DROPOUT and id(first) in ours and isinstance(first, modules.ReLU) and type(second) is nn.Dropout:
             found.append((a, b))
     return found
 

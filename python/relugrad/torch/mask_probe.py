@@ -9,8 +9,9 @@ undecided ReLU runs without the mask (so the probe step keeps what stock keeps),
 watches the storage of each output through a weak reference (a storage the forward drops is freed
 as in stock's step), and when the model's forward returns it reads the storage's use count. A
 storage held only by the ReLU's own saved y (and its Python object, which torch keeps with it) is
-freed by saving the mask instead: that ReLU gets mask=True. Anything else holding it (a consumer's saved input or a view of
-it, the model's output, which the loss may keep, a tensor the user kept) keeps y: mask=False.
+freed by saving the mask instead: that ReLU gets mask=True. Anything else holding it (a
+consumer's saved input or a view of it, the model's output, which the loss may keep, a tensor
+the user kept) keeps y: mask=False.
 The ReLU's own share is read at each call in the probe step (what a new output's storage has
 then, less the output itself; what an in-place call adds), not assumed. A ReLU the probe did not
 run stays at mask=False (stock's memory). The probe adds no saved-tensor hooks, so a forward that
@@ -42,12 +43,10 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 import torch
-import torch.utils._pytree
 from torch import Tensor, nn
 from torch.multiprocessing.reductions import StorageWeakRef
-from torch.nn.modules import module as _module_globals
 
-from . import _model_hooks, _stale
+from . import _compat, _model_hooks, _stale
 
 __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
 
@@ -88,17 +87,18 @@ def _watch(t) -> Optional[_Watched]:
     storage = _storage_of(t)
     if storage is None:
         return None
-    with_object, weak, data_ptr = _storage_use_count(storage._cdata), StorageWeakRef(storage), storage.data_ptr()
+    with_object = _storage_use_count(_compat.storage_handle(storage))
+    weak, data_ptr = StorageWeakRef(storage), storage.data_ptr()
     del storage  # the last Python name of the storage object: the counts after this are its own
     return _Watched(weak, data_ptr, with_object)
 
 
-_storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
+_storage_use_count = _compat.storage_use_count
 _compiling = torch.compiler.is_compiling
 
 # The saved-tensor hooks active now ((pack, unpack) or None): torch's own accessor, private, so it
 # has a fallback (without it, hooks entered inside the model are not told apart).
-_top_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+_top_hooks = _compat.top_saved_tensors_hooks
 
 
 def _top_pack():
@@ -224,7 +224,7 @@ class MaskProbe:
             return outer_pack(t)
 
         self._chained = pack
-        torch._C._autograd._push_saved_tensors_default_hooks(pack, outer_unpack)
+        _compat.push_saved_tensors_hooks(pack, outer_unpack)
 
     def _end_probe(self) -> None:
         """Removes the probe step's hooks."""
@@ -268,7 +268,7 @@ class MaskProbe:
         self._end_probe()
         if chained:
             # What the model returns may be kept by the loss, which runs after the probe.
-            for t in torch.utils._pytree.tree_leaves(output):
+            for t in _compat.tree_leaves(output):
                 storage = _storage_of(t)
                 if storage is not None:
                     self._saved.add(storage.data_ptr())
@@ -363,7 +363,7 @@ class MaskProbe:
 def _forward_hooked(m: nn.Module) -> bool:
     """Whether a forward hook of the user's (on m, or global) sees m's output after the probe's
     own hooks are gone."""
-    return bool(m._forward_hooks or _module_globals._global_forward_hooks)
+    return bool(m._forward_hooks or _compat.global_forward_hooks())
 
 
 def _is_checkpoint_hook(pack) -> bool:

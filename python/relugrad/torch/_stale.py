@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import sys
 
-import torch
 from torch import nn
 
+from . import _compat
+
 # The frame of nn.Module._call_impl is where every call of a module runs its hooks.
-_CALL_IMPL = nn.Module._call_impl.__code__
+_CALL_IMPL = _compat.MODULE_CALL_CODE
 
 
 def stale_call(module: nn.Module) -> bool:
@@ -42,13 +43,13 @@ def remove_function_mode(mode) -> bool:
     """Takes `mode` off this thread's TorchFunctionMode stack wherever it is (a stale mode may lie
     under a live one: a nested model's, or another stale one), leaving the others in their order.
     torch pops only the top, so the modes above it come off and go back on. False if absent."""
-    depth = torch._C._len_torch_function_stack()
+    depth = _compat.function_mode_depth()
     for i in range(depth - 1, -1, -1):
-        if torch._C._get_function_stack_at(i) is mode:
-            above = [torch._C._pop_torch_function_stack() for _ in range(depth - 1 - i)]
-            torch._C._pop_torch_function_stack()  # mode itself
+        if _compat.function_mode_at(i) is mode:
+            above = [_compat.pop_function_mode() for _ in range(depth - 1 - i)]
+            _compat.pop_function_mode()  # mode itself
             for m in reversed(above):
-                torch._C._push_on_torch_function_stack(m)
+                _compat.push_function_mode(m)
             return True
     return False
 
@@ -56,20 +57,19 @@ def remove_function_mode(mode) -> bool:
 def remove_saved_tensors_hooks(pack) -> bool:
     """Takes the saved-tensor hooks whose pack is `pack` off this thread's stack wherever they
     are, as remove_function_mode does for a mode. False if absent (the stack is left as it was)."""
-    autograd = torch._C._autograd
-    if not hasattr(autograd, "_top_saved_tensors_default_hooks"):
+    if _compat.top_saved_tensors_hooks is None:
         return False
     above = []
     found = False
     while True:
-        top = autograd._top_saved_tensors_default_hooks(False)
+        top = _compat.top_saved_tensors_hooks(False)
         if top is None:
             break
-        autograd._pop_saved_tensors_default_hooks()
+        _compat.pop_saved_tensors_hooks()
         if top[0] is pack:
             found = True
             break
         above.append(top)
     for hooks in reversed(above):
-        autograd._push_saved_tensors_default_hooks(*hooks)
+        _compat.push_saved_tensors_hooks(*hooks)
     return found
