@@ -318,7 +318,7 @@ def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
 
     t = torch.Tensor._make_wrapper_subclass(OnCuda, (3,), dtype=torch.float32, device="cuda")
     monkeypatch.setattr(_relugrad, "backend_available", lambda backend: False)
-    monkeypatch.setattr(rt, "_warned_cuda", False)
+    monkeypatch.setattr(_kernels, "_warned_cuda", False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert not any(_kernels.kernels_serve(t) for _ in range(3))

@@ -137,8 +137,10 @@ def test_relu_grad_op_and_its_fake_kernel_have_threshold_backwards_layout(case):
 
 @pytest.mark.parametrize("xname", X_LAYOUTS)
 def test_mask_ops_follow_ys_layout(xname):
+    # storage_order=True: the mask in y's storage order, read back with y's dim order (what
+    # ReLU(mask=True) does); the default, x's logical order, is test_mask_op_round_trip.py's.
     x, _ = _x_layout(xname, torch.float32)
-    y, mask = torch.ops.relugrad.relu_mask(x)
+    y, mask = torch.ops.relugrad.relu_mask(x, "torch", 0, True)
     assert y.stride() == torch.relu(x).stride()
     assert torch.equal(bits(y), bits(torch.relu(x)))  # -0 kept, as torch.relu
     for gname in G_LAYOUTS:

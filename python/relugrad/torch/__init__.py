@@ -6,7 +6,7 @@ kernels, vmap rules, autograd with jvp):
     torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
     torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                                           # backward = relugrad.relu_grad
-    torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0) -> (y, mask)   # 1-bit mask path
+    torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0, storage_order=False) -> (y, mask)
     torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0) -> Tensor
 
 The mask holds one bit per element of x in x's logical (row-major) order, whatever x's strides,

@@ -120,7 +120,7 @@ class ReLU(nn.ReLU):
             # a zero gradient for the old x to be added into the compiled backward.
             return torch.relu_(x)
         if self.mask:
-            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads)[0]
+            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads, True)[0]  # mask in y's order
         else:
             y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
         return x.copy_(y) if self.inplace else y

@@ -3,7 +3,7 @@
     torch.ops.relugrad.relu_grad(dy, s, semantics="torch", threshold=0.0, alpha=0.0, threads=0) -> Tensor
     torch.ops.relugrad.relu(x, semantics="torch", threads=0) -> Tensor   # forward = torch.relu,
                                                                           # backward = relugrad.relu_grad
-    torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0) -> (y, mask)   # 1-bit mask path
+    torch.ops.relugrad.relu_mask(x, semantics="torch", threads=0, storage_order=False) -> (y, mask)
     torch.ops.relugrad.relu_grad_mask(dy, mask, semantics="torch", threads=0, dim_order=None) -> Tensor
 
 Registered the torch.library way: schema, CPU and CUDA kernels, fake kernels (torch.compile,
@@ -125,12 +125,13 @@ def _relu_vmap(info, in_dims, x, semantics="torch", threads=0):
 # dy and the mask. In the torch preset dx equals torch.relu's autograd bit for
 # bit, and y is torch.relu(x)'s bits, -0 kept (the configuration's
 # keep_negative_zero, set by relugrad._options._torch_config for the torch preset).
-# y has torch.relu(x)'s layout. The op's mask holds bit i for element i of x in its logical
-# (row-major) order, whatever the strides of x and y: relu_grad_mask(dy, mask) needs nothing but
-# dy and the mask, for any layout of either. Where y is not in C order the kernel runs over a
-# C-ordered copy and y is copied into its layout (one more pass, for those layouts only).
-# Relugrad's own Functions, which keep the strides beside the mask, call relu_mask_kernel with
-# the mask in y's storage order and pass those strides to the backward instead (no copy).
+# y has torch.relu(x)'s layout. By default the op's mask holds bit i for element i of x in its
+# logical (row-major) order, whatever the strides of x and y: relu_grad_mask(dy, mask) needs
+# nothing but dy and the mask, for any layout of either. Where y is not in C order the kernel runs
+# over a C-ordered copy and y is copied into its layout (one more pass, for those layouts only).
+# relugrad's own ReLU(mask=True), which keeps y's dim order beside the mask, asks for the mask in
+# y's storage order (storage_order=True) and passes that order to relu_grad_mask (dim_order):
+# no copy either way, and dx gets threshold_backward(dy, y)'s layout, as stock's.
 
 
 def mask_len(x: Tensor):
@@ -164,30 +165,35 @@ def relu_mask_kernel(x: Tensor, semantics: str, threads: int, inplace: bool = Fa
 
 
 @torch.library.custom_op("relugrad::relu_mask", mutates_args=(), device_types=_DEVICES)
-def relu_mask(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
-    """(y, mask): y = relu(x) under the preset, mask = the packed gate bits in x's logical order."""
-    y, mask, _ = relu_mask_kernel(x, semantics, threads, logical_order=True)
+def relu_mask(x: Tensor, semantics: str = "torch", threads: int = 0,
+              storage_order: bool = False) -> Tuple[Tensor, Tensor]:
+    """(y, mask): y = relu(x) under the preset, mask = the packed gate bits in x's logical order
+    (storage_order=True: in y's storage order, read back with dim_order=y.dim_order())."""
+    y, mask, _ = relu_mask_kernel(x, semantics, threads, logical_order=not storage_order)
     return y, mask
 
 
 @relu_mask.register_fake
-def _relu_mask_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tuple[Tensor, Tensor]:
+def _relu_mask_fake(x: Tensor, semantics: str = "torch", threads: int = 0,
+                    storage_order: bool = False) -> Tuple[Tensor, Tensor]:
     return torch.relu(x), x.new_empty((mask_len(x),), dtype=torch.uint8)
 
 
 @relu_mask.register_vmap
-def _relu_mask_vmap(info, in_dims, x, semantics="torch", threads=0):
-    # One mask per sample, ceil(n/8) bytes each with its own padding bits, in the sample's
-    # logical order. Where a sample fills whole bytes (n % 8 == 0), the batch's mask in its
-    # logical order (batch dim first) is the samples' masks one after the other: one call.
-    # Otherwise one call per sample, split by unbind, whose backward places each sample's
-    # gradient as it is (an indexed slice would add it to zeros: -0 would become +0).
+def _relu_mask_vmap(info, in_dims, x, semantics="torch", threads=0, storage_order=False):
+    # One mask per sample, ceil(n/8) bytes each with its own padding bits, in the sample's logical
+    # (or storage) order. Where a sample fills whole bytes (n % 8 == 0), the batch's mask in its
+    # logical order (batch dim first) is the samples' masks one after the other: one call; in
+    # storage order too where the batch dim is outermost in memory. Otherwise one call per
+    # sample, split by unbind, whose backward places each sample's gradient as it is (an indexed
+    # slice would add it to zeros: -0 would become +0).
     x = x.movedim(in_dims[0], 0)
     n = x[0].numel()
-    if n % 8 == 0:
-        y, mask = torch.ops.relugrad.relu_mask(x, semantics, threads)
+    batch_outermost = _layout.dense(x) and x.stride(0) == n and _layout.dense(x[0])
+    if n % 8 == 0 and (not storage_order or batch_outermost):
+        y, mask = torch.ops.relugrad.relu_mask(x, semantics, threads, storage_order)
         return (y, mask.view(x.shape[0], n // 8)), (0, 0)
-    ys, masks = zip(*(torch.ops.relugrad.relu_mask(r, semantics, threads) for r in x.unbind(0)))
+    ys, masks = zip(*(torch.ops.relugrad.relu_mask(r, semantics, threads, storage_order) for r in x.unbind(0)))
     return (torch.stack(ys), torch.stack(masks)), (0, 0)
 
 
@@ -353,24 +359,26 @@ class _ReluMaskOp(torch.autograd.Function):
     generate_vmap_rule = True
 
     @staticmethod
-    def forward(x, semantics, threads):
+    def forward(x, semantics, threads, storage_order):
         with _below_autograd():
-            return torch.ops.relugrad.relu_mask(x, semantics, threads)
+            return torch.ops.relugrad.relu_mask(x, semantics, threads, storage_order)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
         # The whole point: only the 1-bit mask stays alive for backward.
-        _, mask = output
+        y, mask = output
         ctx.mark_non_differentiable(mask)
         ctx.save_for_backward(mask)
         ctx.save_for_forward(mask)
         ctx.semantics, ctx.threads = inputs[1], inputs[2]
-        ctx.order = None  # the op's mask is in x's logical order
+        # The mask's order: y's storage order where asked for (dx then has stock's layout), else
+        # x's logical order (None).
+        ctx.order = _layout.dim_order(y.stride()) if inputs[3] else None
 
     @staticmethod
     def backward(ctx, grad_y, grad_mask):
         (mask,) = ctx.saved_tensors
-        return _grad_mask_op(grad_y, mask, ctx.semantics, ctx.threads, ctx.order), None, None
+        return _grad_mask_op(grad_y, mask, ctx.semantics, ctx.threads, ctx.order), None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -484,7 +492,7 @@ def _register_dtensor_sharding() -> None:
 
     register_sharding(torch.ops.relugrad.relu.default)(elementwise(1, 2))
     register_sharding(torch.ops.relugrad.relu_grad.default)(elementwise(2, 4))
-    register_sharding(torch.ops.relugrad.relu_mask.default)(replicated(2, 1, 2))
+    register_sharding(torch.ops.relugrad.relu_mask.default)(replicated(2, 1, 3))
     register_sharding(torch.ops.relugrad.relu_grad_mask.default)(replicated(1, 2, 3))
 
 
