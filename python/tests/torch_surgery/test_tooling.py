@@ -16,7 +16,7 @@ from torch import nn  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
 from relugrad.torch import _native  # noqa: E402
 from relugrad.torch.surgery import HARDTANH_LEFT, functional_scope  # noqa: E402
-from test_torch_models import assert_same_bits, relu_nodes  # noqa: E402
+from test_torchvision_models import assert_same_bits, relu_nodes  # noqa: E402
 
 RESNET18_RELUS = 17  # the stem's and two per BasicBlock (one module called twice)
 

@@ -15,7 +15,7 @@ from torch.utils.checkpoint import checkpoint, checkpoint_sequential  # noqa: E4
 import relugrad.torch as rt  # noqa: E402
 from relugrad.torch import fusion  # noqa: E402
 from relugrad.torch import mask_probe  # noqa: E402
-from test_torch_models import relu_nodes  # noqa: E402
+from test_torchvision_models import relu_nodes  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
 STEPS = 3  # the probe step, the first decided step, one more

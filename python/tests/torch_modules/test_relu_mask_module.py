@@ -12,7 +12,7 @@ import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
 from relugrad.torch import fusion  # noqa: E402
 from cases import random_case  # noqa: E402
-from test_torch import as_torch, assert_grads_bit_equal, bits, relu_vs_torch  # noqa: E402
+from test_relu import as_torch, assert_grads_bit_equal, bits, relu_vs_torch  # noqa: E402
 
 
 def saved_bytes(fn):
@@ -95,7 +95,7 @@ def test_replace_relu_mask_keeps_gradients_and_saves_memory():
     torch.manual_seed(0)
     # A ReLU feeding Dropout: the ReLU output is held only for ReLU's backward, dropout's noise
     # only for dropout's; replace_relu(mask=True) runs each pair as one pass keeping two bit
-    # planes instead (python/tests/test_torch_memory.py has the rest).
+    # planes instead (python/tests/torch_modules/test_saved_memory.py has the rest).
     model = torch.nn.Sequential(
         torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Dropout(0.1),
         torch.nn.Linear(256, 256), torch.nn.ReLU(inplace=True), torch.nn.Dropout(0.1),

@@ -26,7 +26,7 @@ from relugrad.torch.surgery import HARDTANH_LEFT, functional_scope  # noqa: E402
 @pytest.fixture(autouse=True, scope="module")
 def one_torch_thread():
     # One intra-op thread: on a loaded machine OpenMP's spinning workers made the same checks
-    # 10x slower with two. relugrad's split over torch threads is tested in test_torch.py.
+    # 10x slower with two. relugrad's split over torch threads is tested in test_relu.py.
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

@@ -141,7 +141,7 @@ def test_forward_ad_through_the_custom_ops():
 
 def test_nested_transforms_of_a_direct_op_call():
     # Per-sample gradients of a direct op call: the same bits as torch.relu's (every nested
-    # composition per op is in test_torch_func_nested.py).
+    # composition per op is in test_func_nested_transforms.py).
     x = values((3, 8), torch.float64, 5)
     want = vmap(grad(lambda a: torch.relu(a).sum()))(x)
     assert same(vmap(grad(lambda a: torch.ops.relugrad.relu(a).sum()))(x), want)
