@@ -379,7 +379,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     docstring).
     fuse_linear=True (torch preset, no mask) has each nn.Sequential run an nn.Linear directly
     followed by a replaced nn.ReLU as one pass whose backward sums the bias gradient in the ReLU
-    pass (same bits but for the bias gradient's rounding: _linear.py); mask=True runs a replaced
+    pass (same bits but for the bias gradient's rounding: modules.LinearReLU); mask=True runs a replaced
     nn.ReLU directly followed by an nn.Dropout as one pass keeping two bits per element. The
     modules stay where they are; the parent runs a pair fused where it qualifies at that call
     (fusion.py).
@@ -419,7 +419,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     if mask and whole:
         # The memory option: ReLU + Dropout pairs run as one pass keeping 2 bits per element
         # (by their parent, where they qualify at each call), and each new ReLU keeps the mask
-        # only where the probe step finds that nothing else keeps its output (_mask_decision).
+        # only where the probe step finds that nothing else keeps its output (mask_probe).
         _note_fused(report, fusion.install(model, fusion.DROPOUT, ours),
                     "runs fused with the nn.Dropout {second} (2 bits per element kept for backward)")
         mask_probe.install(model, list(made.values()))
