@@ -180,6 +180,7 @@ def fused_quantization_module_type() -> type:
 
 # ---- torch.library custom ops -----------------------------------------------------------------
 def custom_op_parts(op_def):
-    """(OpOverload, its Library, its name) of a torch.library.custom_op. Public: none
-    (CustomOpDef exposes register_* methods, not its Library)."""
-    return op_def._opoverload, op_def._lib, op_def._name
+    """(OpOverload, its schema, its Library, its name) of a torch.library.custom_op. Public: none
+    (CustomOpDef exposes register_* methods, not its Library; OpOverload its schema as _schema)."""
+    op = op_def._opoverload
+    return op, op._schema, op_def._lib, op_def._name

@@ -435,8 +435,7 @@ def _register_autograd(op_def, function) -> None:
     """function becomes op_def's autograd kernel (in place of the one
     torch.library.custom_op generates, which has no jvp, is not in
     setup_context style and fails under torch.func)."""
-    op, lib, name = _compat.custom_op_parts(op_def)
-    schema = op._schema
+    op, schema, lib, name = _compat.custom_op_parts(op_def)
     one_level = _one_level(function)
 
     def autograd_kernel(keyset, *args, **kwargs):
