@@ -37,7 +37,7 @@ std::string RunAndCompare(relugrad_dtype d, const relugrad_options& o, uint64_t 
   return CompareBits(d, want.data(), dx.data(), n, dy.data(), s.data());
 }
 
-TEST(OptionsMemo, OneObjectChangedInPlaceFollowsEveryChange) {
+TEST(OneShotPlan, OneObjectChangedInPlaceFollowsEveryChange) {
   const std::vector<Config> configs = AllConfigs();
   relugrad_options o;  // one object: the memo sees the same address every call
   for (relugrad_dtype d : kDtypes) {
@@ -56,7 +56,7 @@ TEST(OptionsMemo, OneObjectChangedInPlaceFollowsEveryChange) {
 
 // Cycles of 2 to 6 configurations, more than the thread keeps plans for:
 // every hit, every miss and every replaced entry gives the reference's bits.
-TEST(OptionsMemo, CyclesLongerThanTheCacheStayExact) {
+TEST(OneShotPlan, CyclesLongerThanTheCacheStayExact) {
   const std::vector<Config> configs = AllConfigs();
   ASSERT_GE(configs.size(), 6u);
   for (size_t cycle = 2; cycle <= 6; ++cycle) {
@@ -72,7 +72,7 @@ TEST(OptionsMemo, CyclesLongerThanTheCacheStayExact) {
   }
 }
 
-TEST(OptionsMemo, EachFieldChangeTakesEffect) {
+TEST(OneShotPlan, EachFieldChangeTakesEffect) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
   o.threads = 1;
@@ -107,7 +107,7 @@ TEST(OptionsMemo, EachFieldChangeTakesEffect) {
   }
 }
 
-TEST(OptionsMemo, DtypeChangeWithTheSameOptions) {
+TEST(OneShotPlan, DtypeChangeWithTheSameOptions) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
   o.threads = 1;
@@ -118,7 +118,7 @@ TEST(OptionsMemo, DtypeChangeWithTheSameOptions) {
   }
 }
 
-TEST(OptionsMemo, InvalidAfterValidFailsAndValidAgainSucceeds) {
+TEST(OneShotPlan, InvalidAfterValidFailsAndValidAgainSucceeds) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
   o.threads = 1;
@@ -143,7 +143,7 @@ TEST(OptionsMemo, InvalidAfterValidFailsAndValidAgainSucceeds) {
   EXPECT_EQ(relugrad_relu_grad(RELUGRAD_F32, 4, dy, s, dx, &o), RELUGRAD_INVALID_ARGUMENT);
 }
 
-TEST(OptionsMemo, NullAndShorterStructsAfterAFullOne) {
+TEST(OneShotPlan, NullAndShorterStructsAfterAFullOne) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TENSORFLOW);
   o.threads = 1;
@@ -171,7 +171,7 @@ TEST(OptionsMemo, NullAndShorterStructsAfterAFullOne) {
   }
 }
 
-TEST(OptionsMemo, ThreadsKeepTheirOwn) {
+TEST(OneShotPlan, ThreadsKeepTheirOwn) {
   const std::vector<Config> configs = AllConfigs();
   std::vector<std::string> failures(4);
   std::vector<std::thread> threads;
