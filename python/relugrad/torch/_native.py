@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from typing import Iterator, Optional, Tuple
+from typing import Iterable, Iterator, Optional, Tuple
 
 import torch
 
@@ -54,18 +54,25 @@ linear_relu = _library.linear_relu if LOADED else None
 relu_dropout = _library.relu_dropout if LOADED else None
 
 
+ENTRIES = ("relu", "linear_relu", "relu_dropout")
+
+
 @contextlib.contextmanager
-def use_native(enabled: bool) -> Iterator[None]:
-    """Within the block, eager ReLU, LinearReLU and ReLUDropout use the torch-native entries
-    (enabled=True, where they loaded) or not (False: the custom-op path, as without the library).
-    Process-wide, not per thread: for tests and benchmarks that compare the two paths."""
-    global relu, linear_relu, relu_dropout
-    saved = relu, linear_relu, relu_dropout
-    if enabled and LOADED:
-        relu, linear_relu, relu_dropout = _library.relu, _library.linear_relu, _library.relu_dropout
-    elif not enabled:
-        relu = linear_relu = relu_dropout = None
+def use_native(enabled: bool, entries: Iterable[str] = ENTRIES) -> Iterator[None]:
+    """Within the block, the named eager entries ("relu": ReLU, "linear_relu": LinearReLU,
+    "relu_dropout": ReLUDropout; default all) are the torch-native ones (enabled=True, where they
+    loaded) or not (False: ReLU takes the custom ops, the fused modules their unfused or composed
+    path, as without the library). Process-wide, not per thread: for tests and benchmarks that
+    compare the paths."""
+    names = tuple(entries)
+    unknown = [n for n in names if n not in ENTRIES]
+    if unknown:
+        raise ValueError(f"entries: {unknown} not among {ENTRIES}")
+    module = globals()
+    saved = {n: module[n] for n in ENTRIES}
+    for n in names:
+        module[n] = getattr(_library, n) if enabled and LOADED else (saved[n] if enabled else None)
     try:
         yield
     finally:
-        relu, linear_relu, relu_dropout = saved
+        module.update(saved)

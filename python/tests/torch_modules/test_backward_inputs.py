@@ -9,7 +9,6 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _native  # noqa: E402
 from relugrad.torch import ReLUDropout  # noqa: E402
 from torch_helpers import bits, values  # noqa: E402
 
@@ -17,15 +16,15 @@ two_tensor = pytest.importorskip("torch.testing._internal.two_tensor")
 
 
 @pytest.fixture(params=["native", "python"])
-def path(request, monkeypatch):
-    """The C++ entry and nodes, or (monkeypatched away) what serves when the library is absent."""
+def path(request):
+    """The C++ entry and nodes, or (turned off) what serves when the library is absent."""
     if request.param == "native":
         if not rt.NATIVE:
             pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+        yield request.param
     else:
-        monkeypatch.setattr(_native, "relu", None)
-        monkeypatch.setattr(_native, "relu_dropout", None)
-    return request.param
+        with rt.use_native(False, entries=("relu", "relu_dropout")):
+            yield request.param
 
 
 # (name, stock module, relugrad module): every module whose backward reads a gradient.

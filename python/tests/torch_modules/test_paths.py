@@ -100,3 +100,18 @@ def test_the_python_plain_test_agrees_with_the_native_entrys():
         served = _native.relu(t, "torch", 0, False, False) is not NotImplemented
         assert served == _kernels.plain_cpu(t), (t.dtype, t.device, type(t).__name__, t.layout)
     assert sum(_kernels.plain_cpu(t) for t in cases) == 7  # both sides of the rule were exercised
+
+
+def test_use_native_turns_off_only_the_named_entries():
+    from relugrad.torch import _native
+    before = (_native.relu, _native.linear_relu, _native.relu_dropout)
+    with rt.use_native(False, entries=("relu_dropout",)):
+        assert _native.relu_dropout is None and (_native.relu, _native.linear_relu) == before[:2]
+    with rt.use_native(False):
+        assert (_native.relu, _native.linear_relu, _native.relu_dropout) == (None, None, None)
+        with rt.use_native(True, entries=("relu",)):
+            assert _native.relu is before[0] and _native.linear_relu is None
+    assert (_native.relu, _native.linear_relu, _native.relu_dropout) == before
+    with pytest.raises(ValueError, match="entries"):
+        with rt.use_native(False, entries=("nope",)):
+            pass

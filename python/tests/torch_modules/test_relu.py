@@ -7,8 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _native  # noqa: E402
-from torch_helpers import bits, eager_path  # noqa: E402,F401 (eager_path: a fixture)
+from torch_helpers import bits, eager_path, native_off  # noqa: E402,F401 (eager_path: a fixture)
 from cases import random_case, special_case, to_bits  # noqa: E402
 
 TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -457,7 +456,7 @@ def test_relu_on_empty_and_0d_tensors_matches_nn_relu(shape, mask, inplace, eage
     assert torch.equal(grads[0], grads[1])
 
 
-def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
+def test_threads_none_or_zero_mean_torchs_threads(monkeypatch, native_off):
     # One meaning in every Python entry point: None/0 = the host framework's
     # threads (torch.get_num_threads() for torch tensors, relugrad's default
     # 0 = all cores for NumPy), N = N. Read off the thread count each call
@@ -471,7 +470,7 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch):
         return real(plan, *args)
 
     monkeypatch.setattr(_relugrad.Plan, "run_host", spy)
-    monkeypatch.setattr(_native, "relu", None)
+    native_off("relu")
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     try:

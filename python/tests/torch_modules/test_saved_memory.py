@@ -51,16 +51,17 @@ def stock_relu_dropout(p):
 
 
 @pytest.fixture(params=["native", "composition"])
-def backward_path(request, monkeypatch):
+def backward_path(request):
     """Runs a test through each path of ReLUDropout: the one-pass C++ forward and backward node
     (float32/float64 in C order) and the composition of torch's ops with relugrad's mask kernels
     (every dtype and layout)."""
     if request.param == "native":
         if not rt.NATIVE:
             pytest.skip(f"the torch-native library is not loaded: {rt.NATIVE_STATUS}")
+        yield request.param
     else:
-        monkeypatch.setattr(_native, "relu_dropout", None)
-    return request.param
+        with rt.use_native(False, entries=("relu_dropout",)):
+            yield request.param
 
 
 def fused_node(x, p=0.5):

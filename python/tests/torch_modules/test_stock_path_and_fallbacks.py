@@ -14,8 +14,8 @@ from torch.utils._pytree import tree_map  # noqa: E402
 
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _kernels, _native, _stock  # noqa: E402
-from torch_helpers import bits, values  # noqa: E402
+from relugrad.torch import _kernels, _stock  # noqa: E402
+from torch_helpers import bits, native_off, values  # noqa: E402,F401 (native_off: a fixture)
 from cases import random_case, special_case, to_bits  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -251,14 +251,14 @@ def test_torch_op_formulas_equal_the_kernels(dtype, semantics):
 
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("inplace", [False, True])
-def test_mask_relu_keeps_no_mask_when_autograd_records_nothing(dtype, inplace, monkeypatch):
+def test_mask_relu_keeps_no_mask_when_autograd_records_nothing(dtype, inplace, monkeypatch, native_off):
     # no_grad, inference_mode, or an input that needs no gradient: y has the
     # bits of relu_mask's y and no mask is made: the mask ops are not called, and
     # the native entry allocates y alone (none in place; the kernel's bits go to a
     # scratch on the stack).
     for native in (True, False):
         if not native:
-            monkeypatch.setattr(_native, "relu", None)
+            native_off("relu")
         for semantics in relugrad.PRESETS:
             x = as_torch(special_case(dtype)[1])
             want = torch.ops.relugrad.relu_mask(x, semantics)[0]
@@ -328,10 +328,10 @@ def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
 
 
 @pytest.mark.parametrize("ctx", [torch.no_grad, torch.inference_mode])
-def test_in_place_relu_without_the_native_library_and_nothing_recorded_is_stocks(ctx, monkeypatch):
+def test_in_place_relu_without_the_native_library_and_nothing_recorded_is_stocks(ctx, monkeypatch, native_off):
     """No history to record: the in-place ReLU is x.relu_() itself (x returned, one version
     bump, x's requires_grad kept), as nn.ReLU(inplace=True)."""
-    monkeypatch.setattr(_native, "relu", None)
+    native_off("relu")
     results = []
     for module in (torch.nn.ReLU(inplace=True), rt.ReLU(inplace=True)):
         x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True).clone()

@@ -14,7 +14,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _native  # noqa: E402
+from torch_helpers import native_off  # noqa: E402,F401 (a fixture)
 from relugrad.torch.surgery import HARDTANH_LEFT, functional_scope  # noqa: E402
 from test_torchvision_models import assert_same_bits, relu_nodes  # noqa: E402
 
@@ -251,14 +251,14 @@ def test_a_submodule_named_relu_is_not_functional_relu(cls, left):
 
 
 @pytest.mark.parametrize("path", ["native", "ops"])
-def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeypatch):
+def test_functional_scope_with_inplace_modules_on_both_eager_paths(path, monkeypatch, native_off):
     # Without the native library ReLU calls the custom ops, whose forward calls torch.relu: the
     # scope must not serve that call again. Under no_grad nothing is served (torch's relu is the
     # same forward).
     if path == "native" and not rt.NATIVE:
         pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
     if path == "ops":
-        monkeypatch.setattr(_native, "relu", None)
+        native_off("relu")
     torch.manual_seed(0)
     stock = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), Functional())
     ours = rt.replace_relu(copy.deepcopy(stock), functional=True)
