@@ -5,7 +5,8 @@
 # Only deps (every group), run, test (the groups they need) and the venv install packages
 # (scripts/packages.txt, python/requirements-test.txt); the build and tier targets expect them.
 # Test tiers, each runnable alone (README "Test tiers" has their times):
-#   make check          quick: the C++ quick tier (every kernel on every SIMD target)
+#   make check          quick: the C++ quick tier (every kernel on every SIMD target) and the Python
+#                       lint (ruff, relugrad.torch's import layers: make python-lint)
 #   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
 #   make python-test    python: the pytest suite (not the live checks)
 #   make test-live      live: relugrad against the installed torch, bit for bit
@@ -31,7 +32,7 @@ build:
 	cmake --preset release $(CMAKE_ARGS) >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-check: build
+check: build python-lint
 	ctest --preset quick -j $(JOBS)
 
 test-sweep: build

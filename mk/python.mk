@@ -1,4 +1,5 @@
 # The Python package and the framework checks (docs/python.md).
+#   make python-lint       ruff and the import-linter contracts (pyproject.toml) over python/: in make check
 #   make python-test       python tier: .venv (this machine's python3), `pip install .`, pytest
 #                          (NumPy formulas, API, goldens, torch custom ops and autograd ReLU)
 #   make test-live         live tier: relugrad against the installed torch, bit for bit
@@ -18,7 +19,7 @@ PY_TEST_REQUIREMENTS := python/requirements-test.txt
 PY_COMPAT_DEPS := tensorflow-cpu "jax[cpu]"
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
-.PHONY: python-venv python-install python-test test-live python-test-cuda mask-memory compat \
+.PHONY: python-venv python-lint python-install python-test test-live python-test-cuda mask-memory compat \
         compat-deps compat-torch-old compat-mindspore compat-run compat-cli mask-live demo-train
 
 $(PY):
@@ -27,6 +28,12 @@ $(PY):
 # pip does nothing when every requirement is already there.
 python-venv: $(PY)
 	@$(PIP) install -q -r $(PY_TEST_REQUIREMENTS)
+
+# Lint the source tree, not the installed package: import-linter reads python/relugrad through
+# PYTHONPATH (it parses the files; nothing is imported or built).
+python-lint: python-venv
+	$(VENV)/bin/ruff check python
+	PYTHONPATH=python $(VENV)/bin/lint-imports pyproject.toml
 
 # The same CMake project as the C++ library; scikit-build-core builds in build/wheel.
 # --no-build-isolation: the build sees .venv's torch and builds the torch-native library;

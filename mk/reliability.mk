@@ -64,7 +64,7 @@ soak-ci: build
 # Valgrind memcheck, once, over a plain -O2 -g build (Valgrind cannot run
 # AVX-512, so Highway dispatches to AVX2 there; it does not mix with ASan).
 VALGRIND_BUILD := build/valgrind
-VALGRIND_TESTS := errors_test npy_test cpp_api_test work_plan_test reliability/hostile_api_test reliability/concurrency_test
+VALGRIND_TESTS := errors_test npy_test relu_grad_cpp_api_test work_plan_test reliability/hostile_api_test reliability/concurrency_test
 MEMCHECK := valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect -q
 valgrind:
 	cmake --preset valgrind >/dev/null

@@ -31,7 +31,7 @@ constexpr size_t kLengths[] = {1, 7, 33, 64 + 5, 1000, 4096 + 3, 300001};
 TEST(StoresHint, EveryHintGivesTheReferenceBits) {
   auto configs = AllConfigs();
   // The upper-bound gate's own loops (plain select, NaN-closed general, 16-bit alpha), three
-  // of BoundedGateConfigs: kernel_test sweeps them all.
+  // of BoundedGateConfigs: relu_grad_kernel_test sweeps them all.
   for (const Config& c : BoundedGateConfigs()) {
     if (c.name == "torch_relu6" || c.name == "jax_hardtanh" ||
         c.name == "onednn_alpha0.25_hardtanh")

@@ -80,7 +80,8 @@ def gate_bits(dtype: str) -> List[int]:
 
 def dy_bits(dtype: str) -> List[int]:
     s = special_bits(dtype)
-    keys = ["+0", "-0", "+inf", "-inf", "+qnan_payload", "-qnan", "-qnan_payload", "+snan_payload", "-snan_payload", "+max_sub",
+    keys = ["+0", "-0", "+inf", "-inf", "+qnan_payload", "-qnan", "-qnan_payload", "+snan_payload", "-snan_payload",
+            "+max_sub",
             "-max_sub", "-min_sub", "+max", "1.0", "-1.0", "0.5", "-3.0"]
     return [s[k] for k in keys]
 

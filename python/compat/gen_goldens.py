@@ -82,7 +82,8 @@ def main() -> int:
                         files[key] = str(rel)
                     overrides = ",".join(f"{k}={v}" for k, v in ad.overrides) or "-"
                     rows.append(dict(id=cid, framework=ad.framework, version=version, device="cpu",
-                                     op=ad.name, preset=ad.preset, overrides=overrides, dtype=dtype, threshold=repr(float(t)),
+                                     op=ad.name, preset=ad.preset, overrides=overrides, dtype=dtype,
+                                     threshold=repr(float(t)),
                                      n=str(dy.size), nan_policy=policy, **files))
     if failures:
         print("gen_goldens: relugrad disagrees with the framework on:\n  " + "\n  ".join(failures),

@@ -13,11 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import relugrad  # noqa: E402
-from cases import DTYPES, THRESHOLDS, special_case, random_case, tiled  # noqa: E402
+from cases import special_case, random_case, tiled  # noqa: E402
 from compare import mismatches  # noqa: E402
 from nan_compare import same_bits  # noqa: E402
 import frameworks  # noqa: E402
@@ -46,12 +45,14 @@ def main() -> int:
         for dtype in ad.dtypes:
             for t in ad.thresholds:
                 for label, (dy, s) in (("special", special_case(dtype)),
-                                       (f"special x{args.large}", tuple(tiled(a, args.large) for a in special_case(dtype))),
+                                       (f"special x{args.large}",
+                                        tuple(tiled(a, args.large) for a in special_case(dtype))),
                                        ("random", random_case(dtype))):
                     try:
                         want = ad.fn(dy, s, t)
                     except Exception as e:  # an unsupported dtype is a finding too
-                        print(f"  {dtype} t={t} {label}: framework error: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+                        first = str(e).splitlines()[0][:120]
+                        print(f"  {dtype} t={t} {label}: framework error: {type(e).__name__}: {first}")
                         break
                     row = []
                     for cname, opts in CONFIGS.items():

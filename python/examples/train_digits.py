@@ -112,8 +112,8 @@ def main() -> int:
     times = {n: [] for n in models}
     for epoch in range(args.epochs):
         for n, m in models.items():
-            l, t = train_epoch(m, opts[n], x, y, args.batch, args.seed, epoch)
-            losses[n] += l
+            epoch_losses, t = train_epoch(m, opts[n], x, y, args.batch, args.seed, epoch)
+            losses[n] += epoch_losses
             times[n].append(t)
     steps_per_epoch = -(-len(x) // args.batch)
     print(f"\n{'epoch':>5} | {'torch loss':>12} {'s/epoch':>8} | {'relugrad loss':>13} {'s/epoch':>8}")
@@ -140,7 +140,8 @@ def main() -> int:
           ", ".join(f"{n} {v:.2f} ms" for n, v in med.items()))
 
     print("\ntorch.profiler, backward of 10 batches (CPU time in autograd nodes):")
-    for name, model in (("torch nn.ReLU", base), ("relugrad ReLU", rt.replace_relu(copy.deepcopy(base), threads=args.relugrad_threads))):
+    ours = rt.replace_relu(copy.deepcopy(base), threads=args.relugrad_threads)
+    for name, model in (("torch nn.ReLU", base), ("relugrad ReLU", ours)):
         relu_ms, total_ms = backward_profile(model, x, y, args.batch, 10)
         print(f"  {name:14}: ReLU backward {relu_ms:7.2f} ms of {total_ms:7.2f} ms backward "
               f"({100 * relu_ms / total_ms:4.1f}%)")

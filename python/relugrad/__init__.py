@@ -26,4 +26,5 @@ __version__ = _version()
 
 __all__ = ["relu_grad", "relu_grad_reference", "relu_forward", "relu_grad_mask", "mask_bytes", "Options", "Plan",
            "info", "format_info", "preset_settings",
-           "set_max_isa", "buffer_cache_stats", "buffer_cache_trim", "PRESETS", "GATES", "COMBINES", "DENORMALS", "THRESHOLD_ROUNDINGS", "STORES"]
+           "set_max_isa", "buffer_cache_stats", "buffer_cache_trim", "PRESETS", "GATES", "COMBINES", "DENORMALS",
+           "THRESHOLD_ROUNDINGS", "STORES"]

@@ -37,7 +37,7 @@ def _device_plan(config: _Config, op: int, dtype: int, x: Any, scope: _DeviceSco
 
 def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
     """relu_grad on contiguous CPU tensors of one supported dtype and shape,
-    by address (DLPack import of three tensors was 7 us per call); None when
+    by address (cheaper than importing three tensors by DLPack: docs/python.md); None when
     anything differs, for the checked path to report it."""
     torch = sys.modules["torch"]
     code = _torch_host_code(dy, s)
@@ -134,7 +134,7 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
         non-temporal stores from 1 MiB of output on one thread, 8 MiB when
         split over threads), "cached" (never stream:
         the next op reads dx from cache) or "streaming" (always stream: dx
-        goes cold; up to 1.4x faster for cold 4K-4M outputs).
+        goes cold; faster for outputs nothing reads soon: docs/python.md).
 
     Returns:
       dx, of dy's kind: NumPy in -> NumPy out, torch in -> torch out, JAX in ->

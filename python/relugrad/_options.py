@@ -56,8 +56,8 @@ def _enum(name: str, value: Optional[str], table: Dict[str, int]) -> Optional[in
 
 
 def _real(name: str, value: Any) -> float:
-    # Exact types first: isinstance against the numbers ABCs costs about
-    # 0.2 us, and a small call's whole Python path was 4 us (docs/python.md).
+    # Exact types first: isinstance against the numbers ABCs is slow next to
+    # a small call's whole Python path (docs/python.md).
     if type(value) is float:
         return value
     if type(value) is int:

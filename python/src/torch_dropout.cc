@@ -10,7 +10,7 @@
 // C API table, one-thread plans); the products stay here, as plain multiplies of float/double:
 // they must be torch's own IEEE multiply (a dropped element gives dy * 0: -0 for negative dy,
 // NaN for inf/NaN dy, with dy's payload as x86 mul returns it). Reduced-precision dtypes stay on
-// relugrad/_dropout.py's torch-op composition, where torch's rounding applies.
+// relugrad/torch/modules.py's torch-op composition (ReLUDropout), where torch's rounding applies.
 //
 // Why a C++ node and not a Python autograd.Function: the engine hands a node the only reference
 // to a gradient made by the op after it, so dx can be written over it (WritableInPlace: no

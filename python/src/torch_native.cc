@@ -3,14 +3,14 @@
 // the module function of torch_python_module.cc; its backward is an autograd
 // Node of this file (see Autograd nodes).
 //
-// Why C++: with torch.autograd.Function in Python, forward + backward of one
-// ReLU cost 41 us at n = 16 against nn.ReLU's 21-23 us. Most of it was
-// Python: Function.apply's context object, then the autograd engine calling
-// back into the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU"). Here
-// forward is one C++ call and backward never enters Python.
+// Why C++: with torch.autograd.Function in Python, a small ReLU's forward +
+// backward cost far more than nn.ReLU's, and most of it was Python:
+// Function.apply's context object, then the autograd engine calling back into
+// the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU").
+// Here forward is one C++ call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
-// (PlainCpu in torch_python_module.cc decides); relugrad/torch.py sends everything
+// (PlainCpu in torch_python_module.cc decides); relugrad/torch/modules.py sends everything
 // else elsewhere (custom ops, Python Functions, torch's own ops). Results have the
 // layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls
 // relugrad's torch.library ops, whose autograd formulas make it differentiable again. The library
@@ -400,7 +400,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   if (!flat && settings.preset == RELUGRAD_PRESET_TORCH &&
       !(grad.is_non_overlapping_and_dense() && y.is_non_overlapping_and_dense())) {
     // A broadcast (expanded) or overlapping operand, which the kernels could read only after
-    // InOrder copied it whole (1.5-2.3x stock's time for an expanded 1M gradient): the torch
+    // InOrder copied it whole (slower than stock: docs/performance-notes.md): the torch
     // preset's backward is threshold_backward itself, which reads it where it is.
     return at::threshold_backward(grad, y, 0);
   }

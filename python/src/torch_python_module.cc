@@ -6,17 +6,15 @@
 //
 // Why a module function and not a torch.ops operator: a torch.ops call parses
 // its Python arguments against the op's schema into a boxed stack of IValues
-// and calls the op through the dispatcher, about 2 us more per call than
-// torch.relu's generated binding; at n = 16 that was most of the gap to
-// nn.ReLU's forward (docs/performance-notes.md, "A Python entry for the eager
-// ReLU"). This function reads its five arguments directly, decides itself
-// whether x is the plain case NativeRelu serves (PlainCpu: one key-set test
-// in C++ instead of eight Python attribute reads) and calls it. Like torch's
-// own bindings it releases the GIL while the op runs, records a profiler
-// event under the op's name and raises the Python exception torch would for
-// a c10::Error. A plain CUDA tensor with the torch preset gets torch's own
-// relu (PlainCuda). Anything else returns NotImplemented: relugrad.torch then
-// takes its other paths (custom ops, torch's own ops).
+// and calls the op through the dispatcher, more per call than torch.relu's
+// generated binding; for small tensors that was most of the gap to nn.ReLU's
+// forward (docs/performance-notes.md, "A Python entry for the eager ReLU"). This function reads its
+// five arguments directly, decides itself whether x is the plain case NativeRelu serves (PlainCpu:
+// one key-set test in C++ instead of eight Python attribute reads) and calls it. Like torch's own
+// bindings it releases the GIL while the op runs, records a profiler event under the op's name and
+// raises the Python exception torch would for a c10::Error. A plain CUDA tensor with the torch
+// preset gets torch's own relu (PlainCuda). Anything else returns NotImplemented: relugrad.torch
+// then takes its other paths (custom ops, torch's own ops).
 //
 // Plain CPython rather than nanobind: the tensor crosses with torch's own
 // THPVariable_Unpack / THPVariable_Wrap (libtorch_python), for which

@@ -4,8 +4,11 @@ from pathlib import Path
 
 import pytest
 
-# The shared test inputs and framework adapters live in python/compat.
+# The shared test inputs and framework adapters live in python/compat; the torch tests' helpers
+# (torch_helpers.py) here, beside the folders of relugrad.torch's layers (torch_ops, torch_modules,
+# torch_fusion, torch_surgery) whose tests import them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compat"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture

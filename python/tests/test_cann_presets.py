@@ -9,7 +9,7 @@ import pytest
 
 import cann_formulas
 import relugrad
-from cases import DTYPES, random_case, special_case, tiled, to_bits
+from cases import random_case, special_case, tiled, to_bits
 from compare import mismatches
 from nan_compare import same_bits
 

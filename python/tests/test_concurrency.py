@@ -8,7 +8,6 @@ import os
 import signal
 import threading
 
-import numpy as np
 import pytest
 
 import numpy_formulas

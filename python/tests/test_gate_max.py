@@ -4,7 +4,6 @@ The non-live tests hold relugrad to hand-written bits and to its own scalar
 reference; the live ones run torch.ops.aten.hardtanh_backward now and compare
 bits: NaN-free gates, where PyTorch's scalar and vector loops agree, and
 NaN gates in the two forms relugrad reproduces exactly (docs/semantics.md)."""
-import math
 
 import numpy as np
 import pytest

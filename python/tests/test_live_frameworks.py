@@ -9,7 +9,7 @@ import pytest
 
 import relugrad
 import frameworks
-from cases import DTYPES, THRESHOLDS, random_case, special_case, tiled
+from cases import DTYPES, random_case, special_case, tiled
 from compare import mismatches
 from nan_compare import same_bits
 
@@ -103,7 +103,6 @@ def test_jax_arrays_in_jax_arrays_out():
 # ------------------------------------------- thresholds on rounding boundaries
 import functools  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 

@@ -1,5 +1,7 @@
 """Helpers shared by the torch test modules: bit views, special-value inputs and the
 fixture that runs a test through each eager path of relugrad.torch.ReLU."""
+import contextlib
+
 import pytest
 import torch
 
@@ -23,13 +25,21 @@ def values(shape, dtype=torch.float32, seed=0):
 
 
 @pytest.fixture(params=["native", "ops"])
-def eager_path(request, monkeypatch):
-    """Runs a test through each eager path of ReLU: the C++ autograd
-    Functions of _relugrad_torch.so, and the custom ops that serve when it
-    is absent (monkeypatched away)."""
+def eager_path(request):
+    """Runs a test through each eager path of ReLU: the C++ entry and autograd nodes of
+    _relugrad_torch.so, and the custom ops that serve when it is absent
+    (relugrad.torch.use_native(False) for ReLU's entry)."""
     if request.param == "native":
         if not rt.NATIVE:
             pytest.skip(f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+        yield request.param
     else:
-        monkeypatch.setattr(rt, "_native_relu", None)
-    return request.param
+        with rt.use_native(False, entries=("relu",)):
+            yield request.param
+
+
+@pytest.fixture
+def native_off():
+    """native_off(*entries): turns the named torch-native entries off until the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield lambda *entries: stack.enter_context(rt.use_native(False, entries=entries))

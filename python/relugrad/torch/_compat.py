@@ -1,0 +1,186 @@
+"""Every private torch API relugrad.torch uses, in one place (layer 0).
+
+Each name below says what it stands for, the public API that would replace it (or that none
+exists), and how it is guarded where torch releases differ. Everything else in relugrad.torch
+imports these names from here and never reaches into torch's private modules itself, so a torch
+upgrade that moves one of them is fixed in this file alone. torch 2.8 is the oldest release
+relugrad.torch supports (pyproject's torch extra).
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import Tensor, nn
+from torch._functorch.utils import enable_single_level_autograd_function as enable_single_level_autograd_function
+from torch._library.utils import fill_defaults as fill_defaults
+
+_TC = torch._C
+_fwAD = torch.autograd.forward_ad
+
+# ---- Checks inside kernels -----------------------------------------------------------------
+# torch._check: the documented way for a fake kernel to check its arguments (it is symbolic-shape
+# aware, unlike a plain `if ...: raise`); public in torch's docs, underscored in its name.
+check = torch._check
+
+# ---- The autograd kernel of a custom op ----------------------------------------------------
+# Public: torch.library.register_autograd(op, backward, setup_context=...). It has no jvp, so
+# forward AD and torch.func.jvp would fail on the ops; relugrad registers its own Autograd kernel
+# (ops._register_autograd), which needs the names below.
+
+# fill_defaults (imported above, torch._library.utils): binds an op call's positional and keyword
+# arguments to its schema, defaults filled in. Public: inspect.signature(...).bind of the Python
+# function, not of the schema.
+
+# Runs the op's next kernel below Autograd. Public: none (torch.library's own Autograd kernel
+# does this internally).
+below_autograd = _TC._AutoDispatchBelowAutograd
+after_autograd_keyset = _TC._after_autograd_keyset
+# any(t.requires_grad for tensors in args), in C++ (public: that generator expression).
+any_requires_grad = _TC._any_requires_grad
+# Whether a torch.func transform (grad, vmap, jvp) is active. Public: none.
+functorch_transforms_active = _TC._are_functorch_transforms_active
+# The Function class torch.func applies at one transform level, and the switch that lets it run.
+# Public: autograd.Function.apply under torch.func (it calls these itself).
+SingleLevelFunction = torch.autograd.function._SingleLevelFunction
+# enable_single_level_autograd_function (imported above, torch._functorch.utils).
+# Forward AD on/off inside a Function's forward. Public: none (torch.autograd.forward_ad has
+# dual_level, not the switch).
+set_fwd_grad_enabled = _fwAD._set_fwd_grad_enabled
+
+
+def forward_ad_level() -> int:
+    """The innermost forward-AD level (-1: none). Public: none (forward_ad.dual_level enters one)."""
+    return _fwAD._current_level
+
+
+# In-place writes inside autograd.Function.forward without a second version bump.
+# Public: none (mark_dirty bumps the version again).
+preserve_version_counter = torch.autograd._unsafe_preserve_version_counter
+
+# ---- What kind of tensor, and what is tracing it --------------------------------------------
+# A tensor wrapped by torch.func (grad's or vmap's wrapper). Public: none.
+is_functorch_wrapped = _TC._functorch.is_functorch_wrapped_tensor
+# The BatchedTensor of autograd.grad(..., is_grads_batched=True), torch's older vmap; absent in
+# releases that dropped it.
+is_legacy_batched = getattr(_TC._functorch, "is_legacy_batchedtensor", lambda t: False)
+# How many TorchDispatchModes are active. Public: none (torch.utils._python_dispatch is private too).
+dispatch_mode_depth = _TC._len_torch_dispatch_stack
+# jit.trace's state (None when not tracing). Public: torch.jit.is_tracing(), one call slower.
+tracing_state = _TC._get_tracing_state
+
+if hasattr(torch.compiler, "_is_exporting_flag"):
+    def is_exporting() -> bool:
+        """torch.compiler.is_exporting() as a read of the flag it returns, which torch.export sets
+        for its trace. Dynamo up to torch 2.11 folds the public call itself to True in every
+        trace, which would send a compiled module down its export path (no mask saving); dynamo
+        reads the flag as the global it is (False under compile, True under export)."""
+        return torch.compiler._is_exporting_flag
+else:
+    is_exporting = torch.compiler.is_exporting
+
+
+def fake_tensor_type() -> type:
+    """FakeTensor (torch.compile's and FakeTensorMode's tensors). Public: none; imported on first
+    use (its module is large)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    return FakeTensor
+
+
+def compile_tracing() -> bool:
+    """A torch.compile / export trace is running (dynamo's or AOTAutograd's). Public:
+    torch.compiler.is_compiling() answers in dynamo's trace only, not in AOTAutograd's backward."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    from torch._guards import TracingContext
+    return TracingContext.try_get() is not None
+
+
+def view_base(t: Tensor):
+    """The tensor t is a view of, or None. Public: none (Tensor._base is documented nowhere)."""
+    return t._base
+
+
+# ---- Graph export and inductor ----------------------------------------------------------------
+def register_aten_decomposition(op, fn) -> None:
+    """fn into torch._decomp's global table, which the dynamo ONNX exporter lowers through.
+    Public: ExportedProgram.run_decompositions(table) for a table the caller passes."""
+    import torch._decomp as decomp
+    if op not in decomp.decomposition_table:
+        decomp.register_decomposition(op)(fn)
+
+
+def inductor_decomposition_tables() -> tuple:
+    """The tables inductor decomposes by: its base table and the (cached) one compile_fx uses.
+    Public: none (inductor has no registration API for custom ops' decompositions)."""
+    from torch._inductor import decomposition as inductor
+    return inductor.decompositions, inductor.select_decomp_table()
+
+
+# ---- Module hooks, modes and saved-tensor hooks --------------------------------------------
+def global_module_hooks() -> tuple:
+    """nn.Module's global hook dicts (register_module_forward_hook and friends, which are public;
+    the dicts they fill are not)."""
+    from torch.nn.modules import module as m
+    return tuple(getattr(m, name, None) or {} for name in (
+        "_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+        "_global_backward_pre_hooks"))
+
+
+def global_forward_hooks() -> dict:
+    from torch.nn.modules import module as m
+    return m._global_forward_hooks
+
+
+# nn.Module's call path, whose frames mark a running module call. Public: none.
+MODULE_CALL_CODE = nn.Module._call_impl.__code__
+
+# Whether any TorchFunctionMode is active, and the active ones. Public: none
+# (torch.overrides.TorchFunctionMode is public; its stack is not).
+function_mode_enabled = _TC._is_torch_function_mode_enabled
+current_function_modes = getattr(torch.overrides, "_get_current_function_mode_stack", None)
+function_mode_depth = _TC._len_torch_function_stack
+function_mode_at = _TC._get_function_stack_at
+pop_function_mode = _TC._pop_torch_function_stack
+push_function_mode = _TC._push_on_torch_function_stack
+
+# The saved-tensor hooks stack (torch.autograd.graph.saved_tensors_hooks is the public way to
+# enter one; reading or editing the stack has none). Absent in older releases: callers fall back.
+_autograd = _TC._autograd
+top_saved_tensors_hooks = getattr(_autograd, "_top_saved_tensors_default_hooks", None)
+push_saved_tensors_hooks = _autograd._push_saved_tensors_default_hooks
+pop_saved_tensors_hooks = _autograd._pop_saved_tensors_default_hooks
+# A storage's use count (how many owners keep it). Public: none; absent: the probe decides nothing.
+storage_use_count = getattr(_TC, "_storage_Use_Count", None)
+
+
+def storage_handle(storage):
+    """The C handle storage_use_count reads (UntypedStorage._cdata)."""
+    return storage._cdata
+
+
+def tree_leaves(tree) -> list:
+    """torch.utils._pytree.tree_leaves (public in torch.utils.pytree from 2.9 on)."""
+    import torch.utils._pytree as pytree
+    return pytree.tree_leaves(tree)
+
+
+# ---- Quantization ----------------------------------------------------------------------------
+def fuser_table() -> dict:
+    """fuse_modules' default table of fusers by module types. Public:
+    fuse_modules(..., fuse_custom_config_dict={"additional_fuser_method_mapping": ...}) for one call."""
+    from torch.ao.quantization import fuser_method_mappings as fmm
+    return fmm._DEFAULT_OP_LIST_TO_FUSER_METHOD
+
+
+def fused_quantization_module_type() -> type:
+    """The base class of torch.ao.nn.intrinsic's fused modules (ConvReLU2d...). Public: none."""
+    return torch.ao.nn.intrinsic._FusedModule
+
+
+# ---- torch.library custom ops -----------------------------------------------------------------
+def custom_op_parts(op_def):
+    """(OpOverload, its schema, its Library, its name) of a torch.library.custom_op. Public: none
+    (CustomOpDef exposes register_* methods, not its Library; OpOverload its schema as _schema)."""
+    op = op_def._opoverload
+    return op, op._schema, op_def._lib, op_def._name

@@ -1,0 +1,469 @@
+"""relugrad.torch's public modules (layer 2): ReLU, ReLUDropout, LinearReLU, and hardtanh_grad.
+
+Each module picks one of three paths per call (docs/torch-paths.md has the table):
+  - native eager: plain CPU tensors the kernels read, in eager mode, where the torch-native library
+    loaded (_native): one C++ entry forward, a C++ autograd node backward;
+  - custom ops: torch.compile, torch.export, torch.func, forward AD, dispatch modes, fake and meta
+    tensors, and eager mode where the native library is absent: the torch.library ops (ops);
+  - stock: what the kernels cannot read (subclasses, DTensor, nested tensors, other dtypes and
+    devices, CUDA under the torch preset): torch's own ops with the preset's bits (_stock).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .. import _relugrad as _C
+from .._options import _config
+from . import _compat, _kernels, _layout, _model_hooks, _native, _stock, ops
+from ._kernels import check_semantics, check_threads
+
+__all__ = ["ReLU", "ReLUDropout", "LinearReLU", "hardtanh_grad", "NATIVE", "NATIVE_STATUS",
+           "use_native", "fused_linear_relu", "fused_relu_dropout", "native_dropout_may_serve"]
+
+# Whether the torch-native library loaded, and why not (relugrad.torch.NATIVE / NATIVE_STATUS).
+NATIVE = _native.LOADED
+NATIVE_STATUS = _native.STATUS
+use_native = _native.use_native
+
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+
+
+# ---- ReLU ---------------------------------------------------------------------------------------
+
+class ReLU(nn.ReLU):
+    """Drop-in nn.ReLU whose backward is relugrad's ReluGrad. An nn.ReLU subclass, so that code
+    finding a model's ReLUs by isinstance (hooks for guided backpropagation, activation counters,
+    a user's own replacement pass) finds these as it found stock's.
+
+    Args:
+      semantics: "torch" (bit-equal to nn.ReLU's gradients), "tensorflow",
+        "jax", "onednn" or "mindspore".
+      inplace: as nn.ReLU's: the forward overwrites x and returns it, and
+        backward keeps x (or only the mask) instead of a second tensor. Under
+        torch.compile the torch preset (no mask) is stock's relu_; the other
+        presets and the mask run the ops out of place and copy into x.
+      threads: None or 0 (default) splits forward (mask) and backward over torch's
+        own intra-op threads (torch.get_num_threads(), at::parallel_for) on
+        the torch-native path, or over relugrad's pool with as many threads
+        where the custom ops serve (NATIVE_STATUS says which); N > 0:
+        relugrad's pool with N threads.
+      mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
+        ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
+        (for the torch preset torch.relu's bits, -0 and NaN kept; the other
+        presets write their framework's y, +0 for x = -0);
+        gradients are the same bits as mask=False. When autograd records
+        nothing (no_grad, inference_mode, x needs no gradient) no mask is
+        allocated or kept; y has the same bits.
+
+    CUDA tensors with the torch preset get stock's relu and threshold_backward (mask=True
+    included): on CUDA relugrad's ops were slower than stock's and kept no less memory
+    (docs/cuda.md). The other presets run relugrad's CUDA kernels.
+    """
+
+    def __init__(self, semantics: str = "torch", inplace: bool = False, threads: Optional[int] = 0,
+                 mask: bool = False) -> None:
+        nn.Module.__init__(self)
+        check_semantics(semantics)
+        self.semantics = semantics
+        self.inplace = bool(inplace)
+        self.threads = check_threads(threads)
+        self.mask = bool(mask)
+
+    def forward(self, x: Tensor) -> Tensor:
+        # The native entry decides in C++ whether x is its plain case (NotImplemented if not:
+        # dual tensors, dispatch modes, subclasses, jit.trace). Only dynamo's tracing is asked
+        # here first, so that dynamo sees the branch to the custom ops: one check, since this body
+        # is part of every eager call (docs/performance-notes.md, "One check before the native entry").
+        native = _native.relu
+        if native is not None and not _is_dynamo_compiling():
+            y = native(x, self.semantics, self.threads, self.mask, self.inplace)
+            if y is not NotImplemented:
+                return y
+        if not isinstance(x, Tensor) or _compat.tracing_state() is not None or _compat.is_exporting():
+            return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
+        return self._forward_other(x)
+
+    def _forward_other(self, x: Tensor) -> Tensor:
+        """Every tensor but the native path's: the custom ops where torch's
+        transforms must see them (compile, torch.func, forward AD, dispatch
+        modes, meta and fake tensors) and for plain tensors relugrad's kernels
+        read when the native library is absent; torch's own ops for the rest."""
+        exact = type(x) is Tensor or type(x) is nn.Parameter
+        if not (x.dtype in _kernels.DTYPES and x.layout is torch.strided and not x.is_nested):
+            return ops.stock_relu(x, self.semantics, self.inplace)
+        if self.semantics == "torch" and x.device.type == "cuda":
+            # CUDA, torch preset: stock's relu and threshold_backward, mask or not. There
+            # relugrad's ops take more time than stock's and keep no less memory (docs/cuda.md has
+            # the measurements), and the mask forward's y would keep -0 where CUDA's relu writes +0.
+            return ops.stock_relu(x, self.semantics, self.inplace)
+        seen_by_transforms = (_kernels.is_compiling() or isinstance(x, _compat.fake_tensor_type())
+                              or (exact and (x.is_meta or _compat.is_functorch_wrapped(x)
+                                             or _compat.forward_ad_level() >= 0 or _compat.dispatch_mode_depth())))
+        if not seen_by_transforms:
+            if not (exact and _kernels.kernels_serve(x)) or x.is_neg():  # a lazy negation: torch's ops
+                return ops.stock_relu(x, self.semantics, self.inplace)
+            if self.mask and not (x.requires_grad and torch.is_grad_enabled()):
+                return _stock.relu_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
+            if self.inplace:
+                if not (x.requires_grad and torch.is_grad_enabled()):
+                    return torch.relu_(x)  # nothing recorded: stock's in-place op itself
+                ops.refuse_in_place_on_a_leaf(x)
+                return ops.in_place_function(self.mask).apply(x, self.semantics, self.threads, True)
+        if self.inplace and self.semantics == "torch" and not self.mask and _kernels.is_compiling():
+            # In place under compile, the torch preset is stock's graph (relu_, whose backward is
+            # threshold_backward on y): the ops cannot alias x, and copying their y into x leaves
+            # a zero gradient for the old x to be added into the compiled backward.
+            return torch.relu_(x)
+        if self.mask:
+            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads, True)[0]  # mask in y's order
+        else:
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return x.copy_(y) if self.inplace else y
+
+    def extra_repr(self) -> str:
+        return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
+                + (f", threads={self.threads}" if self.threads else "") + (", mask=True" if self.mask else ""))
+
+    # Graph capture (FX symbolic tracing, jit.trace, torch.export, both ONNX exporters) records one
+    # op per ReLU: relugrad::relu (forward torch.relu, backward relugrad's, an aten.relu
+    # decomposition below), or for ONNX, which has no autograd, torch.relu itself, a standard
+    # Relu node. mask=True keeps its 1-bit saving in eager mode and torch.compile only: captured
+    # graphs record relugrad::relu (the same gradient bits; y is torch.relu's, -0 kept).
+    def _captured_forward(self, x):
+        if torch.onnx.is_in_onnx_export():
+            return torch.relu_(x) if self.inplace else torch.relu(x)
+        y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return x.copy_(y) if self.inplace else y
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        # torch.jit.script cannot compile forward's eager paths: it scripts a module that calls
+        # relugrad::relu (a TorchScript model that needs relugrad.torch imported where it runs).
+        return _ScriptableReLU(self)
+
+
+class _ScriptableReLU(ReLU):
+    """What torch.jit.script compiles for a relugrad ReLU (ReLU.__prepare_scriptable__): the
+    relugrad::relu op, as in every captured graph. torch.jit.script also puts this module into
+    the eager model it was given (it replaces submodules in place), so called from Python it
+    runs ReLU's eager forward; it is a ReLU (restore_relu finds it) and the hooks move with it."""
+
+    def __init__(self, relu: "ReLU") -> None:
+        super().__init__(relu.semantics, inplace=relu.inplace, threads=relu.threads, mask=relu.mask)
+        _model_hooks.move_hooks(relu, self)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+            if self.inplace:
+                return x.copy_(y)
+            return y
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        return ReLU.forward(self, x)
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        return self
+
+
+# ---- ReLUDropout ------------------------------------------------------------------------------------
+# ReLUDropout: nn.ReLU followed by nn.Dropout as one module that keeps two bits per element.
+#
+# Stock PyTorch on the CPU keeps, for relu -> dropout in training, the relu output y (ReLU's
+# backward gates on it) and dropout's scaled noise tensor (mul's backward multiplies by it): two
+# tensors of y's dtype. ReLUDropout keeps two packed bit planes instead, ceil(n/8) bytes each,
+# LSB first, in y's storage order: the gate (relugrad's relu_mask bits of y) and keep (noise != 0).
+#
+# Bit-exactness with stock, given the same generator state. aten's CPU dropout (at::dropout ->
+# _dropout_impl; the fused native_dropout serves CUDA/XPU only) draws
+# `empty_like(input).bernoulli_(1 - p)`, divides it by (1 - p) and returns input * noise. The
+# forward here makes that same draw on a tensor of the same shape, dtype and layout, so the RNG
+# stream advances exactly as stock's, and computes the output with the same torch ops. Backward
+# rebuilds the noise from the keep bits (keep ? scale : +0, scale being the kept noise value,
+# computed by the same div) and computes dy * noise with torch's mul, then the ReLU gate by
+# relugrad's relu_grad_mask: the same bits as stock, including a dropped element whose incoming
+# gradient is negative (-0), infinite or NaN (NaN), where stock multiplies by a zero noise value.
+#
+# Where the bit planes are made and read: for float32/float64 in C order with the torch preset
+# and torch's threads, one C++ pass each way (relugrad._relugrad_torch.relu_dropout, python/src/
+# torch_dropout.cc: out = relu(x) * (keep ? scale : +0) after stock's draw; its backward node
+# relugrad::ReluDropoutBackward computes dx = gate ? dy * (keep ? scale : +0) : +0 with plain IEEE
+# multiplies, which are torch's for these two dtypes, and writes dx over an incoming gradient that
+# nothing else holds, as relugrad.torch.ReLU does). Everything else composes: the packing and the
+# gate select are relugrad's Highway kernels (relu_forward with a mask packs the bits of `v > 0` for
+# y and for the 0/1 noise, in place, values unchanged; relu_grad_mask unpacks), and the products
+# that must match stock are torch's own mul, so no element loop runs in Python and no separate
+# kernel has to reproduce torch's rounding and NaN propagation for four dtypes.
+#
+# Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
+# float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
+# no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
+# is stock's dropout. The fused forward computes out of place; replace_relu(mask=True) runs a pair
+# through fused_relu_dropout only where that is exactly what the two modules compute
+# (relugrad.torch.fusion), and only by the C++ pass: the composed path's Python forward and
+# backward take more time than the unfused pair (docs/performance-notes.md, "ReLU + Dropout as a
+# C++ node in cache-sized chunks"), so there the parent calls the two modules (the ReLU keeping
+# its mask where the probe finds nothing else keeps y). ReLUDropout used directly still composes.
+
+
+def _scale(p: float, dtype: torch.dtype) -> Tensor:
+    """The value of a kept element of stock's noise: 1 divided by (1 - p) by the same div_ of
+    a tensor by a Python scalar (for float16/bfloat16 computed in float32, then rounded)."""
+    return torch.ones((), dtype=dtype).div_(1 - p)
+
+
+def _pack_in_place(t: Tensor, threads: int, semantics: str = "torch") -> Tensor:
+    """The packed gate bits of t (relu_forward's mask, in t's storage order); t is written with
+    relu(t) in place, which leaves a tensor of +0/1 values or of relu outputs >= +0 unchanged."""
+    _, bits, _ = ops.relu_mask_kernel(t, semantics, threads, inplace=True)
+    return bits
+
+
+class _ReluDropoutFunction(torch.autograd.Function):
+    """The composition: every dtype and layout, any preset and thread count."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, p: float, semantics: str, threads: int) -> Tensor:
+        y = torch.relu(x)  # stock's y, -0 kept: the product below is stock's
+        noise = torch.empty_like(y).bernoulli_(1 - p)  # stock's draw: same shape, dtype, layout
+        keep = _pack_in_place(noise, threads)
+        noise.div_(1 - p)
+        # y * noise, as stock, written into noise: the product is commutative to the bit (noise
+        # is never NaN, so a NaN result is y's NaN either way).
+        out = noise.mul_(y)
+        gate = _pack_in_place(y, threads, semantics)  # y is not needed after this
+        ctx.save_for_backward(gate, keep)
+        ctx.p, ctx.semantics, ctx.threads, ctx.strides = p, semantics, threads, y.stride()
+        return out
+
+    @staticmethod
+    def backward(ctx, dy: Tensor):
+        gate, keep = ctx.saved_tensors
+        strides = ctx.strides
+        full = torch.empty_strided(dy.shape, strides, dtype=dy.dtype).fill_(_scale(ctx.p, dy.dtype))
+        noise = ops.relu_grad_mask_kernel(full, keep, "torch", ctx.threads, strides, strides)
+        del full  # not kept through the products below: the backward's peak is stock's or less
+        if torch.is_grad_enabled() or not _kernels.plain_tensor(dy):  # create_graph=True, or a wrapper
+            g = dy * noise
+            dx = torch.ops.relugrad.relu_grad_mask(g, gate, ctx.semantics, ctx.threads, _layout.dim_order(strides))
+            return dx, None, None, None
+        # dy * noise, stock's mul backward; in place into noise when dy has its layout
+        # (commutative to the bit, as above), else a new tensor in mul's own layout.
+        g = noise.mul_(dy) if _layout.same_order(dy, strides) else dy * noise
+        return ops.relu_grad_mask_kernel(g, gate, ctx.semantics, ctx.threads, strides, strides), None, None, None
+
+
+_DROPOUT_NATIVE_DTYPES = (torch.float32, torch.float64)
+
+
+def native_dropout_may_serve(x, semantics: str, threads: int) -> bool:
+    """Whether the C++ pass may serve relu + dropout of x: the library, the torch preset on torch's
+    threads, a float32/float64 tensor (the entry itself asks the rest: a contiguous CPU x)."""
+    return (_native.relu_dropout is not None and semantics == "torch" and threads == 0 and isinstance(x, Tensor)
+            and x.dtype in _DROPOUT_NATIVE_DTYPES)
+
+
+def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
+    # Not in anomaly mode: stock's ReLU and dropout nodes each check their outputs for NaN (a NaN
+    # gradient at a closed gate raises at dropout's node there); the fused node is one.
+    return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
+            and not torch.is_anomaly_enabled() and not torch.jit.is_tracing()
+            and _kernels.plain_cpu(x) and _layout.dense(x))
+
+
+class ReLUDropout(nn.Module):
+    """nn.ReLU followed by nn.Dropout(p) in one module: the same outputs and gradients, bit for bit,
+    as the two stock modules given the same generator state, keeping 2 bits per element for
+    backward instead of y and dropout's noise (see the module docstring for what it serves).
+
+    Args: p, semantics, threads as relugrad.torch.ReLU's and nn.Dropout's; relu_inplace and
+    dropout_inplace are the modules' flags where the fused path does not serve."""
+
+    def __init__(self, p: float = 0.5, semantics: str = "torch", threads: int = 0, *,
+                 relu_inplace: bool = False, dropout_inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p: dropout probability has to be between 0 and 1, but got {p}")
+        check_semantics(semantics)
+        threads = check_threads(threads)
+        self.p, self.semantics, self.threads = float(p), semantics, threads
+        self.relu_inplace, self.dropout_inplace = bool(relu_inplace), bool(dropout_inplace)
+        # Not a submodule: restore_relu and replace_relu see this module as one unit.
+        object.__setattr__(self, "_relu", ReLU(semantics, inplace=relu_inplace, threads=threads))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            # TorchScript: the relugrad::relu op, then stock's dropout (y kept, as unfused).
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+            return F.dropout(y, self.p, self.training, self.dropout_inplace)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
+                             self.dropout_inplace)
+        out = fused_relu_dropout(x, self.p, self.training, self.semantics, self.threads)
+        if out is not None:
+            return out
+        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
+
+    def extra_repr(self) -> str:
+        return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
+
+
+def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, threads: int,
+                       composed: bool = True):
+    """dropout(relu(x), p, training) by the fused pass, or None where it does not serve the call
+    (the caller then runs the two modules). composed=False: the C++ pass only (module docstring)."""
+    if not _dropout_fused_serves(x, p, training):
+        return None
+    if native_dropout_may_serve(x, semantics, threads):
+        out = _native.relu_dropout(x, p)  # NotImplemented unless a contiguous CPU tensor
+        if out is not NotImplemented:
+            return out
+    return _ReluDropoutFunction.apply(x, p, semantics, threads) if composed else None
+
+
+# ---- LinearReLU -------------------------------------------------------------------------------------
+# LinearReLU: nn.Linear followed by nn.ReLU, whose backward fuses the bias gradient into ReluGrad.
+#
+# Stock's backward of relu(linear(x)) makes dx = threshold_backward(dy, y, 0), then the bias
+# gradient dx.sum(0) in a second pass over dx. LinearReLU's backward makes both in one pass, then
+# the weight and input gradients with the matmuls stock's addmm backward picks from the operands'
+# layouts (dx.t() @ x and dx @ W for a row-major weight; stock's bits and strides), computing only the
+# gradients the backward asks for and keeping what stock keeps (x only where the weight needs a
+# gradient, the weight only where x does). Forward and backward are C++
+# (relugrad._relugrad_torch.linear_relu and its autograd node, python/src/torch_bias.cc): the
+# forward runs relu in place over linear's own output (one
+# allocation fewer than stock's relu into a new tensor, the same bits), and the backward writes dx
+# over an incoming gradient that nothing else holds.
+#
+# What is guaranteed, against stock nn.Linear + nn.ReLU with the same parameters and inputs:
+#   - the output, the input gradient and the weight gradient: the same bits;
+#   - the bias gradient: a fixed-order sum of dx's columns (blocks of 128 rows each summed row by
+#     row, then the block sums in block order, in the dtype: float32 or float64), the same bits for
+#     any thread count, NOT stock's bits (torch's sum(0) adds in its own cascade order); the
+#     difference is rounding only (docs/python.md, "Bias-gradient fusion", has the measured size).
+# Served by the fused pass: training with autograd recording, float32/float64 plain dense CPU
+# tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD, CPU
+# autocast or anomaly mode).
+# Everything else runs F.linear then relugrad's ReLU: stock's bits everywhere. A backward under
+# create_graph (or with a gradient the pass cannot read) runs stock's differentiable ops in the
+# node: stock's bits, the bias gradient included.
+#
+# LinearReLU is an nn.Linear (same parameters, same state_dict keys). replace_relu(fuse_linear=True)
+# does not use it: it leaves each nn.Linear where it is and has the parent run it with the ReLU
+# after it by fused_linear_relu (relugrad.torch.fusion).
+
+
+
+
+def _linear_fused_serves(m: "LinearReLU", x: Tensor) -> bool:
+    # Not under autocast (linear runs in another dtype than the node's saved tensors) nor anomaly
+    # mode (stock's two nodes each check their outputs for NaN; the fused node is one).
+    return (m.training and m.bias is not None and torch.is_grad_enabled() and _native.linear_relu is not None
+            and not torch.is_autocast_enabled("cpu") and not torch.is_anomaly_enabled()
+            and not torch.jit.is_tracing()
+            and (x.requires_grad or m.weight.requires_grad or m.bias.requires_grad)
+            and x.dtype in (torch.float32, torch.float64) and m.weight.dtype == x.dtype
+            and _kernels.plain_cpu(x) and x.is_contiguous() and x.dim() >= 1
+            and type(m.weight) is nn.Parameter and type(m.bias) is nn.Parameter)
+
+
+class LinearReLU(nn.Linear):
+    """nn.Linear(in_features, out_features, bias) followed by ReLU, the bias gradient fused into
+    the ReLU backward (see the module docstring for what is served and guaranteed).
+    relu_inplace: the replaced nn.ReLU's flag (restore_relu gives it back); threads as ReLU's."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
+                 relu_inplace: bool = False, threads: Optional[int] = 0) -> None:
+        super().__init__(in_features, out_features, bias, device, dtype)
+        self.relu_inplace = bool(relu_inplace)
+        self.relu_threads = check_threads(threads)
+        # Not a submodule: state_dict and restore_relu see one Linear.
+        object.__setattr__(self, "_relu", ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            # TorchScript: linear, then the relugrad::relu op (relugrad's backward keeps y), as
+            # every captured graph records a relugrad ReLU.
+            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+        y = fused_linear_relu(self, x)
+        return self._relu(F.linear(x, self.weight, self.bias)) if y is None else y
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")
+
+
+def fused_linear_relu(linear: nn.Linear, x: Tensor) -> Optional[Tensor]:
+    """relu(linear(x)) by the fused forward and node, or None where they do not serve the call
+    (the caller then runs the two modules)."""
+    if _native.linear_relu is None or not _linear_fused_serves(linear, x):
+        return None
+    y = _native.linear_relu(x, linear.weight, linear.bias)  # NotImplemented unless plain CPU tensors
+    return None if y is NotImplemented else y
+
+
+# ---- hardtanh_grad -------------------------------------------------------------------------------
+# relugrad's kernel for hardtanh's backward, for direct callers. There is no relugrad Hardtanh or
+# ReLU6 module: with a Python autograd.Function around the kernel it took more time than stock's
+# (the Function's Python forward and backward cost more than the kernel saves), so until the
+# kernel has a C++ node as ReLU's does, nn.Hardtanh / nn.ReLU6 stay torch's and replace_relu
+# lists them as left.
+#
+# hardtanh_grad is aten::hardtanh_backward(dy, s, min_val, max_val): dx = dy where
+# min_val < s < max_val, +0 elsewhere; relugrad computes it as the torch preset
+# with threshold = min_val and gate_max = max_val (docs/semantics.md). A NaN s
+# passes dy, as PyTorch's scalar loop and its CUDA kernel do; PyTorch's
+# vectorised CPU loop closes it, so a NaN gate in the body of a contiguous CPU
+# tensor is the one place the bits can differ.
+#
+# The result has hardtanh_backward's layout (a TensorIterator op over dy, then
+# s), with relu_grad's layout machinery from relugrad.torch. What the kernels
+# cannot read (CUDA in a CPU-only build, meta, subclasses, other devices) gets
+# torch's own hardtanh_backward.
+
+
+def _output(dy: Tensor, s: Tensor):
+    """(hardtanh_backward(dy, s)'s output, uninitialised; whether dy and s share its order)."""
+    out = _layout.fast_output(dy, s)
+    if out is not None:
+        return out, True
+    return _layout.empty(dy, _layout.ti_strides(dy.shape, dy.stride(), s.stride())), False
+
+
+def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads: Optional[int] = 0) -> Tensor:
+    """aten::hardtanh_backward(dy, s, min_val, max_val) by relugrad's kernels; s
+    is the forward input or output (same result)."""
+    n_threads = check_threads(threads)
+    # Plain tensors only (no subclass, no torch.func or is_grads_batched wrapper); a max_val of
+    # +inf is torch's own op: there stock's gate s < max_val closes s = +inf, while relugrad's
+    # gate_max = +inf means no bound (docs/semantics.md).
+    serve = (_kernels.plain_tensor(dy) and _kernels.plain_tensor(s) and _kernels.kernels_serve(dy)
+             and _kernels.kernels_serve(s) and dy.is_cpu and s.is_cpu and dy.dtype == s.dtype and dy.shape == s.shape
+             and _kernels.host_dtype(dy.dtype) is not None and max_val != math.inf)
+    if not serve:  # the bound has no CUDA kernel (RELUGRAD_UNSUPPORTED): torch's own op
+        return torch.ops.aten.hardtanh_backward(dy, s, min_val, max_val)
+    # The kernels read raw memory: lazily negated tensors (torch._neg_view) are negated first.
+    dy, s = dy.resolve_neg(), s.resolve_neg()
+    out, same = _output(dy, s)
+    if not same:
+        dy, s = _layout.in_order(dy, out.stride()), _layout.in_order(s, out.stride())
+    config = _config("torch", float(min_val), 0.0, None, _kernels.threads_of(n_threads), None, None, None, None,
+                     "auto", float(max_val))
+    plan = _kernels.plan(config, _C.OP_RELU_GRAD, _kernels.host_dtype(dy.dtype))
+    plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
+    return out

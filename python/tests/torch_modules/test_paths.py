@@ -1,0 +1,117 @@
+"""The three paths of a relugrad.torch.ReLU call (docs/torch-paths.md), one test per row, each
+asserting which path ran by the profiler's event names: relugrad_native::relu (the native
+entry's RECORD_FUNCTION; its forward calls aten's relu inside), relugrad::relu (the custom op's
+dispatcher event), aten::relu with no relugrad event (stock)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import relugrad.torch as rt  # noqa: E402
+from torch_helpers import bits  # noqa: E402
+
+
+_CUSTOM_OPS = {"relugrad::relu", "relugrad::relu_grad", "relugrad::relu_mask", "relugrad::relu_grad_mask"}
+
+
+def _events(fn):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.name for e in prof.events()}
+
+
+def _relugrad_events(names):
+    return {n for n in names if n.startswith("relugrad")}
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+def test_native_eager_row_plain_cpu_tensors_run_the_native_entry():
+    x = torch.randn(64, 32, requires_grad=True)
+    names = _events(lambda: rt.ReLU()(x).sum().backward())
+    assert "relugrad_native::relu" in names and "relugrad::ReluBackward" in names  # the C++ node
+    assert not names & _CUSTOM_OPS
+    assert torch.equal(bits(x.grad), bits((x > 0).float()))
+
+
+@pytest.mark.parametrize("how", ["no_native_library", "torch_func", "forward_ad", "meta"])
+def test_custom_ops_row_runs_the_op(how):
+    x = torch.randn(64, 32)
+    relu = rt.ReLU()
+    if how == "no_native_library":
+        def run():
+            with rt.use_native(False):
+                xr = x.clone().requires_grad_()
+                relu(xr).sum().backward()
+    elif how == "torch_func":
+        def run():
+            torch.func.grad(lambda a: relu(a).sum())(x)
+    elif how == "forward_ad":
+        import torch.autograd.forward_ad as fwAD
+
+        def run():
+            with fwAD.dual_level():
+                relu(fwAD.make_dual(x, torch.ones_like(x)))
+    else:
+        def run():
+            relu(x.to("meta"))
+    names = _events(run)
+    assert "relugrad::relu" in names, sorted(_relugrad_events(names))
+    assert "relugrad_native::relu" not in names
+
+
+class _Subclass(torch.Tensor):
+    pass
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(8, 4).as_subclass(_Subclass),          # a tensor subclass
+    lambda: torch.randint(-3, 3, (8, 4)),                      # a dtype the kernels do not read
+    lambda: torch.nested.nested_tensor([torch.randn(3), torch.randn(5)]),  # a nested tensor
+], ids=["subclass", "int64", "nested"])
+def test_stock_row_runs_torchs_relu_alone(make):
+    x = make()
+    names = _events(lambda: rt.ReLU()(x))
+    assert not _relugrad_events(names), sorted(_relugrad_events(names))
+    assert "aten::relu" in names
+
+
+def test_use_native_false_restores_the_entry_after_the_block():
+    from relugrad.torch import _native
+    before = _native.relu
+    with rt.use_native(False):
+        assert _native.relu is None
+    assert _native.relu is before
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+def test_the_python_plain_test_agrees_with_the_native_entrys():
+    """The plain-tensor rule is C++'s (PlainCpu, the native entry's own test); the fused modules'
+    Python copy (_kernels.plain_cpu) must accept exactly the tensors the entry serves."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from relugrad.torch import _kernels, _native
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(torch.randn(3))
+    cases = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
+    cases += [torch.nn.Parameter(torch.randn(3)), torch.randn(4, 4).t(),
+              torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last), torch.randn(3, device="meta"),
+              torch.randn(3).as_subclass(_Subclass), fake, torch.arange(3), torch.randn(3).to_sparse(),
+              torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]), torch.randn(3, dtype=torch.complex64)]
+    for t in cases:
+        served = _native.relu(t, "torch", 0, False, False) is not NotImplemented
+        assert served == _kernels.plain_cpu(t), (t.dtype, t.device, type(t).__name__, t.layout)
+    assert sum(_kernels.plain_cpu(t) for t in cases) == 7  # both sides of the rule were exercised
+
+
+def test_use_native_turns_off_only_the_named_entries():
+    from relugrad.torch import _native
+    before = (_native.relu, _native.linear_relu, _native.relu_dropout)
+    with rt.use_native(False, entries=("relu_dropout",)):
+        assert _native.relu_dropout is None and (_native.relu, _native.linear_relu) == before[:2]
+    with rt.use_native(False):
+        assert (_native.relu, _native.linear_relu, _native.relu_dropout) == (None, None, None)
+        with rt.use_native(True, entries=("relu",)):
+            assert _native.relu is before[0] and _native.linear_relu is None
+    assert (_native.relu, _native.linear_relu, _native.relu_dropout) == before
+    with pytest.raises(ValueError, match="entries"):
+        with rt.use_native(False, entries=("nope",)):
+            pass
