@@ -1,6 +1,6 @@
 """What the bench.torch subcommands share: sizes, timing loops, the interleaving of candidates, the
-interval of a median, ratios and the A/A control, the models, the machine's name, and the single
-access point to relugrad names that are not public yet.
+interval of a median, ratios and the A/A control, the models, the machine's name, and the switch
+between the eager paths that the module bench times side by side.
 
 Every subcommand compares candidates side by side in one process: a round times each candidate
 once, the order rotating from round to round (`rotated`), and a ratio is the median over rounds
@@ -189,25 +189,25 @@ def step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return loss
 
 
-# ---- relugrad names that are not public yet: the only access point ---------------------------
-# Benchmarks use relugrad's public names only. What follows reaches past them where no public
-# name serves yet; each entry says what it stands for, and goes when relugrad exposes it.
+# ---- switching the eager path between two timed candidates ------------------------------------
 
 def relu_dropout_class():
-    """relugrad's fused ReLU + Dropout module. Public as relugrad.torch.ReLUDropout where the
-    package exports it; else its private home."""
-    cls = getattr(rt, "ReLUDropout", None)
-    if cls is None:
-        from relugrad._dropout import ReLUDropout as cls  # PRIVATE: until relugrad.torch exports it
-    return cls
+    """relugrad's fused ReLU + Dropout module (public: relugrad.torch.ReLUDropout)."""
+    return rt.ReLUDropout
 
 
-_NATIVE_RELU = getattr(rt, "_native_relu", None)  # PRIVATE: the torch-native eager entry
+_NATIVE_OFF = None  # the entered relugrad.torch.use_native(False) block while the native ReLU is off
 
 
 def use_native_eager(on: bool) -> None:
     """Route eager relugrad.torch.ReLU calls through the torch-native library (on) or through the
-    custom ops torch.ops.relugrad.* (off), in this process, between two timed candidates. The
-    public switch, RELUGRAD_TORCH_NATIVE=0, holds for a whole process, and the module bench needs
-    both paths in one process to time them side by side."""
-    rt._native_relu = _NATIVE_RELU if on else None  # PRIVATE: no public per-call switch yet
+    custom ops torch.ops.relugrad.* (off), in this process, between two timed candidates: the
+    public block relugrad.torch.use_native(False, entries=("relu",)) held open across calls, since
+    the module bench interleaves both paths in one process."""
+    global _NATIVE_OFF
+    if on and _NATIVE_OFF is not None:
+        _NATIVE_OFF.__exit__(None, None, None)
+        _NATIVE_OFF = None
+    elif not on and _NATIVE_OFF is None:
+        _NATIVE_OFF = rt.use_native(False, entries=("relu",))
+        _NATIVE_OFF.__enter__()
