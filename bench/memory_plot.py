@@ -3,7 +3,8 @@
 training step (left panel) and step time (right panel), stock against relugrad, each relugrad bar
 labelled with its ratio to stock (for time the median of the interleaved per-round ratios). Plain SVG written by hand: no plotting library needed.
 
-    python3 bench/memory_plot.py docs/results/memory.json --out docs/memory.svg
+    python3 bench/memory_plot.py docs/results/<machine>/torch_report-memory.json \
+        --out docs/results/<machine>/torch_report-memory.svg
 """
 import argparse
 import json

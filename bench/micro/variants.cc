@@ -1,5 +1,5 @@
 // Kernel variants that exist only to be measured against the library's
-// choices (docs/performance-notes.md): loop unrolling x1/x2/x4, a software prefetch
+// choices (docs/design.md, "Unrolling and prefetch"): loop unrolling x1/x2/x4, a software prefetch
 // distance, and the f16/bf16 strategy "convert to f32 and compare floats"
 // against the library's integer compare on raw bits. Torch semantics at
 // t = 0 (open unless s <= 0; NaN gates open), the common case. Compiled for

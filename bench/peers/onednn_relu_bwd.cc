@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
                              k = k + 1 == sets ? 0 : k + 1;
                            });
         // Control: relugrad on the very same buffers, right after (pages
-        // land differently per process; docs/performance-notes.md, "Measurement flaws").
+        // land differently per process; docs/design.md, "Measurement flaws").
         relugrad_options o;
         relugrad_options_init(&o, RELUGRAD_PRESET_ONEDNN);
         o.threads = t;

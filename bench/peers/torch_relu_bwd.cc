@@ -10,7 +10,7 @@
 // (PyTorch's allocating entry point, minus Python), and `relugrad_torchbuf`:
 // relugrad on the very same buffers right after ATen, a control for where
 // this process's pages landed (first-touch placement moves bandwidth by
-// ~10% on this VM, docs/performance-notes.md, "Measurement flaws"). Threads: at::set_num_threads
+// measurably: docs/design.md, "Measurement flaws"). Threads: at::set_num_threads
 // and relugrad's options.threads.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -6,7 +6,7 @@ one process, best of many samples (the floor a loaded machine still reaches).
 Times torch.relu, each module's forward on a leaf that needs a gradient, and each module's
 forward + backward (`module(x).backward(g)`, then `x.grad = None`) at n elements (default 16).
 Prints one line of us per call and the two ratios relugrad / nn.ReLU; run it once per build to
-compare builds (docs/performance-notes.md, "A Python entry for the eager ReLU").
+compare builds (docs/design.md, "A Python entry for the eager ReLU").
 """
 import torch
 

@@ -13,7 +13,7 @@ modules. The order of the candidates rotates round by round; a round times each 
 repeats of a loop sized to ~10 ms) and the reported ratio is the median over rounds of the
 per-round ratio relugrad / nn.ReLU (the machine is shared: only ratios taken side by side mean
 anything); the JSON rows also carry its ~95% interval (ratio_ci95, and control_ci95 with
---control), which the report's tie verdict reads. docs/python.md, "Never slower".
+--control), which the report's tie verdict reads. docs/performance.md, "Method".
 
 --dropout P compares nn.ReLU + nn.Dropout(P) (training) with relugrad's fused ReLUDropout(P);
 --grad-from-op makes each step `(module(x) * w).sum().backward()`, so the module's backward gets a

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.torch steps --models resnet18,mlp --layouts nchw,channels_last
     .venv/bin/python -m bench.torch steps --mask --peak --models transformer,mlp,mlp_dropout,resnet50 \
-        --layouts nchw --json docs/results/<machine>/memory.json
+        --layouts nchw --json docs/results/<machine>/torch_report-memory.json
 
 For each model and layout, a stock model and a copy with relugrad.torch.replace_relu (same
 weights) each run `loss = model(x).square().mean(); loss.backward(); zero_grad` in alternating

@@ -13,7 +13,7 @@
 // accumulation type (float for float32, double for float64); the block sums of a column are then
 // added in block order and rounded once to the dtype. Threads take (row block, column chunk)
 // tiles, and a column chunk never changes a column's order, so the bits are the same for any
-// thread count. They are not torch's sum(0) bits (its cascade order differs): docs/python.md,
+// thread count. They are not torch's sum(0) bits (its cascade order differs): docs/torch.md,
 // "Bias-gradient fusion", says what was measured.
 //
 // The node (relugrad::LinearReluBackward) is C++ for the reason ReLU's is: the engine hands it

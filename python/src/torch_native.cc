@@ -6,7 +6,7 @@
 // Why C++: with torch.autograd.Function in Python, a small ReLU's forward +
 // backward cost far more than nn.ReLU's, and most of it was Python:
 // Function.apply's context object, then the autograd engine calling back into
-// the interpreter for backward (docs/performance-notes.md, "Torch-native ReLU").
+// the interpreter for backward (docs/design.md, "Torch-native ReLU").
 // Here forward is one C++ call and backward never enters Python.
 //
 // Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
@@ -109,8 +109,8 @@ namespace {
 // cores after each parallel region, and a second pool waking on the same
 // cores made 2-thread steps up to 2x slower than nn.ReLU's. Whether to
 // split and which stores each part gets are relugrad's launch policy's
-// (relugrad_cpu_host_split; the rule: docs/performance-notes.md, "One CPU
-// launch policy").
+// (relugrad_cpu_host_split; the rule: docs/design.md, "One CPU launch
+// policy").
 struct CallPlan {
   const relugrad_plan* plan;  // the library's plan of each part's call
   bool split;
@@ -400,7 +400,7 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   if (!flat && settings.preset == RELUGRAD_PRESET_TORCH &&
       !(grad.is_non_overlapping_and_dense() && y.is_non_overlapping_and_dense())) {
     // A broadcast (expanded) or overlapping operand, which the kernels could read only after
-    // InOrder copied it whole (slower than stock: docs/performance-notes.md): the torch
+    // InOrder copied it whole (slower than stock: docs/design.md, "Torch-native ReLU"): the torch
     // preset's backward is threshold_backward itself, which reads it where it is.
     return at::threshold_backward(grad, y, 0);
   }
@@ -515,7 +515,7 @@ namespace {
 // generated ReluBackward0 is, not a torch::autograd::Function: a Function's
 // bookkeeping (its context's saved_data map of IValues, wrapped outputs, input
 // and output info, a demangled type name per profiled call) cost about as much
-// as the whole n = 16 ReLU (docs/performance-notes.md, "Torch-native ReLU").
+// as the whole n = 16 ReLU (docs/design.md, "Torch-native ReLU").
 // A node keeps what backward reads, as members: the saved tensor (a
 // SavedVariable, so saved-tensor hooks, version checks and "backward through
 // the graph a second time" behave as for ReluBackward0) and the settings.

@@ -8,7 +8,7 @@
 // its Python arguments against the op's schema into a boxed stack of IValues
 // and calls the op through the dispatcher, more per call than torch.relu's
 // generated binding; for small tensors that was most of the gap to nn.ReLU's
-// forward (docs/performance-notes.md, "A Python entry for the eager ReLU"). This function reads its
+// forward (docs/design.md, "A Python entry for the eager ReLU"). This function reads its
 // five arguments directly, decides itself whether x is the plain case NativeRelu serves (PlainCpu:
 // one key-set test in C++ instead of eight Python attribute reads) and calls it. Like torch's own
 // bindings it releases the GIL while the op runs, records a profiler event under the op's name and

@@ -28,7 +28,7 @@ Model surgery (relugrad.torch.surgery):
                  return_report=False, fuse_linear=False)
     restore_relu(model)                                             # back to stock modules, hooks kept
 
-A ReLU call takes one of three paths (docs/torch-paths.md): native eager (the C++ entry and
+A ReLU call takes one of three paths (docs/torch.md, "The three paths"): native eager (the C++ entry and
 autograd node of relugrad._relugrad_torch; NATIVE and NATIVE_STATUS say whether it loaded), the
 custom ops above (torch.compile, export, torch.func, forward AD, dispatch modes, fake and meta
 tensors, and eager mode without the native library), or stock (torch's own ops with the preset's

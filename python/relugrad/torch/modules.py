@@ -1,6 +1,6 @@
 """relugrad.torch's public modules (layer 2): ReLU, ReLUDropout, LinearReLU, and hardtanh_grad.
 
-Each module picks one of three paths per call (docs/torch-paths.md has the table):
+Each module picks one of three paths per call (docs/torch.md, "The three paths", has the table):
   - native eager: plain CPU tensors the kernels read, in eager mode, where the torch-native library
     loaded (_native): one C++ entry forward, a C++ autograd node backward;
   - custom ops: torch.compile, torch.export, torch.func, forward AD, dispatch modes, fake and meta
@@ -78,7 +78,7 @@ class ReLU(nn.ReLU):
         # The native entry decides in C++ whether x is its plain case (NotImplemented if not:
         # dual tensors, dispatch modes, subclasses, jit.trace). Only dynamo's tracing is asked
         # here first, so that dynamo sees the branch to the custom ops: one check, since this body
-        # is part of every eager call (docs/performance-notes.md, "One check before the native entry").
+        # is part of every eager call (docs/design.md, "One check before the native entry").
         native = _native.relu
         if native is not None and not _is_dynamo_compiling():
             y = native(x, self.semantics, self.threads, self.mask, self.inplace)
@@ -207,7 +207,7 @@ class _ScriptableReLU(ReLU):
 # is stock's dropout. The fused forward computes out of place; replace_relu(mask=True) runs a pair
 # through fused_relu_dropout only where that is exactly what the two modules compute
 # (relugrad.torch.fusion), and only by the C++ pass: the composed path's Python forward and
-# backward take more time than the unfused pair (docs/performance-notes.md, "ReLU + Dropout as a
+# backward take more time than the unfused pair (docs/design.md, "ReLU + Dropout as a
 # C++ node in cache-sized chunks"), so there the parent calls the two modules (the ReLU keeping
 # its mask where the probe finds nothing else keeps y). ReLUDropout used directly still composes.
 
@@ -350,7 +350,7 @@ def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, thre
 #   - the bias gradient: a fixed-order sum of dx's columns (blocks of 128 rows each summed row by
 #     row, then the block sums in block order, in the dtype: float32 or float64), the same bits for
 #     any thread count, NOT stock's bits (torch's sum(0) adds in its own cascade order); the
-#     difference is rounding only (docs/python.md, "Bias-gradient fusion", has the measured size).
+#     difference is rounding only (docs/torch.md, "Bias-gradient fusion", has the measured size).
 # Served by the fused pass: training with autograd recording, float32/float64 plain dense CPU
 # tensors, a bias, the torch preset, eager mode (not torch.compile, torch.func, forward AD, CPU
 # autocast or anomaly mode).

@@ -253,7 +253,7 @@ def _plan(model: nn.Module, functional: bool, semantics: str = "torch"):
 # (other ops, relu6 and hardtanh, tensor subclasses, quantized or integer tensors) goes on to
 # torch unchanged.
 # The mode is off inside its own handler, so the ReLU's own torch calls are not caught again.
-# Cost: every torch function call in the forward passes through the handler (docs/python.md,
+# Cost: every torch function call in the forward passes through the handler (docs/torch.md,
 # "Compatibility").
 
 _NOT_RELU = object()

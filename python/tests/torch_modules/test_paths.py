@@ -1,4 +1,4 @@
-"""The three paths of a relugrad.torch.ReLU call (docs/torch-paths.md), one test per row, each
+"""The three paths of a relugrad.torch.ReLU call (docs/torch.md, "The three paths"), one test per row, each
 asserting which path ran by the profiler's event names: relugrad_native::relu (the native
 entry's RECORD_FUNCTION; its forward calls aten's relu inside), relugrad::relu (the custom op's
 dispatcher event), aten::relu with no relugrad event (stock)."""
