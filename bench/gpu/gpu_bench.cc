@@ -88,7 +88,8 @@ std::vector<std::string> Split(const std::string& s) {
       "FILE]\n"
       "                          [--min-ms MS] [--batches N] [--no-graphs] [--probe-cudnn]\n"
       "                          [--impls copy,relugrad_torch,relugrad_tensorflow,cudnn,\n"
-      "                                   relugrad_mask_grad,relugrad_mask_forward] [--tag SUFFIX]\n",
+      "                                   relugrad_mask_grad,relugrad_mask_forward] [--tag "
+      "SUFFIX]\n",
       why);
   std::exit(2);
 }
@@ -512,16 +513,16 @@ int main(int argc, char** argv) {
           // forward reads x and writes y and the mask (here s -> dx, the mask).
           {"relugrad_mask_grad", bytes2 + static_cast<double>((n + 7) / 8),
            [&] {
-             const relugrad_status st = relugrad_relu_grad_mask(static_cast<relugrad_dtype>(d), n,
-                                                                dy, mask, dx, &torch_o);
+             const relugrad_status st =
+                 relugrad_relu_grad_mask(static_cast<relugrad_dtype>(d), n, dy, mask, dx, &torch_o);
              return st == RELUGRAD_OK
                         ? std::string()
                         : std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();
            }},
           {"relugrad_mask_forward", bytes2 + static_cast<double>((n + 7) / 8),
            [&] {
-             const relugrad_status st = relugrad_relu_forward(static_cast<relugrad_dtype>(d), n, s,
-                                                              dx, mask, &torch_o);
+             const relugrad_status st =
+                 relugrad_relu_forward(static_cast<relugrad_dtype>(d), n, s, dx, mask, &torch_o);
              return st == RELUGRAD_OK
                         ? std::string()
                         : std::string(relugrad_status_name(st)) + ": " + relugrad_last_error();

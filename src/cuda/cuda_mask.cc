@@ -19,10 +19,9 @@ relugrad_status CudaReluForwardMask(Dtype dtype, int64_t n, const void* x, void*
   const cuda::EnvLaunchConfig& env = cuda::LaunchConfigFromEnv();
   if (!env.ok) return Fail(RELUGRAD_INVALID_ARGUMENT, "%s", env.error.c_str());
   const bool vector = cuda::Aligned16(x) && cuda::Aligned16(y);
-  const cudaError_t e = cuda::LaunchForwardMask(dtype, n, x, y, mask, vector,
-                                                cuda::ToDeviceParams(params),
-                                                static_cast<cudaStream_t>(stream),
-                                                target.max_blocks, env.config);
+  const cudaError_t e =
+      cuda::LaunchForwardMask(dtype, n, x, y, mask, vector, cuda::ToDeviceParams(params),
+                              static_cast<cudaStream_t>(stream), target.max_blocks, env.config);
   if (e != cudaSuccess) {
     return cuda::LaunchFailed(
         cuda::MaskKernelName(dtype, true, vector, env.config.geometry).c_str(),
@@ -40,10 +39,9 @@ relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const u
   const cuda::EnvLaunchConfig& env = cuda::LaunchConfigFromEnv();
   if (!env.ok) return Fail(RELUGRAD_INVALID_ARGUMENT, "%s", env.error.c_str());
   const bool vector = cuda::Aligned16(dy) && cuda::Aligned16(dx);
-  const cudaError_t e = cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector,
-                                             cuda::ToDeviceParams(params),
-                                             static_cast<cudaStream_t>(stream),
-                                             target.max_blocks, env.config);
+  const cudaError_t e =
+      cuda::LaunchGradMask(dtype, n, dy, mask, dx, vector, cuda::ToDeviceParams(params),
+                           static_cast<cudaStream_t>(stream), target.max_blocks, env.config);
   if (e != cudaSuccess) {
     return cuda::LaunchFailed(
         cuda::MaskKernelName(dtype, false, vector, env.config.geometry).c_str(),

@@ -94,15 +94,17 @@ RG_INLINE void ElementLanes(const DeviceParams& p, const Lanes16<D>& a, const La
 template <Dtype D, Mode M>
 RG_INLINE Bytes16 ElementVector(const DeviceParams& p, const Lanes16<D>& a, const Lanes16<D>& b) {
   Lanes16<D> out;
-  ElementLanes<D, M>(p, a, b, &out,
-                     std::make_index_sequence<kVectorBytes / sizeof(typename DtypeTraits<D>::Bits)>());
+  ElementLanes<D, M>(
+      p, a, b, &out,
+      std::make_index_sequence<kVectorBytes / sizeof(typename DtypeTraits<D>::Bits)>());
   return out.v;
 }
 
 // 16-byte vectors per thread in the one-shot geometry: 2 (f32), 1 (16-bit), 4 (f64).
 template <Dtype D>
-constexpr int kOneShotVectors =
-    static_cast<int>(kElementsPerThread * sizeof(typename DtypeTraits<D>::Bits) / kVectorBytes);
+constexpr int kOneShotVectors = static_cast<int>(kElementsPerThread *
+                                                 sizeof(typename DtypeTraits<D>::Bits) /
+                                                 kVectorBytes);
 inline int OneShotVectors(Dtype d) {
   return static_cast<int>(kElementsPerThread * DtypeSize(d) / kVectorBytes);
 }
@@ -183,8 +185,8 @@ void ForEachVectorLaunch(Dtype d, const VectorPlan& plan, int64_t max_launch_byt
 // kernels: calls launch(first_element, elements, blocks) per launch of at
 // most max_launch_bytes per array, elements_per_block apart.
 template <typename F>
-void ForEachElementLaunch(Dtype d, int64_t n, int64_t max_launch_bytes,
-                          int64_t elements_per_block, F&& launch) {
+void ForEachElementLaunch(Dtype d, int64_t n, int64_t max_launch_bytes, int64_t elements_per_block,
+                          F&& launch) {
   const int64_t per_launch = max_launch_bytes / DtypeSize(d);
   for (int64_t first = 0; first < n; first += per_launch) {
     const int64_t count = n - first < per_launch ? n - first : per_launch;
@@ -393,8 +395,7 @@ RG_INLINE void PipelinedVectorBody(const DeviceParams& p, int64_t head, int64_t 
 
 // Mask byte b's data vectors (a full byte of 16-byte aligned data).
 template <Dtype D, typename I>
-RG_INLINE void LoadByteVectors(const typename DtypeTraits<D>::Bits* x, I b,
-                               Lanes16<D>* a) {
+RG_INLINE void LoadByteVectors(const typename DtypeTraits<D>::Bits* x, I b, Lanes16<D>* a) {
   const Bytes16* in = reinterpret_cast<const Bytes16*>(x + b * 8);
   RG_UNROLL
   for (int v = 0; v < kOneShotVectors<D>; ++v) a[v].v = in[v];
@@ -425,8 +426,8 @@ RG_INLINE void ForwardLanes(const DeviceParams& p, const Lanes16<D>& a, int firs
 }
 
 template <Dtype D, size_t... L>
-RG_INLINE void GradLanes(const DeviceParams& p, const Lanes16<D>& a, int first_bit,
-                         uint32_t bits, Lanes16<D>* r, std::index_sequence<L...>) {
+RG_INLINE void GradLanes(const DeviceParams& p, const Lanes16<D>& a, int first_bit, uint32_t bits,
+                         Lanes16<D>* r, std::index_sequence<L...>) {
   ((r->lane[L] = GradLane<D>(p, a.lane[L], first_bit + static_cast<int>(L), bits)), ...);
 }
 
@@ -527,7 +528,8 @@ RG_INLINE void ForwardMaskBody(const DeviceParams& p, int64_t n,
                                typename DtypeTraits<D>::Bits* y, uint8_t* mask, bool vector,
                                int64_t tid, int64_t stride) {
   const int64_t bytes = (n + 7) / 8;
-  for (int64_t b = tid; b < bytes; b += stride) ForwardMaskByte<D, int64_t>(p, n, x, y, mask, vector, b);
+  for (int64_t b = tid; b < bytes; b += stride)
+    ForwardMaskByte<D, int64_t>(p, n, x, y, mask, vector, b);
 }
 
 template <Dtype D>
@@ -536,7 +538,8 @@ RG_INLINE void GradMaskBody(const DeviceParams& p, int64_t n,
                             typename DtypeTraits<D>::Bits* dx, bool vector, int64_t tid,
                             int64_t stride) {
   const int64_t bytes = (n + 7) / 8;
-  for (int64_t b = tid; b < bytes; b += stride) GradMaskByte<D, int64_t>(p, n, dy, mask, dx, vector, b);
+  for (int64_t b = tid; b < bytes; b += stride)
+    GradMaskByte<D, int64_t>(p, n, dy, mask, dx, vector, b);
 }
 
 // Pipelined: the grid-stride loop over the full bytes of vector data with

@@ -16,9 +16,9 @@
 namespace relugrad {
 namespace cuda {
 
-#define RG_DECLARE_LAUNCH(NAME)                                                                   \
+#define RG_DECLARE_LAUNCH(NAME)                                                                 \
   cudaError_t NAME(Mode mode, const VectorPlan& plan, int64_t n, const void* dy, const void* s, \
-                   void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks,         \
+                   void* dx, const DeviceParams& p, cudaStream_t stream, int max_blocks,        \
                    const LaunchConfig& config)
 RG_DECLARE_LAUNCH(LaunchReluGradF32);
 RG_DECLARE_LAUNCH(LaunchReluGradF16);

@@ -75,7 +75,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 }
 
 template <Dtype D, Mode M>
-cudaError_t LaunchOneShot(const VectorPlan& plan, int64_t n, const typename DtypeTraits<D>::Bits* dy,
+cudaError_t LaunchOneShot(const VectorPlan& plan, int64_t n,
+                          const typename DtypeTraits<D>::Bits* dy,
                           const typename DtypeTraits<D>::Bits* s, typename DtypeTraits<D>::Bits* dx,
                           const DeviceParams& p, cudaStream_t stream) {
   constexpr int64_t kLanes = kVectorBytes / sizeof(typename DtypeTraits<D>::Bits);
@@ -110,7 +111,8 @@ cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const vo
   const Bits* dy = static_cast<const Bits*>(dy_v);
   const Bits* s = static_cast<const Bits*>(s_v);
   Bits* dx = static_cast<Bits*>(dx_v);
-  if (config.geometry == Geometry::kOneShot) return LaunchOneShot<D, M>(plan, n, dy, s, dx, p, stream);
+  if (config.geometry == Geometry::kOneShot)
+    return LaunchOneShot<D, M>(plan, n, dy, s, dx, p, stream);
   if (!plan.vector) {
     ReluGradScalar<D, M>
         <<<BlocksFor(n, max_blocks), kThreadsPerBlock, 0, stream>>>(p, n, dy, s, dx);
@@ -118,14 +120,14 @@ cudaError_t Launch(const VectorPlan& plan, int64_t n, const void* dy_v, const vo
   }
   const int blocks = BlocksFor(VectorWorkItems(plan), max_blocks);
   if (config.geometry == Geometry::kPipelined) {
-    ReluGradPipelined<D, M><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                     plan.tail, dy, s, dx);
+    ReluGradPipelined<D, M>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors, plan.tail, dy, s, dx);
   } else if (config.unroll == 2) {
-    ReluGradVector16<D, M, 2><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                       plan.tail, dy, s, dx);
+    ReluGradVector16<D, M, 2>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors, plan.tail, dy, s, dx);
   } else {
-    ReluGradVector16<D, M, 1><<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors,
-                                                                       plan.tail, dy, s, dx);
+    ReluGradVector16<D, M, 1>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(p, plan.head, plan.vectors, plan.tail, dy, s, dx);
   }
   return cudaGetLastError();
 }

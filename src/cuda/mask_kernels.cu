@@ -128,8 +128,8 @@ cudaError_t LaunchForwardMask(Dtype dtype, int64_t n, const void* x, void* y, ui
 }
 
 cudaError_t LaunchGradMask(Dtype dtype, int64_t n, const void* dy, const uint8_t* mask, void* dx,
-                           bool vector, const DeviceParams& p, cudaStream_t stream,
-                           int max_blocks, const LaunchConfig& config) {
+                           bool vector, const DeviceParams& p, cudaStream_t stream, int max_blocks,
+                           const LaunchConfig& config) {
   switch (dtype) {
     case Dtype::kF32:
       return Grad<Dtype::kF32>(n, dy, mask, dx, vector, p, stream, max_blocks, config);

@@ -2,10 +2,10 @@
 // with both unrolls, the pipelined loop) run on the CPU over simulated grids: every (block,
 // thread) of every launch the launcher would make (with the launchers' own planners, and with
 // deliberately small launches and grids, so the split into launches and the loops' many turns
-// are exercised) executes the same code the device runs. Checked bit for bit against the reference with guard bytes around
-// dx, for every length 0..300 and around vector multiples, every 16-byte phase of each pointer
-// (vector path with head/tail, and the scalar kernel), and in place. Runs with or without a GPU;
-// the device suite repeats the checks on real hardware.
+// are exercised) executes the same code the device runs. Checked bit for bit against the reference
+// with guard bytes around dx, for every length 0..300 and around vector multiples, every 16-byte
+// phase of each pointer (vector path with head/tail, and the scalar kernel), and in place. Runs
+// with or without a GPU; the device suite repeats the checks on real hardware.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -110,8 +110,8 @@ void SimulateGrid(const cuda::DeviceParams& p, int64_t n, const void* dy_v, cons
             ASSERT_LE(count * static_cast<int64_t>(sizeof(Bits)), v.max_launch_bytes);
             ASSERT_GE(int64_t{blocks} * kPerBlock, count);
             RunGrid(blocks, cuda::kOneShotThreads, v.reverse, [&](uint32_t b, uint32_t t) {
-              cuda::OneShotScalarBody<D, M>(p, static_cast<uint32_t>(count), dy + first,
-                                            s + first, dx + first, b, t);
+              cuda::OneShotScalarBody<D, M>(p, static_cast<uint32_t>(count), dy + first, s + first,
+                                            dx + first, b, t);
             });
           });
       ASSERT_EQ(covered, n);
@@ -217,8 +217,8 @@ void RunPlaced(relugrad_dtype d, const relugrad_options& o, const std::vector<un
     }
   }
   for (const Variant& v : variants) {
-    ASSERT_NO_FATAL_FAILURE(RunPlacedVariant(d, o, dy, s, dy_off, s_off, dx_off, in_place, v,
-                                             what + " " + v.Name()));
+    ASSERT_NO_FATAL_FAILURE(
+        RunPlacedVariant(d, o, dy, s, dy_off, s_off, dx_off, in_place, v, what + " " + v.Name()));
   }
 }
 
@@ -389,9 +389,9 @@ TEST(CudaKernelHostTest, LargeCallsSplitInto32BitLaunches) {
   for (relugrad_dtype dt : kAllDtypes) {
     const Dtype d = ToDtype(dt);
     const int64_t es = relugrad_dtype_size(dt), lanes = 16 / es;
-    for (int64_t bytes : {cuda::kMaxLaunchBytes - 16, cuda::kMaxLaunchBytes,
-                          cuda::kMaxLaunchBytes + 16, 3 * cuda::kMaxLaunchBytes + 48,
-                          int64_t{5} << 33}) {
+    for (int64_t bytes :
+         {cuda::kMaxLaunchBytes - 16, cuda::kMaxLaunchBytes, cuda::kMaxLaunchBytes + 16,
+          3 * cuda::kMaxLaunchBytes + 48, int64_t{5} << 33}) {
       const int64_t n = bytes / es + 1;  // one more element: a tail (or an odd last element)
       const cuda::VectorPlan plan{true, 1, (n - 1) / lanes, (n - 1) % lanes};
       int64_t covered = 0, launches = 0;
@@ -436,8 +436,8 @@ TEST(CudaKernelHostTest, OneShotSplitLaunchesEveryPhase) {
       for (size_t off = 0; off < 16; off += es) {
         for (int64_t launch_bytes : {int64_t{64}, int64_t{192}, int64_t{4096}}) {
           const Variant v{cuda::Geometry::kOneShot, 0, 0, launch_bytes, false};
-          ASSERT_NO_FATAL_FAILURE(RunPlacedVariant(d, c.options, dy, s, off, off, off,
-                                                   InPlace::kNo, v, c.name + " " + v.Name()));
+          ASSERT_NO_FATAL_FAILURE(RunPlacedVariant(d, c.options, dy, s, off, off, off, InPlace::kNo,
+                                                   v, c.name + " " + v.Name()));
           const Variant r{cuda::Geometry::kOneShot, 0, 0, launch_bytes, true};
           ASSERT_NO_FATAL_FAILURE(RunPlacedVariant(d, c.options, dy, s, off, off, off,
                                                    InPlace::kOnDy, r, c.name + " " + r.Name()));

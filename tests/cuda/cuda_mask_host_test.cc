@@ -1,10 +1,9 @@
 // The CUDA mask-path kernel bodies (kernel_body.h: ForwardMaskBody,
-// GradMaskBody and their one-shot and pipelined forms) run on the CPU over simulated grids, against the mask
-// reference (core/mask_reference.h), bit for bit: every config and dtype,
-// lengths 0..130 and around byte/vector multiples, aligned (vector) and
-// element-offset (scalar) data, in place, one-block grids (many grid-stride
-// turns) and full grids, guard bytes around y/dx and the mask. Runs with or
-// without a GPU.
+// GradMaskBody and their one-shot and pipelined forms) run on the CPU over simulated grids, against
+// the mask reference (core/mask_reference.h), bit for bit: every config and dtype, lengths 0..130
+// and around byte/vector multiples, aligned (vector) and element-offset (scalar) data, in place,
+// one-block grids (many grid-stride turns) and full grids, guard bytes around y/dx and the mask.
+// Runs with or without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -145,7 +144,8 @@ void RoundTrip(relugrad_dtype dt, const relugrad_options& o, const std::vector<u
       {cuda::Geometry::kPipelined, max_blocks, 0},
   };
   for (const Variant& v : variants) {
-    ASSERT_NO_FATAL_FAILURE(RoundTripVariant(dt, o, x, dy, offset, in_place, v, what + " " + v.Name()));
+    ASSERT_NO_FATAL_FAILURE(
+        RoundTripVariant(dt, o, x, dy, offset, in_place, v, what + " " + v.Name()));
   }
 }
 
