@@ -42,11 +42,14 @@ cmake --build --preset arm64 -j "$jobs" >"$log" 2>&1 || { tail -n 40 "$log"; fai
 echo "make test-arm: aarch64 build in $(( $(date +%s) - start )) s"
 
 failures=0
-run() {  # run <qemu cpu> <what> <command...>: one check, its verdict on one line
-  local cpu="$1" what="$2"; shift 2
+# run <qemu cpu> <what> <line the output must have> <command...>: one check, its verdict on one
+# line. The line (an extended regex) proves that something ran: a filter that matched no test
+# exits 0 too.
+run() {
+  local cpu="$1" what="$2" proof="$3"; shift 3
   local t0=$(date +%s)
-  if QEMU_CPU="$cpu" "$qemu" "$@" >"$log" 2>&1; then
-    echo "make test-arm: [$cpu] $what: ok ($(( $(date +%s) - t0 )) s)"
+  if QEMU_CPU="$cpu" "$qemu" "$@" >"$log" 2>&1 && grep -qE "$proof" "$log"; then
+    echo "make test-arm: [$cpu] $what: ok ($(grep -E "$proof" "$log" | tail -n 1 | tr -s ' '), $(( $(date +%s) - t0 )) s)"
   else
     tail -n 30 "$log"
     echo "make test-arm: [$cpu] $what: FAILED"
@@ -54,6 +57,7 @@ run() {  # run <qemu cpu> <what> <command...>: one check, its verdict on one lin
   fi
 }
 
+gtest_ran='^\[  PASSED  \] [1-9][0-9]* tests?\.$'
 # <qemu -cpu> <the target Highway must select there>
 models=(
   "max,sve128=on sve2_128"
@@ -72,15 +76,16 @@ for row in "${models[@]}"; do
     failures=$((failures + 1))
     continue
   fi
-  run "$cpu" "kernel_test on $target" "$build/tests/kernel_test" \
+  run "$cpu" "kernel_test on $target" "$gtest_ran" "$build/tests/kernel_test" \
     --gtest_filter="*/$target:-*LargeRandomArrays*:*InPlace*"
-  run "$cpu" "mask_kernel_test on $target" "$build/tests/mask/mask_kernel_test" \
+  run "$cpu" "mask_kernel_test on $target" "$gtest_ran" "$build/tests/mask/mask_kernel_test" \
     --gtest_filter="*/$target:-*LargeArrays*:*InPlace*"
-  run "$cpu" "relugrad verify --isa $target" "$build/relugrad" verify --isa "$target" \
+  run "$cpu" "relugrad verify --isa $target" '^[1-9][0-9]* passed, 0 failed$' \
+    "$build/relugrad" verify --isa "$target" \
     --threads 1,2 --size 20011
 done
-run cortex-a72 "float_environment_test (FPCR)" "$build/tests/float_environment_test"
-run cortex-a72 "launch_test (caches, sysfs)" "$build/tests/launch_test"
+run cortex-a72 "float_environment_test (FPCR)" "$gtest_ran" "$build/tests/float_environment_test"
+run cortex-a72 "launch_test (caches, sysfs)" "$gtest_ran" "$build/tests/launch_test"
 QEMU_CPU=max "$qemu" "$build/relugrad" info | grep -E '^simd_(compiled|attainable|selected):'
 
 [ "$failures" -eq 0 ] || fail "$failures check(s) failed"
