@@ -41,9 +41,9 @@ test-sweep: build
 test-cpp: build
 	ctest --preset release -j $(JOBS)
 
-include mk/python.mk mk/reliability.mk mk/bench.mk mk/devices.mk
+include mk/python.mk mk/reliability.mk mk/bench.mk mk/devices.mk mk/arm.mk
 
-TEST_TIERS := test-cpp python-test test-live test-cuda test-sanitize fuzz-ci soak-ci
+TEST_TIERS := test-cpp python-test test-live test-cuda test-arm test-sanitize fuzz-ci soak-ci
 
 # Each tier in turn; its time is printed so every CI log says what each tier costs.
 test:

@@ -30,5 +30,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "relugrad: installing missing Debian packages: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# A package of another architecture (libhwy-dev:arm64) needs that architecture known to dpkg.
+for p in "${missing[@]}"; do
+  case "$p" in
+    *:*) arch="${p##*:}"
+         if [ "$arch" != "$(dpkg --print-architecture)" ] &&
+            ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+           echo "relugrad: dpkg --add-architecture $arch" >&2
+           $sudo dpkg --add-architecture "$arch"
+         fi ;;
+  esac
+done
 $sudo apt-get update -q >&2 || true
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -6,7 +6,8 @@
 // round-toward-zero, exceptions unmasked: inf*0 would trap), runs every
 // configuration on the special-value cross product, on one thread and split
 // over two (the pool's worker has an MXCSR of its own), and compares with the
-// reference computed under the default MXCSR.
+// reference computed under the default MXCSR. AArch64 runs the same check on
+// FPCR (the Arm tier, mk/arm.mk).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -119,9 +120,93 @@ TEST(FloatEnvironment, RaisedFlagsDoNotLeakToACallerWhoseModeWasChanged) {
     EXPECT_EQ(after, 0x1f00u) << relugrad_dtype_name(d);
   }
 }
+#elif defined(__aarch64__)
+// AArch64: the same check on FPCR (cpu/scoped_ieee_float.h). Each mode sets
+// what a float kernel could notice: FZ (24), DN (25), FZ16 (19), AHP (26),
+// RMode (22-23) and the trap enables (8-12, 15; an implementation without
+// trapping reads them as 0, so a mode is compared as it reads back).
+uint64_t GetFpcr() {
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+void SetFpcr(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v)); }
+
+struct Mode {
+  const char* name;
+  uint64_t fpcr;
+};
+constexpr Mode kModes[] = {
+    {"default", 0},
+    {"fz", uint64_t{1} << 24},
+    {"fz_dn_fz16", (uint64_t{1} << 24) | (uint64_t{1} << 25) | (uint64_t{1} << 19)},
+    {"round_toward_zero", uint64_t{3} << 22},
+    {"round_up_ahp", (uint64_t{1} << 22) | (uint64_t{1} << 26)},
+    {"invalid_trap_enabled_fz", (uint64_t{1} << 8) | (uint64_t{1} << 24)},
+};
+
+// Every dtype, every configuration (dy*alpha among them) on the special-value cross
+// product extended with subnormal-producing alphas, on one thread and split over two.
+TEST(FloatEnvironment, CallersFpcrChangesNoBitAndIsLeftAsFound) {
+  const uint64_t original = GetFpcr();
+  for (relugrad_dtype d : kAllDtypes) {
+    // 64K elements: two blocks even for 16-bit dtypes (the grain is 64 KiB).
+    for (size_t n : {size_t{0}, size_t{1} << 16}) {
+      const auto special = SpecialValues(d);
+      std::vector<uint64_t> dy_bits, s_bits;
+      const size_t want = n == 0 ? special.size() * special.size() : n;
+      while (dy_bits.size() < want) {
+        for (uint64_t g : special) {
+          for (uint64_t v : special) {
+            dy_bits.push_back(v);
+            s_bits.push_back(g);
+          }
+        }
+      }
+      dy_bits.resize(want);
+      s_bits.resize(want);
+      const auto dy = Pack(d, dy_bits);
+      const auto s = Pack(d, s_bits);
+      const int64_t count = static_cast<int64_t>(want);
+      for (const Config& c : AllConfigs()) {
+        relugrad_options o = c.options;
+        o.threads = n == 0 ? 1 : 2;
+        const auto expected = Reference(d, dy, s, o);  // under the default FPCR
+        for (const Mode& mode : kModes) {
+          SCOPED_TRACE(c.name + " " + relugrad_dtype_name(d) + " n=" + std::to_string(count) + " " +
+                       mode.name);
+          std::vector<unsigned char> dx(dy.size(), 0xA5);
+          SetFpcr(mode.fpcr);
+          const uint64_t set = GetFpcr();
+          const relugrad_status st =
+              relugrad_relu_grad(d, count, dy.data(), s.data(), dx.data(), &o);
+          const uint64_t after = GetFpcr();
+          SetFpcr(original);
+          ASSERT_EQ(st, RELUGRAD_OK) << relugrad_last_error();
+          ASSERT_EQ(after, set) << "the caller's FPCR changed";
+          ASSERT_EQ(CompareBits(d, expected.data(), dx.data(), want, dy.data(), s.data()), "");
+        }
+      }
+    }
+  }
+}
+
+// The modes reach the hardware (here: the emulator): FZ flushes a subnormal
+// product, so the test above runs each configuration in a mode that would
+// change dy*alpha's bits if relugrad did not pin FPCR.
+TEST(FloatEnvironment, FpcrFlushToZeroChangesAPlainMultiply) {
+  const uint64_t original = GetFpcr();
+  volatile float tiny = 1e-38f, half = 0.5f;
+  const float ieee = tiny * half;
+  SetFpcr(uint64_t{1} << 24);
+  const float flushed = tiny * half;
+  SetFpcr(original);
+  EXPECT_NE(ieee, 0.0f);
+  EXPECT_EQ(flushed, 0.0f);
+}
 #else
 TEST(FloatEnvironment, CallersMxcsrChangesNoBitAndIsLeftAsFound) {
-  GTEST_SKIP() << "MXCSR exists on x86 only";
+  GTEST_SKIP() << "MXCSR exists on x86 and FPCR on AArch64 only";
 }
 #endif
 

@@ -223,6 +223,29 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
                                                      const void* dy, const uint8_t* mask, void* dx,
                                                      const relugrad_options* options);
 
+/* ---- The ReluV2 mask of Ascend 910B: blocked <-> flat -----------------------
+ * On 910B (and every SoC but Ascend 950/350) CANN's ReluV2 writes its 1-bit mask for a 4-D x
+ * in the blocked layout (N, C1, H, W, C0 = 16), C1 = ceil(C/16), from an NCHW or NHWC x
+ * (ops-nn activation/relu_v2/op_host/relu_v2_infershape.cpp): the bit of x[n][c][h][w] is
+ * element (((n*C1 + c/16)*H + h)*W + w)*16 + c%16, LSB-first within each byte, and the bits of
+ * the padding channels c >= C are 0. relugrad's mask (and Ascend 950's) is flat: element i of
+ * x in its own order (NCHW or NHWC), LSB-first, ceil(N*C*H*W/8) bytes, padding bits 0.
+ * relugrad_mask_to_blocked writes every byte of the blocked mask (padding bits 0);
+ * relugrad_mask_from_blocked writes every byte of the flat mask (padding bits 0) and refuses a
+ * blocked mask with a padding bit set (RELUGRAD_INVALID_ARGUMENT, nothing written). */
+typedef enum relugrad_x_format {
+  RELUGRAD_X_NCHW = 1,
+  RELUGRAD_X_NHWC = 2,
+} relugrad_x_format;
+/* N*ceil(C/16)*H*W*2 bytes, or -1 if a dimension is negative or the size overflows. */
+RELUGRAD_API int64_t relugrad_mask_blocked_bytes(int64_t n, int64_t c, int64_t h, int64_t w);
+RELUGRAD_API relugrad_status relugrad_mask_to_blocked(relugrad_x_format format, int64_t n,
+                                                      int64_t c, int64_t h, int64_t w,
+                                                      const uint8_t* flat, uint8_t* blocked);
+RELUGRAD_API relugrad_status relugrad_mask_from_blocked(relugrad_x_format format, int64_t n,
+                                                        int64_t c, int64_t h, int64_t w,
+                                                        const uint8_t* blocked, uint8_t* flat);
+
 /* ---- Plans: resolve once, run many ----------------------------------------
  * A plan is one operator (relugrad_plan_op) for one dtype with its options
  * resolved: relugrad_plan_create does every check that does not depend on

@@ -24,6 +24,8 @@ if(RELUGRAD_ASCEND_TWIN)
 else()
   target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ascend_twin_unavailable.cc)
 endif()
+# The blocked <-> flat ReluV2 mask conversion is host code: built with or without the twin.
+target_sources(relugrad_objects PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mask_layout.cc)
 
 # The NPU build only where a CANN toolkit is installed (UNTESTED here: no
 # CANN in any registry we reach). It is a separate CMake project because

@@ -34,8 +34,8 @@ std::mutex g_isa_mutex;
 // AVX2 for these kernels, so there the default is AVX2; set_max_isa("avx3")
 // or RELUGRAD_MAX_ISA=avx3 still selects AVX-512. Other CPUs keep Highway's
 // best target. docs/design.md, "AVX2 vs AVX-512 on Zen 4".
+#if HWY_ARCH_X86
 bool IsAmdZen4() {
-#if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
   const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
@@ -43,10 +43,8 @@ bool IsAmdZen4() {
   const unsigned base_family = (a >> 8) & 0xf;
   const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
   return family == 0x19;
-#else
-  return false;
-#endif
 }
+#endif  // HWY_ARCH_X86: elsewhere the default is Highway's best target
 
 // The target the default selection stops at (0: Highway's best). Computed
 // once (CPUID traps to the hypervisor in a VM: microseconds).

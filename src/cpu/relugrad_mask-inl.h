@@ -258,8 +258,8 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
     // magnitude bits instead of the gate's two compares of x.
     const hn::RebindToSigned<DU> di;
     const auto one = hn::Set(du, U{1});
-    const auto neg_inf = hn::BitCast(di, hn::Or(c.sign, c.inf));
-    const auto magnitude = hn::BitCast(du, c.magnitude);
+    const auto neg_inf = hn::BitCast(di, hn::Or(c.sign(), c.inf()));
+    const auto magnitude = hn::BitCast(du, c.magnitude());
     ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                      [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
                        const auto below_zero = hn::Lt(hn::BitCast(di, hn::Sub(v, one)), neg_inf);
@@ -285,7 +285,7 @@ HWY_INLINE void RunMaskForwardVariant(const KernelParams& p, const void* x, void
     if (p.keep_negative_zero) {
       ForwardGroups<D>(p, x, y, mask, begin, end, false, stream,
                        [&](hn::Vec<DU> v, hn::Mask<DU>* open) {
-                         const auto keep = hn::Or(kept(v, open), hn::Eq(v, c.sign));
+                         const auto keep = hn::Or(kept(v, open), hn::Eq(v, c.sign()));
                          return OpenOrZero(du, keep, v);
                        });
     } else {

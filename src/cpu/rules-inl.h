@@ -38,32 +38,59 @@ HWY_INLINE V Opaque(V v) {
 }
 #endif
 
+// One broadcast constant of a block. SVE vectors are sizeless and no struct may
+// hold one, so on scalable targets the lane value is kept and broadcast where
+// it is used (loop-invariant, hoisted by the compiler); on the other targets
+// the vector itself is kept. Either way c.name() is the same vector.
+template <class D>
+class VecConst {
+ public:
+  using T = hn::TFromD<D>;
+  VecConst() = default;
+  VecConst(D d, T lane)
+#if HWY_HAVE_SCALABLE
+      : lane_(lane) {
+    (void)d;
+  }
+  HWY_INLINE hn::Vec<D> operator()() const { return hn::Set(D(), lane_); }
+
+ private:
+  T lane_{};
+#else
+      : v_(hn::Set(d, lane)) {
+  }
+  HWY_INLINE hn::Vec<D> operator()() const { return v_; }
+
+ private:
+  hn::Vec<D> v_;
+#endif
+};
+
 // Bit-pattern constants of one dtype, broadcast once per block.
 template <Dtype D, class DU>
 struct BitConstants {
   using Tr = DtypeTraits<D>;
   using U = typename Tr::Bits;
   using DI = hn::RebindToSigned<DU>;
-  using VU = hn::Vec<DU>;
-  using VI = hn::Vec<DI>;
-  VI magnitude, key_lo_minus_1, key_pinf_plus_1, key_ninf, key_pinf, key_hi_plus_1;
-  VU sign, quiet, inf, min_normal, default_nan;
+  VecConst<DI> magnitude, key_lo_minus_1, key_pinf_plus_1, key_ninf, key_pinf, key_hi_plus_1;
+  VecConst<DU> sign, quiet, inf, min_normal, default_nan;
 
   BitConstants(DU du, const KernelParams& p) {
     const DI di;
     using I = typename Tr::Key;
-    magnitude = hn::Set(di, static_cast<I>(Tr::kMagnitude));
-    key_lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
-    key_pinf_plus_1 = hn::Set(di, static_cast<I>(OrderKey<D>(Tr::kInf) + 1));
-    key_ninf = hn::Set(di, static_cast<I>(OrderKey<D>(static_cast<U>(Tr::kSign | Tr::kInf))));
-    key_pinf = hn::Set(di, static_cast<I>(OrderKey<D>(Tr::kInf)));
+    magnitude = VecConst<DI>(di, static_cast<I>(Tr::kMagnitude));
+    key_lo_minus_1 = VecConst<DI>(di, static_cast<I>(p.gate_key_lo - 1));
+    key_pinf_plus_1 = VecConst<DI>(di, static_cast<I>(OrderKey<D>(Tr::kInf) + 1));
+    key_ninf = VecConst<DI>(di, static_cast<I>(OrderKey<D>(static_cast<U>(Tr::kSign | Tr::kInf))));
+    key_pinf = VecConst<DI>(di, static_cast<I>(OrderKey<D>(Tr::kInf)));
     // gate_key_hi <= key(+inf), so + 1 stays inside the key type.
-    key_hi_plus_1 = p.gate_upper ? hn::Set(di, static_cast<I>(p.gate_key_hi + 1)) : key_pinf_plus_1;
-    sign = hn::Set(du, static_cast<U>(Tr::kSign));
-    quiet = hn::Set(du, static_cast<U>(Tr::kQuiet));
-    inf = hn::Set(du, static_cast<U>(Tr::kInf));
-    min_normal = hn::Set(du, static_cast<U>(Tr::kMinNormal));
-    default_nan = hn::Set(du, DefaultNan<D>());
+    key_hi_plus_1 =
+        p.gate_upper ? VecConst<DI>(di, static_cast<I>(p.gate_key_hi + 1)) : key_pinf_plus_1;
+    sign = VecConst<DU>(du, static_cast<U>(Tr::kSign));
+    quiet = VecConst<DU>(du, static_cast<U>(Tr::kQuiet));
+    inf = VecConst<DU>(du, static_cast<U>(Tr::kInf));
+    min_normal = VecConst<DU>(du, static_cast<U>(Tr::kMinNormal));
+    default_nan = VecConst<DU>(du, DefaultNan<D>());
   }
 };
 
@@ -75,12 +102,13 @@ HWY_INLINE VI VecOrderKey(DI /*di*/, VI bits, VI magnitude) {
 
 template <Dtype D, class DU, class VU = hn::Vec<DU>>
 HWY_INLINE auto GateOpen(DU du, const BitConstants<D, DU>& c, bool nan_open, VU s)
-    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf))) {
+    -> decltype(hn::RebindMask(du,
+                               hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf()))) {
   const hn::RebindToSigned<DU> di;
-  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude);
-  const auto above_lo = hn::Gt(key, c.key_lo_minus_1);
-  const auto open = nan_open ? hn::Or(above_lo, hn::Lt(key, c.key_ninf))
-                             : hn::And(above_lo, hn::Lt(key, c.key_pinf_plus_1));
+  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude());
+  const auto above_lo = hn::Gt(key, c.key_lo_minus_1());
+  const auto open = nan_open ? hn::Or(above_lo, hn::Lt(key, c.key_ninf()))
+                             : hn::And(above_lo, hn::Lt(key, c.key_pinf_plus_1()));
   return hn::RebindMask(du, open);
 }
 
@@ -89,12 +117,13 @@ HWY_INLINE auto GateOpen(DU du, const BitConstants<D, DU>& c, bool nan_open, VU 
 // key(-inf)) is open iff nan_open.
 template <Dtype D, class DU, class VU = hn::Vec<DU>>
 HWY_INLINE auto GateOpenBounded(DU du, const BitConstants<D, DU>& c, bool nan_open, VU s)
-    -> decltype(hn::RebindMask(du, hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf))) {
+    -> decltype(hn::RebindMask(du,
+                               hn::Gt(hn::BitCast(hn::RebindToSigned<DU>(), s), c.key_ninf()))) {
   const hn::RebindToSigned<DU> di;
-  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude);
-  const auto inside = hn::And(hn::Gt(key, c.key_lo_minus_1), hn::Lt(key, c.key_hi_plus_1));
+  const auto key = VecOrderKey(di, hn::BitCast(di, s), c.magnitude());
+  const auto inside = hn::And(hn::Gt(key, c.key_lo_minus_1()), hn::Lt(key, c.key_hi_plus_1()));
   if (!nan_open) return hn::RebindMask(du, inside);
-  const auto nan = hn::Or(hn::Lt(key, c.key_ninf), hn::Gt(key, c.key_pinf));
+  const auto nan = hn::Or(hn::Lt(key, c.key_ninf()), hn::Gt(key, c.key_pinf()));
   return hn::RebindMask(du, hn::Or(inside, nan));
 }
 
@@ -136,24 +165,24 @@ struct RawGate {
   using I = typename Tr::Key;
   template <class DU>
   struct Consts {
-    hn::Vec<hn::RebindToSigned<DU>> lo_minus_1, inf_plus_1;
-    hn::Vec<DU> neg_inf;
+    VecConst<hn::RebindToSigned<DU>> lo_minus_1, inf_plus_1;
+    VecConst<DU> neg_inf;
     Consts(DU du, const KernelParams& p) {
       const hn::RebindToSigned<DU> di;
-      lo_minus_1 = hn::Set(di, static_cast<I>(p.gate_key_lo - 1));
-      inf_plus_1 = hn::Set(di, static_cast<I>(Tr::kInf + 1));
-      neg_inf = hn::Set(du, static_cast<U>(Tr::kSign | Tr::kInf));
+      lo_minus_1 = VecConst<hn::RebindToSigned<DU>>(di, static_cast<I>(p.gate_key_lo - 1));
+      inf_plus_1 = VecConst<hn::RebindToSigned<DU>>(di, static_cast<I>(Tr::kInf + 1));
+      neg_inf = VecConst<DU>(du, static_cast<U>(Tr::kSign | Tr::kInf));
     }
   };
   template <class DU>
   static HWY_INLINE hn::Mask<DU> Open(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
     const hn::RebindToSigned<DU> di;
     const auto bits = hn::BitCast(di, s);
-    const auto above = hn::RebindMask(du, hn::Gt(bits, c.lo_minus_1));
+    const auto above = hn::RebindMask(du, hn::Gt(bits, c.lo_minus_1()));
     if constexpr (kNanOpen) {
-      return hn::Or(above, hn::Gt(s, c.neg_inf));
+      return hn::Or(above, hn::Gt(s, c.neg_inf()));
     } else {
-      return hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1)));
+      return hn::And(above, hn::RebindMask(du, hn::Lt(bits, c.inf_plus_1())));
     }
   }
   template <class DU>
@@ -176,18 +205,21 @@ struct NanOpenZeroGate {
   using U = typename Tr::Bits;
   template <class DU>
   struct Consts {
-    hn::Vec<hn::RebindToSigned<DU>> neg_inf_plus_1, zero;
-    explicit Consts(DU du) {
-      const hn::RebindToSigned<DU> di;
-      neg_inf_plus_1 = hn::BitCast(di, hn::Set(du, static_cast<U>((Tr::kSign | Tr::kInf) + 1)));
-      zero = hn::Zero(di);
+    VecConst<hn::RebindToSigned<DU>> neg_inf_plus_1, zero;
+    explicit Consts(DU /* du */) {
+      using DI = hn::RebindToSigned<DU>;
+      using I = hn::TFromD<DI>;
+      // The signed lane with the bits of (sign | inf) + 1: two's complement wraps.
+      neg_inf_plus_1 =
+          VecConst<DI>(DI(), static_cast<I>(static_cast<U>((Tr::kSign | Tr::kInf) + 1)));
+      zero = VecConst<DI>(DI(), I{0});
     }
   };
   template <class DU>
   static HWY_INLINE hn::Mask<DU> Closed(DU du, const Consts<DU>& c, hn::Vec<DU> s) {
     const hn::RebindToSigned<DU> di;
     const auto bits = hn::BitCast(di, s);
-    return hn::RebindMask(du, hn::Or(hn::Lt(bits, c.neg_inf_plus_1), hn::Eq(bits, c.zero)));
+    return hn::RebindMask(du, hn::Or(hn::Lt(bits, c.neg_inf_plus_1()), hn::Eq(bits, c.zero())));
   }
   template <class DU>
   static HWY_INLINE hn::Vec<DU> Select(DU du, const Consts<DU>& c, hn::Vec<DU> dy, hn::Vec<DU> s) {
@@ -198,15 +230,15 @@ struct NanOpenZeroGate {
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> IsNanMask(DU du, const BitConstants<D, DU>& c, hn::Vec<DU> v) {
   const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude);
-  return hn::VecFromMask(du, hn::RebindMask(du, hn::Gt(mag, hn::BitCast(di, c.inf))));
+  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude());
+  return hn::VecFromMask(du, hn::RebindMask(du, hn::Gt(mag, hn::BitCast(di, c.inf()))));
 }
 
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> IsSubnormalMask(DU du, const BitConstants<D, DU>& c, hn::Vec<DU> v) {
   const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude);
-  const auto tiny = hn::Lt(mag, hn::BitCast(di, c.min_normal));
+  const auto mag = hn::And(hn::BitCast(di, v), c.magnitude());
+  const auto tiny = hn::Lt(mag, hn::BitCast(di, c.min_normal()));
   const auto nonzero = hn::Gt(mag, hn::Zero(di));
   return hn::VecFromMask(du, hn::RebindMask(du, hn::And(tiny, nonzero)));
 }
@@ -219,14 +251,25 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
   const hn::Rebind<F, DU> df;
   auto x = dy;
   if (p.flush_subnormals) {  // DAZ: subnormal dy counts as signed zero
-    x = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), dy);
+    x = hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign()), dy);
   }
+#if HWY_ARCH_X86
   const auto product =
       hn::BitCast(du, hn::Mul(hn::BitCast(df, x), hn::Set(df, static_cast<F>(p.alpha))));
+#else
+  // The semantics' inf*0 is x86's default NaN (sign set), which x86's multiply
+  // makes itself; other ISAs make their own (AArch64: sign clear), so a NaN
+  // product of a non-NaN dy is replaced by it. A NaN dy stays dy quieted, as
+  // the multiply propagates it on both.
+  const auto raw =
+      hn::BitCast(du, hn::Mul(hn::BitCast(df, x), hn::Set(df, static_cast<F>(p.alpha))));
+  const auto invalid = hn::AndNot(IsNanMask<D>(du, c, x), IsNanMask<D>(du, c, raw));
+  const auto product = hn::IfThenElse(hn::MaskFromVec(invalid), c.default_nan(), raw);
+#endif
   if (!p.flush_subnormals) return product;
   // FTZ on the result.
   return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, product)),
-                        hn::And(product, c.sign), product);
+                        hn::And(product, c.sign()), product);
 }
 
 // Open lanes under combine = multiply: dy*1 quiets a signalling NaN and,
@@ -234,9 +277,10 @@ HWY_INLINE hn::Vec<DU> MulAlphaVec(DU du, const BitConstants<D, DU>& c, const Ke
 template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyPassVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> dy_nan,
                                        hn::Vec<DU> dy, bool flush) {
-  const auto pass = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), dy);
+  const auto pass = hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet()), dy);
   if (!flush) return pass;
-  return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign), pass);
+  return hn::IfThenElse(hn::MaskFromVec(IsSubnormalMask<D>(du, c, dy)), hn::And(dy, c.sign()),
+                        pass);
 }
 
 // Closed lanes under multiply with alpha = 0: dy*0 is a zero of dy's sign,
@@ -245,11 +289,11 @@ template <Dtype D, class DU>
 HWY_INLINE hn::Vec<DU> MulZeroClosedVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> dy_nan,
                                         hn::Vec<DU> dy) {
   const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude));
+  const auto mag = hn::And(dy, hn::BitCast(du, c.magnitude()));
   const auto closed =
-      hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf))),
-                     c.default_nan, hn::And(dy, c.sign));
-  return hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet), closed);
+      hn::IfThenElse(hn::RebindMask(du, hn::Eq(hn::BitCast(di, mag), hn::BitCast(di, c.inf()))),
+                     c.default_nan(), hn::And(dy, c.sign()));
+  return hn::IfThenElse(dy_nan, hn::Or(dy, c.quiet()), closed);
 }
 
 // CombineVec's rule for combine = multiply with alpha = 0 and no clip (the
@@ -268,15 +312,15 @@ template <Dtype D, bool kFlush, class DU>
 HWY_INLINE hn::Vec<DU> MultiplyZeroVec(DU du, const BitConstants<D, DU>& c, hn::Mask<DU> open,
                                        hn::Vec<DU> dy) {
   const hn::RebindToSigned<DU> di;
-  const auto mag = hn::And(hn::BitCast(di, dy), c.magnitude);
-  const auto inf = hn::BitCast(di, c.inf);
+  const auto mag = hn::And(hn::BitCast(di, dy), c.magnitude());
+  const auto inf = hn::BitCast(di, c.inf());
   auto keep = open;
   if constexpr (kFlush)
-    keep = hn::AndNot(hn::RebindMask(du, hn::Lt(mag, hn::BitCast(di, c.min_normal))), open);
+    keep = hn::AndNot(hn::RebindMask(du, hn::Lt(mag, hn::BitCast(di, c.min_normal()))), open);
   const auto zeroed =
-      hn::IfThenElse(hn::RebindMask(du, hn::Eq(mag, inf)), c.default_nan, hn::And(dy, c.sign));
+      hn::IfThenElse(hn::RebindMask(du, hn::Eq(mag, inf)), c.default_nan(), hn::And(dy, c.sign()));
   const auto value = hn::IfThenElse(keep, dy, zeroed);
-  return hn::IfThenElse(hn::RebindMask(du, hn::Gt(mag, inf)), hn::Or(dy, c.quiet), value);
+  return hn::IfThenElse(hn::RebindMask(du, hn::Gt(mag, inf)), hn::Or(dy, c.quiet()), value);
 }
 
 #if RELUGRAD_X86_MXCSR && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
@@ -332,7 +376,7 @@ HWY_INLINE hn::Vec<DU> CombineVec(DU du, const BitConstants<D, DU>& c, const Ker
   if (p.open_multiply) pass = MultiplyPassVec<D>(du, c, dy_nan, dy, p.flush_subnormals);
   if (p.clip) {
     using I = typename DtypeTraits<D>::Key;
-    const auto key = VecOrderKey(di, hn::BitCast(di, pass), c.magnitude);
+    const auto key = VecOrderKey(di, hn::BitCast(di, pass), c.magnitude());
     const auto below = hn::AndNot(hn::RebindMask(di, dy_nan),
                                   hn::Lt(key, hn::Set(di, static_cast<I>(p.clip_key_lo))));
     const auto above = hn::AndNot(hn::RebindMask(di, dy_nan),

@@ -22,6 +22,15 @@
 #else
 #define RELUGRAD_X86_MXCSR 0
 #endif
+// AArch64's counterpart of MXCSR is FPCR. It has no multiply rule to serve
+// (UsesFloatMultiplyRule is x86-only), so only dy*alpha asks for it: IEEE
+// means FZ, FZ16, DN, AHP, the rounding mode and the trap enables all clear.
+#if defined(__aarch64__)
+#define RELUGRAD_ARM_FPCR 1
+#include <cstdint>
+#else
+#define RELUGRAD_ARM_FPCR 0
+#endif
 
 namespace relugrad {
 
@@ -63,7 +72,20 @@ inline MxcsrNeed KernelMxcsr(const KernelParams& p) {
   return {};
 }
 
-// Sets MXCSR to meet `need` for a scope and restores it; writes nothing when
+#if RELUGRAD_ARM_FPCR
+// FPCR bits that change a float result: IOE..IXE (8-12) and IDE (15) trap
+// enables, FZ16 (19), RMode (22-23), FZ (24), DN (25), AHP (26).
+inline constexpr uint64_t kFpcrControl =
+    (uint64_t{0x1f} << 8) | (uint64_t{1} << 15) | (uint64_t{1} << 19) | (uint64_t{0x1f} << 22);
+inline uint64_t ReadFpcr() {
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+inline void WriteFpcr(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v)); }
+#endif
+
+// Sets MXCSR (FPCR on AArch64) to meet `need` for a scope and restores it; writes nothing when
 // the caller's MXCSR already meets it (reading MXCSR is cheap, writing not).
 class ScopedIeeeFloat {
  public:
@@ -76,6 +98,14 @@ class ScopedIeeeFloat {
         changed_ = true;
       }
     }
+#elif RELUGRAD_ARM_FPCR
+    if (need.care != 0) {
+      saved_fpcr_ = ReadFpcr();
+      if ((saved_fpcr_ & kFpcrControl) != 0) {
+        WriteFpcr(saved_fpcr_ & ~kFpcrControl);
+        changed_ = true;
+      }
+    }
 #else
     (void)need;
 #endif
@@ -83,6 +113,8 @@ class ScopedIeeeFloat {
   ~ScopedIeeeFloat() {
 #if RELUGRAD_X86_MXCSR
     if (changed_) _mm_setcsr(saved_);
+#elif RELUGRAD_ARM_FPCR
+    if (changed_) WriteFpcr(saved_fpcr_);
 #endif
   }
   ScopedIeeeFloat(const ScopedIeeeFloat&) = delete;
@@ -91,6 +123,9 @@ class ScopedIeeeFloat {
  private:
   bool changed_ = false;
   unsigned saved_ = 0;
+#if RELUGRAD_ARM_FPCR
+  uint64_t saved_fpcr_ = 0;
+#endif
 };
 
 }  // namespace relugrad

@@ -13,6 +13,9 @@ const Command kCommands[] = {
     {"soak", SoakCommand,
      "random calls for --duration (10m, 24h), all checked, RSS watched for leaks"},
     {"diff", DiffCommand, "where two presets give different bits: --semantics A,B (or --all)"},
+    {"mask-layout", MaskLayoutCommand,
+     "convert a ReluV2 mask: --to blocked|flat --layout nchw|nhwc --shape N,C,H,W --mask M.npy -o "
+     "OUT.npy"},
     {"info", InfoCommand, "version, build options, SIMD targets, threads, backends"},
 };
 const int kCommandCount = sizeof(kCommands) / sizeof(kCommands[0]);

@@ -13,6 +13,7 @@ int BenchCommand(int argc, char** argv, int first);
 int ForwardCommand(int argc, char** argv, int first);  // 1-bit mask path
 int SoakCommand(int argc, char** argv, int first);     // reliability
 int DiffCommand(int argc, char** argv, int first);
+int MaskLayoutCommand(int argc, char** argv, int first);  // 910B blocked <-> flat mask
 
 struct Command {
   const char* name;
