@@ -184,11 +184,10 @@ def targets(by, roof, warm_rows, key_rows=None, peer_rows=None):
                        f"samples): worst {best[0]:.2f}x at {best[1]} -> {verdict(best[0] >= 3)}  \n  ({cells})")
     # 4. f16/bf16 elements/s >= 1.8x f32 at large n (key points when
     # measured: more samples per point; at most 2.0 when memory-bound).
-    # The dtypes run minutes apart, and this VM's bandwidth moves by up to
-    # 1.7x in that time (256M on 2 threads: the f32 point's streaming triad
-    # read 81 GB/s, the f16 point's 48), so the raw ratio is also given at
-    # equal bandwidth: each dtype's paired ratio to its own triad, which
-    # moves the same bytes at the same moment.
+    # The dtypes run minutes apart and a shared machine's bandwidth moves in
+    # that time, so the raw ratio is also given at equal bandwidth: each
+    # dtype's paired ratio to its own triad, which moves the same bytes at
+    # the same moment.
     src = index(key_rows) if key_rows else by
     cells, worst, cells_bw, worst_bw = [], None, [], None
     for (impl, dtype, n, t), r in sorted(src.items()):

@@ -218,7 +218,7 @@ def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = Non
     # Large results come from relugrad's buffer cache: memory whose pages
     # are still mapped from an earlier result of this size, so a training
     # loop's allocating calls do not page-fault on every 4 KiB
-    # (docs/performance.md: 5-9 GB/s into fresh memory at n >= 16M).
+    # (docs/design.md, "Output buffer cache").
     return _C.cached_bytes(nbytes).view(np_dtype).reshape(shape)
 
 
