@@ -84,9 +84,9 @@ def _device_view(name: str, x: Any) -> Tuple[Any, str]:
         if _not_memory(x):
             raise TypeError(f"{name}: a {type(x).__name__} wrapper (a __torch_dispatch__ subclass or a "
                             "torch.func tensor) has no memory of its own to read; pass a plain tensor")
-        if x.is_neg():  # the lazy negation bit (torch._neg_view): the memory holds -x
+        if x.is_neg():  # the lazy negation bit (a negative view): the memory holds -x
             if name in _OUTPUTS:
-                raise ValueError(f"{name}: a lazily negated tensor (torch._neg_view) cannot be written in "
+                raise ValueError(f"{name}: a lazily negated tensor (Tensor.is_neg()) cannot be written in "
                                  "place; pass a plain tensor")
             x = x.resolve_neg()
         # DLPack refuses tensors that require grad; detach() shares the memory.

@@ -132,6 +132,31 @@ def global_forward_hooks() -> dict:
     return m._global_forward_hooks
 
 
+def forward_hooks(m: nn.Module) -> dict:
+    """m's own forward hooks by handle id. Public: none to read them
+    (register_forward_hook adds one)."""
+    return m._forward_hooks
+
+
+def forward_pre_hooks(m: nn.Module) -> dict:
+    """m's own forward pre-hooks by handle id. Public: none to read them
+    (register_forward_pre_hook adds one)."""
+    return m._forward_pre_hooks
+
+
+# ---- nn.Module's registered slots ------------------------------------------------------------
+def child_slots(m: nn.Module) -> dict:
+    """m's child slots by name (nn.Module._modules), in registration order, None slots and a child
+    held under two names included. Public: named_children(), which skips both."""
+    return m._modules
+
+
+def has_slots(m: nn.Module) -> bool:
+    """Whether m registered any parameter, buffer or child, a None slot included. Public:
+    named_parameters / named_buffers(recurse=False) and named_children(), which skip None slots."""
+    return bool(m._parameters or m._buffers or m._modules)
+
+
 # nn.Module's call path, whose frames mark a running module call. Public: none.
 MODULE_CALL_CODE = nn.Module._call_impl.__code__
 

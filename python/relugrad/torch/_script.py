@@ -19,6 +19,8 @@ from collections import OrderedDict
 
 from torch import nn
 
+from . import _compat
+
 # Set on the objects whose bound methods are replace_relu's model hooks.
 MODEL_HOOKS_ATTR = "_relugrad_model_hooks"
 _ATTR = "__prepare_scriptable__"
@@ -55,8 +57,8 @@ class PrepareScriptable:
                 return model  # the class made a module of its own: its hooks are its business
         clone = _tree_copy(model, {})
         del clone.__dict__[_ATTR]
-        ours = {key for key, hook in model._forward_pre_hooks.items() if is_ours(hook)}
-        ours |= {key for key, hook in model._forward_hooks.items() if is_ours(hook)}
+        ours = {key for key, hook in _compat.forward_pre_hooks(model).items() if is_ours(hook)}
+        ours |= {key for key, hook in _compat.forward_hooks(model).items() if is_ours(hook)}
         for name in _HOOK_DICTS:
             hooks = model.__dict__.get(name)
             if isinstance(hooks, dict):
@@ -75,7 +77,8 @@ def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:
         clone = memo[id(m)] = object.__new__(type(m))
         clone.__dict__.update(m.__dict__)
         clone.__dict__["_modules"] = OrderedDict(
-            (name, None if child is None else _tree_copy(child, memo)) for name, child in m._modules.items())
+            (name, None if child is None else _tree_copy(child, memo))
+            for name, child in _compat.child_slots(m).items())
     return clone
 
 

@@ -144,10 +144,10 @@ class FusingSequential(_StockName, nn.Sequential):
         if not (kinds and torch.is_grad_enabled()):
             # Every fused pass records a backward: without grad (inference) nothing can fuse,
             # and the loop is stock's at stock's cost.
-            for module in self._modules.values():
+            for module in self:
                 input = module(input)
             return input
-        modules: List[nn.Module] = list(self._modules.values())
+        modules: List[nn.Module] = list(self)
         i, n = 0, len(modules)
         while i < n:
             first = modules[i]
@@ -173,7 +173,7 @@ class _FusingFeedForward(_StockName):
         # nn.TransformerDecoderLayer.__setstate__ puts F.relu in __dict__ when the state has no
         # plain `activation` attribute, which would hide the activation submodule (a ReLU here).
         nn.Module.__setstate__(self, state)
-        if "activation" not in self.__dict__ and "activation" not in self._modules:
+        if "activation" not in self.__dict__ and "activation" not in _compat.child_slots(self):
             self.activation = torch.nn.functional.relu
 
     @torch.jit.unused
@@ -230,15 +230,16 @@ def _candidate_pairs(m: nn.Module, kind: str, ours: set):
     """[(first name, second name)] of m's children that kind fuses, the ReLU one replace_relu made."""
     base = _BASE_OF.get(type(m), type(m))
     if base is nn.Sequential:
-        keys = list(m._modules)
+        keys = list(_compat.child_slots(m))
         pairs = list(zip(keys, keys[1:]))
     elif base in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer) and kind == DROPOUT:
         pairs = [("activation", "dropout")]
     else:
         return []
     found = []
+    children = _compat.child_slots(m)
     for a, b in pairs:
-        first, second = m._modules.get(a), m._modules.get(b)
+        first, second = children.get(a), children.get(b)
         if (kind == LINEAR and type(first) is nn.Linear and id(second) in ours and isinstance(second, modules.ReLU)
                 and second.semantics == "torch"):
             found.append((a, b))
@@ -261,7 +262,7 @@ def install(model: nn.Module, kind: str, ours: set) -> dict:
         m.__class__ = _FUSING_OF.get(type(m), type(m))
         m.__dict__[_KINDS_ATTR] = tuple(sorted(set(m.__dict__.get(_KINDS_ATTR, ())) | {kind}))
         for a, b in pairs:
-            relu = m._modules[b] if kind == LINEAR else m._modules[a]
+            relu = _compat.child_slots(m)[b if kind == LINEAR else a]
             found[id(relu)] = (name, a, b)
     return found
 

@@ -363,7 +363,7 @@ class MaskProbe:
 def _forward_hooked(m: nn.Module) -> bool:
     """Whether a forward hook of the user's (on m, or global) sees m's output after the probe's
     own hooks are gone."""
-    return bool(m._forward_hooks or _compat.global_forward_hooks())
+    return bool(_compat.forward_hooks(m) or _compat.global_forward_hooks())
 
 
 def _is_checkpoint_hook(pack) -> bool:

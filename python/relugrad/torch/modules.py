@@ -457,7 +457,7 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
              and _kernels.host_dtype(dy.dtype) is not None and max_val != math.inf)
     if not serve:  # the bound has no CUDA kernel (RELUGRAD_UNSUPPORTED): torch's own op
         return torch.ops.aten.hardtanh_backward(dy, s, min_val, max_val)
-    # The kernels read raw memory: lazily negated tensors (torch._neg_view) are negated first.
+    # The kernels read raw memory: lazily negated tensors (is_neg(): a negative view) are negated first.
     dy, s = dy.resolve_neg(), s.resolve_neg()
     out, same = _output(dy, s)
     if not same:

@@ -64,7 +64,7 @@ def relu_grad_kernel(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
     if dy.device != s.device:
         raise ValueError(f"s: device {s.device} differs from dy's {dy.device}; "
                          "all tensors of a call must be on one device")
-    # The kernels read raw memory: lazily negated tensors (torch._neg_view) are negated first,
+    # The kernels read raw memory: lazily negated tensors (is_neg(): a negative view) are negated first,
     # as the dispatcher's fallback does for torch's own ops.
     dy, s = dy.resolve_neg(), s.resolve_neg()
     config = _kernels.config(semantics, threshold, alpha, threads)
@@ -620,7 +620,7 @@ def stock_relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
 # ---- Graph export: aten decomposition and ONNX symbolic of relugrad::relu ------------------
 # relugrad::relu's forward is torch.relu for every preset, so aten.relu is its exact
 # decomposition. decompositions() is for ExportedProgram.run_decompositions; the same entry in
-# torch._decomp's table is what the dynamo ONNX exporter lowers ops without an ONNX function
+# torch's global aten decomposition table is what the dynamo ONNX exporter lowers ops without an ONNX function
 # through (post-autograd: autograd has already recorded relugrad's backward when it applies).
 # The TorchScript ONNX exporter maps the op to a standard Relu.
 

@@ -97,7 +97,7 @@ class ReplaceError(ValueError):
 
 
 def _has_state(m: nn.Module) -> bool:
-    return bool(m._parameters or m._buffers or m._modules)
+    return _compat.has_slots(m)
 
 
 # What a class body holds without adding anything a caller could use (extra_repr and __repr__
@@ -142,7 +142,7 @@ def _calls_relu(m: nn.Module) -> bool:
     if code is None:
         return False
     self_name = code.co_varnames[0] if code.co_argcount else None
-    return _names_relu(code, self_name, m._modules)
+    return _names_relu(code, self_name, _compat.child_slots(m))
 
 
 def _names_relu(code: types.CodeType, self_name: Optional[str], submodules) -> bool:
@@ -167,7 +167,8 @@ def _loads_name(ins: Optional[dis.Instruction], name: Optional[str]) -> bool:
 
 
 def _children(m: nn.Module):
-    return list(m._modules.items())
+    # Every slot, None ones and a child held under two names included: each name is replaced.
+    return list(_compat.child_slots(m).items())
 
 
 # The report's reason for an nn.Hardtanh (nn.ReLU6 too) left as torch's.
@@ -300,7 +301,7 @@ class _FunctionalScope:
     def __init__(self, semantics: str, threads: int, mask: bool) -> None:
         self.semantics, self.threads, self.mask = semantics, threads, mask
         self.served = 0  # relu calls served so far (all threads): what the tests count
-        self._modules: Dict[bool, nn.Module] = {}
+        self._relus: Dict[bool, nn.Module] = {}  # by inplace
         self._tls = threading.local()
 
     def module(self, inplace: bool) -> nn.Module:
@@ -308,9 +309,9 @@ class _FunctionalScope:
         # site, and no probe decides whether a site's consumer keeps y anyway (a Linear after
         # F.relu does, and the mask would be kept on top of it), so functional relu keeps
         # what stock keeps. (Transformer layers' F.relu activations become modules: probed.)
-        m = self._modules.get(inplace)
+        m = self._relus.get(inplace)
         if m is None:
-            m = self._modules[inplace] = modules.ReLU(self.semantics, inplace=inplace, threads=self.threads)
+            m = self._relus[inplace] = modules.ReLU(self.semantics, inplace=inplace, threads=self.threads)
         return m
 
     def _stack(self) -> list:
@@ -474,7 +475,7 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
             qual = f"{name}.{cname}" if name else cname
             if isinstance(child, modules.ReLU):
                 if getattr(child, _FROM_FUNCTION, False) and isinstance(m, _TRANSFORMER_LAYERS):
-                    del m._modules[cname]
+                    delattr(m, cname)
                     m.activation = F.relu
                     report.replaced.append(ReplaceEntry(qual, "relugrad ReLU", "F.relu activation"))
                 else:
