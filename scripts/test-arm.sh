@@ -3,7 +3,7 @@
 # cmake/aarch64-linux-gnu.cmake) and runs it under qemu-user on one CPU model per Arm target
 # Highway dispatches to, checking that the model selects that target and that its kernels match
 # the scalar reference bit for bit:
-#   kernel_test and mask_kernel_test on the target: the special-value cross product, every length
+#   relu_grad_kernel_test and mask_kernel_test on the target: the special-value cross product, every length
 #   to 1100 and every misalignment (the large-array and in-place cases are left to the x86 tiers:
 #   they add minutes under emulation and no target-specific code),
 #   `relugrad verify --isa <target>` (every preset x dtype, the mask pair, 1 and 2 threads),
@@ -76,7 +76,7 @@ for row in "${models[@]}"; do
     failures=$((failures + 1))
     continue
   fi
-  run "$cpu" "kernel_test on $target" "$gtest_ran" "$build/tests/kernel_test" \
+  run "$cpu" "relu_grad_kernel_test on $target" "$gtest_ran" "$build/tests/relu_grad_kernel_test" \
     --gtest_filter="*/$target:-*LargeRandomArrays*:*InPlace*"
   run "$cpu" "mask_kernel_test on $target" "$gtest_ran" "$build/tests/mask/mask_kernel_test" \
     --gtest_filter="*/$target:-*LargeArrays*:*InPlace*"
