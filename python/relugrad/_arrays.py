@@ -117,10 +117,9 @@ def _not_memory(x: Any) -> bool:
     """A torch tensor whose memory is not its values: a __torch_dispatch__ wrapper subclass, or a
     torch.func / is_grads_batched wrapper."""
     torch = sys.modules["torch"]
-    functorch = torch._C._functorch
+    from . import _compat  # imports torch, which is loaded already: x is a torch tensor
     return (type(x).__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
-            or functorch.is_functorch_wrapped_tensor(x)
-            or getattr(functorch, "is_legacy_batchedtensor", lambda t: False)(x))
+            or _compat.is_functorch_wrapped(x) or _compat.is_legacy_batched(x))
 
 
 def wrote(out: Any) -> None:

@@ -1,9 +1,11 @@
-"""Every private torch API relugrad.torch uses, in one place (layer 0).
+"""Every private torch API relugrad uses, in one place: relugrad.torch's (layer 0 of its layers)
+and the core's one check of what a torch tensor's memory holds (relugrad._arrays, imported there
+only once torch is loaded; the core never imports torch itself).
 
 Each name below says what it stands for, the public API that would replace it (or that none
-exists), and how it is guarded where torch releases differ. Everything else in relugrad.torch
-imports these names from here and never reaches into torch's private modules itself, so a torch
-upgrade that moves one of them is fixed in this file alone. torch 2.8 is the oldest release
+exists), and how it is guarded where torch releases differ. Everything else in relugrad imports
+these names from here and never reaches into torch's private modules itself, so a torch upgrade
+that moves one of them is fixed in this file alone. torch 2.8 is the oldest release
 relugrad.torch supports (pyproject's torch extra).
 """
 from __future__ import annotations
@@ -132,6 +134,23 @@ def global_forward_hooks() -> dict:
     return m._global_forward_hooks
 
 
+# The names of nn.Module's per-instance hook dicts, read from a module's __dict__: those that
+# run around forward (script copies drop relugrad's entries from them), and every dict a call
+# runs. Public: none (register_*_hook only adds; the handles only remove).
+PRE_HOOKS, POST_HOOKS, ALWAYS_CALLED = "_forward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called"
+FORWARD_HOOK_DICTS = (PRE_HOOKS, POST_HOOKS, ALWAYS_CALLED, "_forward_pre_hooks_with_kwargs",
+                      "_forward_hooks_with_kwargs")
+CALL_HOOK_DICTS = (POST_HOOKS, PRE_HOOKS, "_backward_hooks", "_backward_pre_hooks")
+# What a replacement module takes over from the module it replaces: every hook and state-dict-hook
+# dict (the same dict objects, so the handles a user holds still remove their hooks) and the
+# full-backward-hook flag. Public: none.
+MODULE_HOOK_STATE = FORWARD_HOOK_DICTS + ("_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+                                          "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                                          "_load_state_dict_post_hooks", "_is_full_backward_hook")
+# Module.compile()'s per-instance compiled call, in a module's __dict__. Public: none.
+COMPILED_CALL_ATTR = "_compiled_call_impl"
+
+
 def forward_hooks(m: nn.Module) -> dict:
     """m's own forward hooks by handle id. Public: none to read them
     (register_forward_hook adds one)."""
@@ -149,6 +168,12 @@ def child_slots(m: nn.Module) -> dict:
     """m's child slots by name (nn.Module._modules), in registration order, None slots and a child
     held under two names included. Public: named_children(), which skips both."""
     return m._modules
+
+
+def set_child_slots(m: nn.Module, slots: dict) -> None:
+    """Gives m (a shallow copy) a child-slot dict of its own (nn.Module._modules). Public: none
+    (register_module writes into the dict m shares with the module it was copied from)."""
+    m.__dict__["_modules"] = slots
 
 
 def has_slots(m: nn.Module) -> bool:

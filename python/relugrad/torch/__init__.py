@@ -39,8 +39,8 @@ threshold_backward(grad, result, 0), which is the gate zero_if_le on y with sele
 the preset computes.
 
 The package is in layers, each importing only from the layers below it (import-linter checks it;
-pyproject.toml): _compat, _layout, _kernels, _stock, _native and the hook helpers; ops; modules;
-fusion and mask_probe; surgery.
+pyproject.toml): _layout, _kernels, _stock, _native and the hook helpers; ops; modules;
+fusion and mask_probe; surgery. Every private torch API they use is in relugrad._compat.
 """
 from .modules import NATIVE, NATIVE_STATUS, LinearReLU, ReLU, ReLUDropout, hardtanh_grad, use_native
 from .ops import decompositions, inductor_decompositions, relu, relu_grad, relu_grad_mask, relu_mask

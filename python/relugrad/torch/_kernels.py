@@ -18,7 +18,8 @@ from torch import Tensor
 from .. import _relugrad as _C
 from .._arrays import _DeviceScope, _require_cuda, _torch_host_code, _torch_host_dtype, _unsupported
 from .._options import PRESETS, _thread_count, _torch_config
-from . import _compat, _layout
+from .. import _compat
+from . import _layout
 
 # The dtypes relugrad's kernels read.
 DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))

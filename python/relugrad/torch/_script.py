@@ -19,13 +19,11 @@ from collections import OrderedDict
 
 from torch import nn
 
-from . import _compat
+from .. import _compat
 
 # Set on the objects whose bound methods are replace_relu's model hooks.
 MODEL_HOOKS_ATTR = "_relugrad_model_hooks"
 _ATTR = "__prepare_scriptable__"
-_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called",
-               "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs")
 
 
 def is_ours(hook) -> bool:
@@ -59,7 +57,7 @@ class PrepareScriptable:
         del clone.__dict__[_ATTR]
         ours = {key for key, hook in _compat.forward_pre_hooks(model).items() if is_ours(hook)}
         ours |= {key for key, hook in _compat.forward_hooks(model).items() if is_ours(hook)}
-        for name in _HOOK_DICTS:
+        for name in _compat.FORWARD_HOOK_DICTS:
             hooks = model.__dict__.get(name)
             if isinstance(hooks, dict):
                 clone.__dict__[name] = OrderedDict((k, v) for k, v in hooks.items() if k not in ours)
@@ -67,7 +65,7 @@ class PrepareScriptable:
 
 
 def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:
-    """m's module tree, each module a shallow copy with a _modules dict of its own (a module
+    """m's module tree, each module a shallow copy with a child-slot dict of its own (a module
     reached twice is one copy)."""
     clone = memo.get(id(m))
     if clone is None:
@@ -76,9 +74,9 @@ def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:
         # activation submodule.
         clone = memo[id(m)] = object.__new__(type(m))
         clone.__dict__.update(m.__dict__)
-        clone.__dict__["_modules"] = OrderedDict(
+        _compat.set_child_slots(clone, OrderedDict(
             (name, None if child is None else _tree_copy(child, memo))
-            for name, child in _compat.child_slots(m).items())
+            for name, child in _compat.child_slots(m).items()))
     return clone
 
 

@@ -18,7 +18,7 @@ import sys
 
 from torch import nn
 
-from . import _compat
+from .. import _compat
 
 # The frame of nn.Module._call_impl is where every call of a module runs its hooks.
 _CALL_IMPL = _compat.MODULE_CALL_CODE

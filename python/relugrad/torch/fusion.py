@@ -35,7 +35,8 @@ from typing import List, Optional
 import torch
 from torch import Tensor, nn
 
-from . import _compat, _kernels, _script, modules
+from .. import _compat
+from . import _kernels, _script, modules
 
 __all__ = ["FusingSequential", "FusingTransformerEncoderLayer", "FusingTransformerDecoderLayer", "install",
            "remove", "fused_pairs"]
@@ -45,7 +46,6 @@ DROPOUT = "dropout"  # ReLU + nn.Dropout (replace_relu(mask=True))
 # The instance attribute naming the kinds of pair a fusing parent runs fused.
 _KINDS_ATTR = "relugrad_fused_pairs"
 
-_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 # Modules whose output is a tensor of their own that they do not keep: an in-place ReLU after
 # one of them writes memory no other code can see.
 _OWN_OUTPUT = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
@@ -57,9 +57,9 @@ def _called_as_stock(m: nn.Module) -> bool:
     (which only watch the ReLU's output: a fused ReLU has none, and the probe counts it as not
     run), no instance forward, no call of its own from Module.compile()."""
     d = m.__dict__
-    if "forward" in d or d.get("_compiled_call_impl") is not None:
+    if "forward" in d or d.get(_compat.COMPILED_CALL_ATTR) is not None:
         return False
-    for h in _HOOK_DICTS:
+    for h in _compat.CALL_HOOK_DICTS:
         hooks = d.get(h)
         if hooks and not all(_script.is_ours(f) for f in hooks.values()):
             return False

@@ -46,7 +46,8 @@ import torch
 from torch import Tensor, nn
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from . import _compat, _model_hooks, _stale
+from .. import _compat
+from . import _model_hooks, _stale
 
 __all__ = ["MaskProbe", "decisions", "DECIDED_ATTR"]
 

@@ -19,7 +19,8 @@ from torch import Tensor, nn
 
 from .. import _relugrad as _C
 from .._options import _config
-from . import _compat, _kernels, _layout, _model_hooks, _native, _stock, ops
+from .. import _compat
+from . import _kernels, _layout, _model_hooks, _native, _stock, ops
 from ._kernels import check_semantics, check_threads
 
 __all__ = ["ReLU", "ReLUDropout", "LinearReLU", "hardtanh_grad", "NATIVE", "NATIVE_STATUS",

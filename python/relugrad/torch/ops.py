@@ -24,7 +24,8 @@ import torch
 from torch import Tensor
 
 from .. import _relugrad as _C
-from . import _compat, _kernels, _layout, _stock
+from .. import _compat
+from . import _kernels, _layout, _stock
 from ._kernels import check_semantics, check_threads
 
 # The kernels below run on both devices: the bindings pick the backend from the tensors' DLPack

@@ -35,7 +35,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from . import _compat, _kernels, _model_hooks, _script, _stale, fusion, mask_probe, modules
+from .. import _compat
+from . import _kernels, _model_hooks, _script, _stale, fusion, mask_probe, modules
 from ._kernels import check_semantics, check_threads
 
 __all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "ReplaceWarning",

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _compat  # noqa: E402
+from relugrad import _compat  # noqa: E402
 from relugrad import _relugrad  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 

@@ -13,7 +13,7 @@ import relugrad.torch as rt  # noqa: E402
 
 # Every module of the package, each imported first (as an unpickler may: a pickled model names
 # relugrad.torch.fusion's classes, for one).
-PACKAGE_FILES = ["_compat", "_layout", "_kernels", "_stock", "_native", "_stale", "_script", "_model_hooks", "ops",
+PACKAGE_FILES = ["_layout", "_kernels", "_stock", "_native", "_stale", "_script", "_model_hooks", "ops",
                  "modules", "fusion", "mask_probe", "surgery"]
 
 
