@@ -167,7 +167,9 @@ def test_native_relu_is_loaded_wherever_it_was_built():
     # match this torch, it must load: a silent fallback would hide a broken
     # build behind the slower path through the custom ops.
     import os
-    here = os.path.dirname(rt.__file__)
+
+    import relugrad
+    here = os.path.dirname(relugrad.__file__)  # the package root, where the wheel puts the library
     stamp = os.path.join(here, "_relugrad_torch.torch_version")
     if not os.path.exists(stamp):
         pytest.skip("this relugrad was built without torch: no _relugrad_torch.so to load")
