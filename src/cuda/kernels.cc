@@ -31,16 +31,7 @@ std::string KernelName(Dtype dtype, Mode mode, bool vector, const LaunchConfig& 
   const int m = static_cast<int>(mode);
   std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") +
                      "_relugrad_" + (m >= 0 && m < 3 ? kModes[m] : "unknown") + "__cuda_";
-  switch (config.geometry) {
-    case Geometry::kOneShot:
-      return name + (vector ? "v16" : "scalar");
-    case Geometry::kPipelined:
-      return name + (vector ? "v16_pipe" : "scalar_gs");
-    case Geometry::kGridStride:
-      break;
-  }
-  if (!vector) return name + "scalar_gs";
-  return name + (config.unroll == 2 ? "v16x2_gs" : "v16_gs");
+  return name + GeometryKernelSuffix(config.geometry, vector, config.unroll);
 }
 
 cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64_t n,

@@ -31,6 +31,23 @@ inline const char* GeometryName(Geometry g) {
   return "unknown";
 }
 
+// The end of a kernel's name for a geometry: its body (v16: 16-byte vectors;
+// scalar: one element per access; x2: two vectors per turn) and its loop (_gs:
+// grid-stride, _pipe: pipelined; none: one-shot). The relu_grad and mask
+// launchers, the SASS check and the benchmarks all name kernels this way.
+inline const char* GeometryKernelSuffix(Geometry g, bool vector, int unroll) {
+  switch (g) {
+    case Geometry::kOneShot:
+      return vector ? "v16" : "scalar";
+    case Geometry::kPipelined:
+      return vector ? "v16_pipe" : "scalar_gs";
+    case Geometry::kGridStride:
+      break;
+  }
+  if (!vector) return "scalar_gs";
+  return unroll == 2 ? "v16x2_gs" : "v16_gs";
+}
+
 // RELUGRAD_CUDA_GEOMETRY (oneshot | gridstride | pipelined; unset or empty:
 // oneshot) and RELUGRAD_CUDA_UNROLL (1 | 2; unset or empty: 2). False, with
 // *error naming the variable and what it accepts, for any other value: a

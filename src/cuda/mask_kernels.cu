@@ -148,15 +148,7 @@ std::string MaskKernelName(Dtype dtype, bool forward, bool vector, Geometry geom
   const int d = static_cast<int>(dtype) - 1;
   std::string name = std::string("rg_") + (d >= 0 && d < 4 ? kDtypes[d] : "unknown") +
                      (forward ? "_relu_forward_mask__cuda_" : "_relugrad_mask__cuda_");
-  switch (geometry) {
-    case Geometry::kOneShot:
-      return name + (vector ? "v16" : "scalar");
-    case Geometry::kPipelined:
-      return name + (vector ? "v16_pipe" : "scalar_gs");
-    case Geometry::kGridStride:
-      break;
-  }
-  return name + (vector ? "v16_gs" : "scalar_gs");
+  return name + GeometryKernelSuffix(geometry, vector, /*unroll=*/1);  // one vector per turn
 }
 
 }  // namespace cuda
