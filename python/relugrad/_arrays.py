@@ -113,13 +113,19 @@ def _device_view(name: str, x: Any) -> Tuple[Any, str]:
 _OUTPUTS = ("out", "mask_out")
 
 
+_torch_compat = None  # relugrad._compat, bound by the first torch tensor (it imports torch)
+
+
 def _not_memory(x: Any) -> bool:
     """A torch tensor whose memory is not its values: a __torch_dispatch__ wrapper subclass, or a
     torch.func / is_grads_batched wrapper."""
+    global _torch_compat
+    if _torch_compat is None:  # once: an import statement per call costs as much as the check
+        from . import _compat
+        _torch_compat = _compat
     torch = sys.modules["torch"]
-    from . import _compat  # imports torch, which is loaded already: x is a torch tensor
     return (type(x).__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
-            or _compat.is_functorch_wrapped(x) or _compat.is_legacy_batched(x))
+            or _torch_compat.is_functorch_wrapped(x) or _torch_compat.is_legacy_batched(x))
 
 
 def wrote(out: Any) -> None:
