@@ -68,7 +68,8 @@ python-test-cuda: python-venv
 	  --config-settings=cmake.define.RELUGRAD_CUDA=ON --config-settings=cmake.define.RELUGRAD_TORCH_NATIVE=ON \
 	  -w build/wheel-cuda/dist . ; \
 	$(PIP) install -q --no-deps --target $(PY_CUDA_SITE) build/wheel-cuda/dist/*.whl; \
-	PYTHONPATH=$(PY_CUDA_SITE) $(PYTEST) -q python/tests/test_cuda.py python/tests/test_mask.py python/tests/test_api.py
+	PYTHONPATH=$(PY_CUDA_SITE) $(PYTEST) -q python/tests/test_cuda.py python/tests/test_mask.py python/tests/test_api.py \
+	  python/tests/torch_modules/test_native_cuda.py
 
 mask-memory: python-install
 	$(PY) python/examples/mask_memory.py

@@ -20,7 +20,7 @@
 #           (tag _gs; RELUGRAD_CUDA_UNROLL=1: _gsu1) and =pipelined (_pipe)
 #   torch   bench/gpu/torch_bench.py: the torch preset against threshold_backward bit for bit
 #           (exactness.log), and threshold_backward's rows for the kernel table
-#   python  the CUDA tests of the Python package (python/tests/test_cuda.py and the API files)
+#   python  the CUDA tests of the Python package (test_cuda.py, torch_modules/test_native_cuda.py, ...)
 #   use     the point-of-use table: bench/gpu/torch_point_of_use.py (relugrad.torch on CUDA tensors
 #           against nn.ReLU: bits, models, module and whole-step time, peak memory)
 #   cpu     python -m bench.torch report on the machine's own CPU (not in the default PARTS)
@@ -42,7 +42,7 @@ if [[ "$QUICK" == 1 ]]; then
   AB_SIZES="${AB_SIZES:-1M,16M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
   USE_ARGS="${USE_ARGS:---quick --parts bits,kernels,module --rounds 3}"
-  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py}"
+  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/torch_modules/test_native_cuda.py}"
   BUDGET="${BUDGET:-170}"
   T_TESTS=60 T_BENCH=40 T_AB=20 T_TORCH=40 T_PY=60 T_USE=60
 else
@@ -50,7 +50,7 @@ else
   AB_SIZES="${AB_SIZES:-1M,16M,64M,256M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
   USE_ARGS="${USE_ARGS:-}"
-  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/test_api.py python/tests/test_mask.py python/tests/test_torch_fallback.py}"
+  PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/test_api.py python/tests/test_mask.py python/tests/torch_modules/test_native_cuda.py python/tests/torch_modules/test_stock_path_and_fallbacks.py}"
   BUDGET="${BUDGET:-470}"
   T_TESTS=100 T_BENCH=120 T_AB=40 T_TORCH=90 T_PY=120 T_USE=150
 fi

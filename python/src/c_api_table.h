@@ -36,6 +36,9 @@ struct CApiTable {
   decltype(&relugrad_plan_destroy) plan_destroy;
   decltype(&relugrad_plan_run) plan_run;
   decltype(&relugrad_plan_run_forward) plan_run_forward;
+  // Whether the lender was built with a backend (the torch-native path serves CUDA tensors only
+  // where it has the CUDA one).
+  decltype(&relugrad_backend_available) backend_available;
 };
 
 }  // namespace relugrad_python

@@ -9,9 +9,13 @@
 // the interpreter for backward (docs/design.md, "Torch-native ReLU").
 // Here forward is one C++ call and backward never enters Python.
 //
-// Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes
-// (PlainCpu in torch_python_module.cc decides); relugrad/torch/modules.py sends everything
-// else elsewhere (custom ops, Python Functions, torch's own ops). Results have the
+// Scope: eager, plain, strided CPU tensors of relugrad's four float dtypes, and the same on a
+// CUDA device where the library has the CUDA backend (PlainCpu and PlainCuda in
+// torch_python_module.cc decide); relugrad/torch/modules.py sends everything else elsewhere
+// (custom ops, torch's own ops). A CUDA call is the CPU call's code with two differences, both in
+// Plan: one launch over the whole tensor on torch's current stream of its device (no split over
+// host threads), and plans keyed by that stream; memory comes from torch's allocator for the
+// device (the caching allocator on CUDA), so nothing here synchronises. Results have the
 // layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls
 // relugrad's torch.library ops, whose autograd formulas make it differentiable again. The library
 // is the _relugrad module's, reached through c_api_table.h, not a second copy.
@@ -22,7 +26,11 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
+#include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/Stream.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/MemoryFormat.h>
 #include <c10/util/strides.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
@@ -77,6 +85,11 @@ void Check(relugrad_status status) {
 
 }  // namespace
 
+bool CudaServed() {
+  const CApiTable* api = g_api.load(std::memory_order_acquire);
+  return api != nullptr && api->backend_available(RELUGRAD_BACKEND_CUDA) != 0;
+}
+
 relugrad_dtype DtypeOf(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kFloat:
@@ -118,11 +131,14 @@ struct CallPlan {
 };
 
 // The plans this thread's calls run, one per configuration (op, dtype,
-// preset, and the threads and store hint the launch policy gives a part),
+// preset, the threads and store hint the launch policy gives a CPU part, or
+// the CUDA stream a launch goes to: a plan's options hold its stream),
 // created on first use and kept for the thread's life: a training step
 // repeats a handful of configurations, so every call after the first runs a
 // resolved plan (relugrad.h, "Plans") and never re-validates its options.
-// Per thread, so no lock: autograd's backward runs on its own threads.
+// Per thread, so no lock: autograd's backward runs on its own threads. At
+// most kMaxPlans are kept, the oldest dropped first: a program that makes a
+// new CUDA stream per step must not grow the list without bound.
 class ThreadPlans {
  public:
   ThreadPlans() = default;
@@ -134,11 +150,14 @@ class ThreadPlans {
     for (const Entry& e : entries_) api->plan_destroy(e.plan);
   }
 
+  // stream: nullptr for a CPU plan, else the CUDA stream (torch's, never the legacy default
+  // stream's null handle: torch's default stream of a device is a real cudaStream_t).
   const relugrad_plan* Get(relugrad_plan_op op, relugrad_dtype dtype, relugrad_preset preset,
-                           int32_t threads, relugrad_stores stores) {
+                           int32_t threads, relugrad_stores stores, void* stream = nullptr,
+                           bool cuda = false) {
     for (const Entry& e : entries_) {
       if (e.op == op && e.dtype == dtype && e.preset == preset && e.threads == threads &&
-          e.stores == stores)
+          e.stores == stores && e.stream == stream && e.cuda == cuda)
         return e.plan;
     }
     const CApiTable& api = Api();
@@ -146,22 +165,34 @@ class ThreadPlans {
     Check(api.options_init(&options, preset));
     options.threads = threads;
     options.stores = stores;
-    // The torch preset's mask forward writes torch.relu's y (-0 kept);
-    // every other op ignores the field.
-    options.keep_negative_zero = preset == RELUGRAD_PRESET_TORCH ? 1 : 0;
+    if (cuda) {
+      options.backend = RELUGRAD_BACKEND_CUDA;
+      options.stream = stream;
+    }
+    // The torch preset's mask forward writes torch.relu's y: on the CPU -0
+    // kept (clamp_min's bits there), on CUDA +0 (CUDA's relu writes +0 for
+    // x = -0). Every other op ignores the field.
+    options.keep_negative_zero = preset == RELUGRAD_PRESET_TORCH && !cuda ? 1 : 0;
     relugrad_plan* plan = nullptr;
     Check(api.plan_create(op, dtype, &options, &plan));
-    entries_.push_back({op, dtype, preset, threads, stores, plan});
+    if (entries_.size() >= kMaxPlans) {
+      api.plan_destroy(entries_.front().plan);
+      entries_.erase(entries_.begin());
+    }
+    entries_.push_back({op, dtype, preset, threads, stores, stream, cuda, plan});
     return plan;
   }
 
  private:
+  static constexpr size_t kMaxPlans = 64;
   struct Entry {
     relugrad_plan_op op;
     relugrad_dtype dtype;
     relugrad_preset preset;
     int32_t threads;
     relugrad_stores stores;
+    void* stream;
+    bool cuda;
     relugrad_plan* plan;
   };
   std::vector<Entry> entries_;
@@ -172,9 +203,22 @@ ThreadPlans& ThisThreadsPlans() {
   return plans;
 }
 
-// `out`: the call's output, whose pages' residency the store choice reads.
+// `out`: the call's output, whose pages' residency the store choice reads
+// (CPU). On a CUDA device (settings.device) one launch on torch's current
+// stream of that device: the caller's stream, as for torch's own ops, which
+// the autograd engine also sets for a backward node (the forward's stream).
 CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype,
               const void* out) {
+  if (settings.device.is_cuda()) {
+    const c10::Stream stream =
+        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(settings.device);
+    CallPlan plan;
+    plan.plan = ThisThreadsPlans().Get(op, dtype, settings.preset, 0, RELUGRAD_STORES_AUTO,
+                                       stream.native_handle(), /*cuda=*/true);
+    plan.split = false;
+    plan.part_unit = 1;
+    return plan;
+  }
   const CApiTable& api = Api();
   relugrad_host_split how;
   Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
@@ -357,7 +401,8 @@ void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y
 // hook, a retained or stashed gradient, the profiler's inputs or a live view
 // would hold a second reference: torch's own rule, is_tensor_stealable, by
 // which AccumulateGrad takes a gradient without a copy), the storage is torch's
-// CPU allocator's (not a NumPy array or another owner's blob), grad covers
+// allocator's for grad's device (not a NumPy array, a DLPack import or another
+// owner's blob), grad covers
 // exactly that storage, and it already has dx's strides. dx = grad then costs
 // no allocation, and its stores land on the lines the kernel has just read.
 bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
@@ -366,20 +411,24 @@ bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
     return false;
   }
   const c10::Storage& storage = grad.storage();
-  return storage.use_count() == 1 && storage.allocator() == c10::GetCPUAllocator() &&
+  const c10::Allocator* allocator = grad.device().is_cpu()
+                                       ? c10::GetCPUAllocator()
+                                       : c10::GetAllocator(grad.device().type());
+  return storage.use_count() == 1 && storage.allocator() == allocator &&
          storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
 }
 
-bool ReadableOnCpu(const at::Tensor& t) {
-  return t.defined() && kPlainCpuKeys.isSupersetOf(t.key_set()) && t.device().is_cpu() &&
-         t.layout() == at::kStrided;
+bool ReadableOn(const at::Tensor& t, const at::Device& device) {
+  if (!t.defined() || t.layout() != at::kStrided) return false;
+  if (device.is_cpu()) return t.device().is_cpu() && kPlainCpuKeys.isSupersetOf(t.key_set());
+  return t.device() == device && kPlainCudaKeys.isSupersetOf(t.key_set());
 }
 
-void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what) {
-  TORCH_CHECK(ReadableOnCpu(bits) && bits.scalar_type() == at::kByte && bits.is_contiguous() &&
+void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what, const at::Device& device) {
+  TORCH_CHECK(ReadableOn(bits, device) && bits.scalar_type() == at::kByte && bits.is_contiguous() &&
                   bits.numel() >= (n + 7) / 8,
               "relugrad: the saved ", what, " is not the forward's: ", n,
-              " elements need a contiguous CPU uint8 tensor of ", (n + 7) / 8,
+              " elements need a contiguous uint8 tensor on ", device, " of ", (n + 7) / 8,
               " bytes (a saved-tensor hook must return what it was given)");
 }
 
@@ -391,8 +440,8 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
   }
   TORCH_CHECK(grad.scalar_type() == y.scalar_type() && grad.sizes() == y.sizes(),
               "relugrad: the incoming gradient does not match the saved output");
-  if (!ReadableOnCpu(grad) || !ReadableOnCpu(y)) {
-    // Not memory relugrad's CPU kernels can read: the custom op decides (its fallbacks).
+  if (!ReadableOn(grad, settings.device) || !ReadableOn(y, settings.device)) {
+    // Not memory relugrad's kernels can read: the custom op decides (its fallbacks).
     return CallOp("relugrad::relu_grad", {grad, y, settings.semantics, 0.0, 0.0, settings.threads});
   }
   c10::DimVector strides;
@@ -424,7 +473,8 @@ at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Setti
 
 at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Settings& settings,
                         const MaskLayout& layout) {
-  if (at::GradMode::is_enabled() || !ReadableOnCpu(grad) || !ReadableOnCpu(mask)) {
+  if (at::GradMode::is_enabled() || !ReadableOn(grad, settings.device) ||
+      !ReadableOn(mask, settings.device)) {
     c10::List<int64_t> order;
     std::vector<int64_t> dims(layout.mask_strides.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
@@ -435,7 +485,7 @@ at::Tensor GradFromMask(const at::Tensor& grad, const at::Tensor& mask, const Se
     return CallOp("relugrad::relu_grad_mask",
                   {grad, mask, settings.semantics, settings.threads, order});
   }
-  CheckBitPlane(mask, grad.numel(), "mask");
+  CheckBitPlane(mask, grad.numel(), "mask", settings.device);
   at::Tensor dx;
   at::Tensor dy;
   // Equal sizes and the strides of a dense layout: grad is dense too.
@@ -546,6 +596,10 @@ struct SavedTensorNode : public torch::autograd::Node {
 
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    // The engine runs a CUDA node on its device's thread with that device current; the guard
+    // keeps the launch there whoever calls apply.
+    c10::OptionalDeviceGuard device_guard;
+    if (settings.device.is_cuda()) device_guard.reset_device(settings.device);
     const at::Tensor s = saved.unpack(getptr());
     static_cast<const Derived*>(this)->CheckSaved();  // as unpack checks, before any gradient
     // Moved out, not copied: the backward may write over a gradient only it holds.
@@ -647,9 +701,9 @@ at::Tensor ReluGate(at::Tensor x, Settings settings, bool inplace) {
 at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
   const bool needs_grad = torch::autograd::compute_requires_grad(x);
   if (!needs_grad && settings.preset == RELUGRAD_PRESET_TORCH &&
-      (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble)) {
-    // Nothing records a backward, and the torch preset's y is torch.relu's own (for 32 and 64
-    // bits: -0 and NaN payloads kept): torch's op, no mask.
+      (x.is_cuda() || x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble)) {
+    // Nothing records a backward, and the torch preset's y is torch.relu's own (on the CPU for
+    // 32 and 64 bits: -0 and NaN payloads kept; on CUDA every dtype): torch's op, no mask.
     return ReluGate(std::move(x), std::move(settings), inplace);
   }
   if (inplace) torch::autograd::check_inplace(x, needs_grad);
@@ -679,16 +733,19 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
     const auto* x_p = static_cast<const char*>(src.const_data_ptr());
     auto* y_p = static_cast<char*>(y.mutable_data_ptr());
     const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype, y_p);
-    if (needs_grad) {
-      mask = EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
+    if (needs_grad || x.is_cuda()) {
+      // On CUDA a mask only y is wanted from (another preset's y) is a temporary of the caching
+      // allocator, returned to it, still in the stream's order, when this scope ends.
+      mask = x.is_cuda() ? at::empty({(n + 7) / 8}, src.options().dtype(at::kByte))
+                         : EmptyCpu({(n + 7) / 8}, src.options().dtype(at::kByte));
       auto* mask_p = static_cast<uint8_t*>(mask.mutable_data_ptr());
       ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
         Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
                                      mask_p + begin / 8));
       });
     } else {
-      // Only y is wanted (the preset's y, which torch's ops do not give): the kernel's bits go
-      // to a scratch on the stack, reused chunk by chunk; no mask tensor is made or kept.
+      // Only y is wanted on the CPU (the preset's y, which torch's ops do not give): the kernel's
+      // bits go to a scratch on the stack, reused chunk by chunk; no mask tensor is made or kept.
       constexpr int64_t kScratchBytes = 2048;
       ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
         alignas(64) uint8_t scratch[kScratchBytes];
@@ -727,13 +784,18 @@ at::Tensor ReluMask(at::Tensor x, Settings settings, bool inplace) {
 
 at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
                       bool inplace) {
-  TORCH_CHECK(x.device().is_cpu(), "relugrad_native: CPU tensors only, got one on ", x.device());
+  TORCH_CHECK(x.device().is_cpu() || (x.is_cuda() && CudaServed()),
+              "relugrad_native: CPU tensors, or CUDA tensors where relugrad was built with its "
+              "CUDA backend; got one on ",
+              x.device());
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
   TORCH_CHECK(threads >= 0,
               "relugrad: threads must be 0 (torch's threads) or a positive count, got ", threads);
   Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH,
-                    threads};
+                    threads, x.device()};
   Check(Api().preset_from_name(settings.semantics.c_str(), &settings.preset));
+  c10::OptionalDeviceGuard device_guard;  // CUDA: launches and allocations on x's device
+  if (x.is_cuda()) device_guard.reset_device(x.device());
   return mask ? ReluMask(x, std::move(settings), inplace)
               : ReluGate(x, std::move(settings), inplace);
 }

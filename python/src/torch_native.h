@@ -5,6 +5,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DispatchKeySet.h>
 #include <c10/util/string_view.h>
 #include <torch/csrc/autograd/edge.h>
@@ -20,12 +21,18 @@ namespace relugrad_python {
 
 // y = relu(x) with relugrad's backward recorded as x's autograd history when
 // x needs a gradient: the gate on the saved y, or with mask the 1-bit mask
-// only. inplace writes x and returns it. x: a plain strided CPU tensor of
+// only. inplace writes x and returns it. x: a plain strided CPU tensor, or a
+// plain CUDA tensor where CudaServed() (the kernels then launch on torch's
+// current stream of x's device, into memory of torch's caching allocator), of
 // relugrad's dtypes (anything else gets a c10::Error). Rules from the preset
-// named `semantics`; threads: 0 splits over torch's intra-op threads, N > 0
-// runs relugrad's pool with N.
+// named `semantics`; threads (CPU only): 0 splits over torch's intra-op
+// threads, N > 0 runs relugrad's pool with N.
 at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t threads, bool mask,
                       bool inplace);
+
+// Whether the bound library has the CUDA backend (relugrad_backend_available): NativeRelu serves
+// CUDA tensors only then. False before the library is bound.
+bool CudaServed();
 
 // out = dropout(relu(x), p) in training, bit for bit stock's given the same
 // generator state (stock's own draw, then one pass), with a backward node
@@ -65,11 +72,14 @@ relugrad_dtype DtypeOf(const at::Tensor& t);
 at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options);
 
 // What a backward node keeps besides its saved tensors: the preset, resolved
-// once by the forward, and its name for the custom ops of create_graph.
+// once by the forward, its name for the custom ops of create_graph, and the device.
 struct Settings {
   std::string semantics;
   relugrad_preset preset;
   int64_t threads;
+  // Where the forward ran, and so where the kernels of the backward run: the CPU, or a CUDA
+  // device (on torch's current stream of it when the backward runs).
+  at::Device device{at::kCPU};
 };
 
 // The mask's bits follow the storage order of the y the forward wrote
@@ -94,8 +104,9 @@ void RunPlan(const relugrad_plan* plan, int64_t n, const void* dy, const void* s
 void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y, uint8_t* mask);
 
 // True when the backward may write dx over the incoming gradient: nothing but
-// this call holds the tensor or its storage, the storage is torch's CPU
-// allocator's, grad covers exactly that storage and already has dx_strides.
+// this call holds the tensor or its storage, the storage is torch's allocator's
+// for grad's device (the CPU allocator, CUDA's caching allocator), grad covers
+// exactly that storage and already has dx_strides.
 bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides);
 
 // The dispatch keys of a plain CPU tensor: dense CPU memory, its autograd and
@@ -106,17 +117,29 @@ inline const c10::DispatchKeySet kPlainCpuKeys({c10::DispatchKey::CPU,
                                                 c10::DispatchKey::ADInplaceOrView,
                                                 c10::DispatchKey::AutogradCPU,
                                                 c10::DispatchKey::AutocastCPU});
+// The same for a plain CUDA tensor.
+inline const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA,
+                                                 c10::DispatchKey::ADInplaceOrView,
+                                                 c10::DispatchKey::AutogradCUDA,
+                                                 c10::DispatchKey::AutocastCUDA});
 
-// Memory the CPU kernels can read: a defined, plain (kPlainCpuKeys) strided
-// CPU tensor. A gradient or an unpacked saved tensor may be anything a hook
-// or a transform made (a subclass, the BatchedTensor of is_grads_batched):
-// those take the custom ops or torch's ops, which the dispatcher routes.
-bool ReadableOnCpu(const at::Tensor& t);
+// Memory the kernels of `device` can read: a defined, plain (kPlainCpuKeys or
+// kPlainCudaKeys) strided tensor on that device (a CUDA tensor: that device
+// index). A gradient or an unpacked saved tensor may be anything a hook or a
+// transform made (a subclass, the BatchedTensor of is_grads_batched, a copy
+// on another device): those take the custom ops or torch's ops, which the
+// dispatcher routes.
+bool ReadableOn(const at::Tensor& t, const at::Device& device);
+inline bool ReadableOnCpu(const at::Tensor& t) { return ReadableOn(t, at::Device(at::kCPU)); }
 
 // A saved bit plane as a backward unpacks it (a saved-tensor hook may return
-// anything): a plain contiguous CPU uint8 tensor of at least ceil(n/8) bytes,
-// the bytes the kernels read for n elements; else a c10::Error naming `what`.
-void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what);
+// anything): a plain contiguous uint8 tensor on `device` of at least ceil(n/8)
+// bytes, the bytes the kernels read for n elements; else a c10::Error naming
+// `what`.
+void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what, const at::Device& device);
+inline void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what) {
+  CheckBitPlane(bits, n, what, at::Device(at::kCPU));
+}
 
 // dx = relu_grad_mask(grad, mask): threshold_backward(grad, result)'s layout
 // and bits, over grad's memory where WritableInPlace allows; under GradMode

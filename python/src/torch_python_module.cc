@@ -12,8 +12,9 @@
 // five arguments directly, decides itself whether x is the plain case NativeRelu serves (PlainCpu:
 // one key-set test in C++ instead of eight Python attribute reads) and calls it. Like torch's own
 // bindings it releases the GIL while the op runs, records a profiler event under the op's name and
-// raises the Python exception torch would for a c10::Error. A plain CUDA tensor with the torch
-// preset gets torch's own relu (PlainCuda). Anything else returns NotImplemented: relugrad.torch
+// raises the Python exception torch would for a c10::Error. A plain CUDA tensor (PlainCuda) takes
+// the same entry where the library has the CUDA backend (CudaServed); in a build without it, the
+// torch preset gets torch's own relu here. Anything else returns NotImplemented: relugrad.torch
 // then takes its other paths (custom ops, torch's own ops).
 //
 // Plain CPython rather than nanobind: the tensor crosses with torch's own
@@ -48,11 +49,6 @@ class GilReleased {
   PyThreadState* state_;
 };
 
-// The dispatch keys of a plain CUDA tensor, as kPlainCpuKeys (torch_native.h).
-const c10::DispatchKeySet kPlainCudaKeys({c10::DispatchKey::CUDA, c10::DispatchKey::ADInplaceOrView,
-                                          c10::DispatchKey::AutogradCUDA,
-                                          c10::DispatchKey::AutocastCUDA});
-
 // A torch.Tensor or nn.Parameter itself (no subclass), strided and dense on a
 // device of `device_type` with only `keys`, of relugrad's dtypes, with no
 // forward-mode tangent (relugrad's nodes have no forward formula: a dual x
@@ -73,16 +69,15 @@ bool Plain(PyObject* object, const c10::DispatchKeySet& keys, c10::DeviceType de
          !torch::jit::tracer::isTracing();
 }
 
-// The one case NativeRelu serves.
+// NativeRelu's case on the CPU.
 bool PlainCpu(PyObject* object) {
   return Plain(object, relugrad_python::kPlainCpuKeys, c10::DeviceType::CPU);
 }
 
-// Plain's case on a CUDA device: there the torch preset is stock's relu with
-// stock's autograd node (relugrad.torch.ReLU's rule for CUDA tensors,
-// measured in docs/cuda.md), served here so that it costs no more Python than
-// nn.ReLU's forward.
-bool PlainCuda(PyObject* object) { return Plain(object, kPlainCudaKeys, c10::DeviceType::CUDA); }
+// Plain's case on a CUDA device: NativeRelu's where the library has the CUDA backend.
+bool PlainCuda(PyObject* object) {
+  return Plain(object, relugrad_python::kPlainCudaKeys, c10::DeviceType::CUDA);
+}
 
 constexpr const char* kSignature =
     "relu(x: Tensor, semantics: str, threads: int, mask: bool, inplace: bool)";
@@ -102,19 +97,24 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   if (mask < 0) return nullptr;
   const int inplace = PyObject_IsTrue(args[4]);
   if (inplace < 0) return nullptr;
+  // The CUDA case is asked only after the CPU one, which is the hot one on a CPU host.
   if (!PlainCpu(args[0])) {
-    // Asked only after the CPU case, which is the hot one.
-    if (c10::string_view(semantics, static_cast<size_t>(semantics_size)) != "torch" ||
-        !PlainCuda(args[0])) {
-      Py_RETURN_NOTIMPLEMENTED;
+    if (!PlainCuda(args[0])) Py_RETURN_NOTIMPLEMENTED;
+    if (!relugrad_python::CudaServed()) {
+      // A build without the CUDA backend: the torch preset is stock's relu with stock's node,
+      // served here so that it costs no more Python than nn.ReLU's forward; the other presets
+      // take Python's path (its one warning, then torch's ops).
+      if (c10::string_view(semantics, static_cast<size_t>(semantics_size)) != "torch") {
+        Py_RETURN_NOTIMPLEMENTED;
+      }
+      at::Tensor x = THPVariable_Unpack(args[0]);  // a handle: relu_ writes through it
+      at::Tensor y;
+      {
+        GilReleased no_gil;
+        y = inplace != 0 ? at::relu_(x) : at::relu(x);  // through autograd: ReluBackward0
+      }
+      return THPVariable_Wrap(std::move(y));
     }
-    at::Tensor x = THPVariable_Unpack(args[0]);  // a handle: relu_ writes through it
-    at::Tensor y;
-    {
-      GilReleased no_gil;
-      y = inplace != 0 ? at::relu_(x) : at::relu(x);  // through autograd: ReluBackward0
-    }
-    return THPVariable_Wrap(std::move(y));
   }
   const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
   at::Tensor y;
@@ -193,10 +193,17 @@ PyObject* LinearRelu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nar
   END_HANDLE_TH_ERRORS
 }
 
+// Whether relu serves plain CUDA tensors with relugrad's kernels (the bound library has the CUDA
+// backend): what a test without a GPU can ask of the routing.
+PyObject* CudaServed(PyObject* /*module*/, PyObject* /*unused*/) {
+  if (relugrad_python::CudaServed()) Py_RETURN_TRUE;
+  Py_RETURN_FALSE;
+}
+
 PyMethodDef g_methods[] = {
     {"relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Relu)), METH_FASTCALL,
      "relu(x, semantics, threads, mask, inplace) -> Tensor, or NotImplemented where x is not a "
-     "plain CPU tensor (or mask is set and nothing is recorded): relugrad.torch.ReLU's eager "
+     "plain CPU tensor or a plain CUDA tensor this build serves: relugrad.torch.ReLU's eager "
      "forward."},
     {"relu_dropout", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&ReluDropout)),
      METH_FASTCALL,
@@ -207,6 +214,9 @@ PyMethodDef g_methods[] = {
      "linear_relu(x, weight, bias) -> Tensor, or NotImplemented where the three are not plain "
      "CPU tensors of one float32/float64 dtype with x contiguous: LinearReLU's fused training "
      "forward."},
+    {"cuda_served", &CudaServed, METH_NOARGS,
+     "cuda_served() -> bool: relu serves plain CUDA tensors with relugrad's kernels (a build with "
+     "the CUDA backend, once bound); False: the torch preset gets torch's relu there."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,

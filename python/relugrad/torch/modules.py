@@ -1,12 +1,14 @@
 """relugrad.torch's public modules (layer 2): ReLU, ReLUDropout, LinearReLU, and hardtanh_grad.
 
 Each module picks one of three paths per call (docs/torch.md, "The three paths", has the table):
-  - native eager: plain CPU tensors the kernels read, in eager mode, where the torch-native library
-    loaded (_native): one C++ entry forward, a C++ autograd node backward;
+  - native eager: plain CPU tensors the kernels read, and plain CUDA tensors in a build with the
+    CUDA backend, in eager mode, where the torch-native library loaded (_native): one C++ entry
+    forward, a C++ autograd node backward;
   - custom ops: torch.compile, torch.export, torch.func, forward AD, dispatch modes, fake and meta
     tensors, and eager mode where the native library is absent: the torch.library ops (ops);
   - stock: what the kernels cannot read (subclasses, DTensor, nested tensors, other dtypes and
-    devices, CUDA under the torch preset): torch's own ops with the preset's bits (_stock).
+    devices, CUDA without the CUDA backend, and CUDA under the torch preset off the native path):
+    torch's own ops with the preset's bits (_stock).
 """
 from __future__ import annotations
 
@@ -61,9 +63,11 @@ class ReLU(nn.ReLU):
         nothing (no_grad, inference_mode, x needs no gradient) no mask is
         allocated or kept; y has the same bits.
 
-    CUDA tensors with the torch preset get stock's relu and threshold_backward (mask=True
-    included): on CUDA relugrad's ops were slower than stock's and kept no less memory
-    (docs/cuda.md). The other presets run relugrad's CUDA kernels.
+    CUDA tensors (a build with the CUDA backend) take the same native path: relugrad's CUDA
+    kernels on torch's current stream, mask=True included, with stock's bits in the torch preset
+    (y is CUDA relu's: +0 for x = -0). threads does not apply there. Off the native path
+    (torch.compile, the custom ops) the torch preset on CUDA is stock's relu and
+    threshold_backward: the custom ops' Python costs more than stock's kernels there.
     """
 
     def __init__(self, semantics: str = "torch", inplace: bool = False, threads: Optional[int] = 0,
@@ -98,9 +102,10 @@ class ReLU(nn.ReLU):
         if not (x.dtype in _kernels.DTYPES and x.layout is torch.strided and not x.is_nested):
             return ops.stock_relu(x, self.semantics, self.inplace)
         if self.semantics == "torch" and x.device.type == "cuda":
-            # CUDA, torch preset: stock's relu and threshold_backward, mask or not. There
-            # relugrad's ops take more time than stock's and keep no less memory (docs/cuda.md has
-            # the measurements), and the mask forward's y would keep -0 where CUDA's relu writes +0.
+            # CUDA off the native path (compile, transforms, no native library), torch preset:
+            # stock's relu and threshold_backward, mask or not. The custom ops' per-call Python
+            # costs more than stock's kernels there (docs/cuda.md), inductor gets stock's graph, and
+            # the ops' mask forward would keep -0 where CUDA's relu writes +0.
             return ops.stock_relu(x, self.semantics, self.inplace)
         seen_by_transforms = (_kernels.is_compiling() or isinstance(x, _compat.fake_tensor_type())
                               or (exact and (x.is_meta or _compat.is_functorch_wrapped(x)
