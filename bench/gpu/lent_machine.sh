@@ -130,7 +130,7 @@ WHEEL_PID=""
 if want wheel && [[ -n "$PY" ]]; then
   # Highway's pkg-config file names /usr; here it lives under build/gpu-lent/deps.
   sed -i "s|^prefix=.*|prefix=$G/deps/usr|" "$G"/deps/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc 2> /dev/null
-  log "wheel: building in the background (CUDA backend, torch-native as the build decides)"
+  log "wheel: building in the background (CUDA backend and the torch-native library, both required)"
   (
     export PKG_CONFIG="$G/deps/usr/bin/pkgconf" PKG_CONFIG_PATH="$G/deps/usr/lib/x86_64-linux-gnu/pkgconfig"
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
@@ -139,7 +139,7 @@ if want wheel && [[ -n "$PY" ]]; then
     # timeout stops the whole build (its process group) 60 s before the budget's end.
     timeout "$((BUDGET - 60 > 30 ? BUDGET - 60 : 30))" \
       "$PY" -m pip wheel -v --no-build-isolation --no-deps -C build-dir=/tmp/lent-wheel \
-      -C cmake.define.RELUGRAD_CUDA=ON -w /tmp/lent-dist . &&
+      -C cmake.define.RELUGRAD_CUDA=ON -C cmake.define.RELUGRAD_TORCH_NATIVE=ON -w /tmp/lent-dist . &&
       "$PY" -m pip install -q --no-deps --no-compile --target "$SITE" /tmp/lent-dist/*.whl
   ) > "$RES/wheel.log" 2>&1 &
   WHEEL_PID=$!
@@ -231,6 +231,10 @@ if want python && [[ -d "$SITE/relugrad" ]]; then
     fail "pytest (see pytest.log)"; }
   tail -4 "$RES/pytest.log" | tee -a "$SUMMARY"
   grep -E "^(FAILED|ERROR)" "$RES/pytest.log" | head -20 | tee -a "$SUMMARY"
+  # On a GPU the native CUDA path's tests must run: a skip there is a failure of this part.
+  if grep -E "^SKIPPED.*test_native_cuda" "$RES/pytest.log" | tee -a "$SUMMARY" | grep -q .; then
+    fail "python: test_native_cuda.py skipped on the GPU (see pytest.log)"
+  fi
   publish
 elif want python; then
   fail "python: no wheel installed in $SITE"

@@ -279,11 +279,13 @@ def module_times(device: str, quick: bool, rounds: int) -> list:
 
 def step_times(device: str, quick: bool, rounds: int) -> list:
     rows = []
-    plans = [("resnet18", "nchw"), ("resnet18", "channels_last"), ("resnet50", "nchw"),
-             ("resnet50", "channels_last"), ("transformer", None), ("mlp_dropout", None)]
+    # (model, layout, bf16 autocast): the models eager, and under torch.autocast("cuda", bf16).
+    plans = [("resnet18", "nchw", False), ("resnet18", "channels_last", False), ("resnet50", "nchw", False),
+             ("resnet50", "channels_last", False), ("transformer", None, False), ("mlp_dropout", None, False),
+             ("resnet50", "channels_last", True), ("transformer", None, True)]
     if quick:
-        plans = [("resnet18", "nchw"), ("mlp_dropout", None)]
-    for name, layout in plans:
+        plans = [("resnet18", "nchw", False), ("mlp_dropout", None, False), ("transformer", None, True)]
+    for name, layout, amp in plans:
         shape = MODEL_SHAPES[name]
         if quick:
             shape = (2,) + shape[1:]
@@ -297,32 +299,35 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
                   "relugrad": rt.replace_relu(copy.deepcopy(stock)),
                   "relugrad_mask": rt.replace_relu(copy.deepcopy(stock), mask=True)}
         peak = {}
+
+        def one_step(m):
+            with torch.autocast(device, torch.bfloat16, enabled=amp):
+                common.step(m, x)
+            m.zero_grad(set_to_none=True)
+
         for k, m in models.items():  # two warm-up steps (the mask probe decides in the first)
             for _ in range(2):
-                common.step(m, x)
-                m.zero_grad(set_to_none=True)
+                one_step(m)
             if device == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
                 base = torch.cuda.memory_allocated()
-                common.step(m, x)
-                m.zero_grad(set_to_none=True)
+                one_step(m)
                 torch.cuda.synchronize()
                 peak[k] = torch.cuda.max_memory_allocated() - base
 
         def step_of(m):
             def run():
-                common.step(m, x)
-                m.zero_grad(set_to_none=True)
+                one_step(m)
             return run
 
         times = interleaved({k: step_of(m) for k, m in models.items()}, device, 0.1, rounds)
-        row = {"model": name, "layout": layout, "shape": list(shape),
+        row = {"model": name, "layout": layout, "autocast": "bf16" if amp else None, "shape": list(shape),
                "stock_ms": statistics.median(times["stock"]) * 1e3, "peak_bytes": peak}
         row.update(ratios_of(times, "stock"))
         rows.append(row)
         pk = "  ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in peak.items())
-        print(f"step {name:11} {str(layout):13} stock {row['stock_ms']:8.2f} ms  "
+        print(f"step {name:11} {str(layout):13} {'bf16' if amp else 'eager':5} stock {row['stock_ms']:8.2f} ms  "
               + "  ".join(f"{k} {row[k]['ratio']:.3f} [{row[k]['interval'][0]:.3f}, {row[k]['interval'][1]:.3f}]"
                           for k in ("stock_copy", "relugrad", "relugrad_mask")) + f"  peak {pk}", flush=True)
     return rows
