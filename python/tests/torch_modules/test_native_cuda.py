@@ -106,8 +106,9 @@ def test_other_presets_give_the_cpu_paths_bits(dtype, preset, mask):
 @pytest.mark.parametrize("mask", [False, True], ids=["gate", "mask"])
 def test_the_native_entry_and_node_run_not_stocks(mask):
     leaf = _leaf(torch.float32, "cuda")
+    g = torch.ones_like(leaf)  # dense: an expanded gradient (sum's) takes threshold_backward itself
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-        rt.ReLU(mask=mask)(leaf * 1).sum().backward()
+        rt.ReLU(mask=mask)(leaf * 1).backward(g)
     names = {e.name for e in prof.events()}
     node = "relugrad::ReluMaskBackward" if mask else "relugrad::ReluBackward"
     assert "relugrad_native::relu" in names and node in names
@@ -201,3 +202,38 @@ def test_a_conv_training_step_is_stocks_bit_for_bit(channels_last, autocast):
 
     for a, b in zip(step(rt.ReLU), step(nn.ReLU)):
         _same(a, b)
+
+
+def _saved_bytes(fn):
+    """Bytes of the distinct storages autograd saves while fn() runs."""
+    storages = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        storages[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return sum(storages.values())
+
+
+@needs_device
+def test_the_mask_probe_decides_on_cuda_as_on_the_cpu_and_keeps_fewer_bytes_than_stock():
+    from relugrad.torch import mask_probe
+
+    def model():
+        torch.manual_seed(0)  # a ReLU before Dropout (only the ReLU keeps y), one before Linear (keeps y)
+        return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.1), nn.Linear(256, 64), nn.ReLU(),
+                             nn.Linear(64, 8))
+
+    x = torch.randn(32, 64)
+    decided, saved = {}, {}
+    for device in ("cpu", "cuda"):
+        m = rt.replace_relu(model().to(device), mask=True)
+        m(x.to(device)).square().mean().backward()  # the probe step
+        decided[device] = mask_probe.decisions(m)
+        saved[device] = _saved_bytes(lambda: m(x.to(device)).square().mean())
+    assert decided["cuda"] == decided["cpu"] and len(decided["cuda"]) == 2
+    stock = model().cuda()
+    assert saved["cuda"] < _saved_bytes(lambda: stock(x.cuda()).square().mean())
