@@ -411,9 +411,8 @@ bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
     return false;
   }
   const c10::Storage& storage = grad.storage();
-  const c10::Allocator* allocator = grad.device().is_cpu()
-                                       ? c10::GetCPUAllocator()
-                                       : c10::GetAllocator(grad.device().type());
+  const c10::Allocator* allocator =
+      grad.device().is_cpu() ? c10::GetCPUAllocator() : c10::GetAllocator(grad.device().type());
   return storage.use_count() == 1 && storage.allocator() == allocator &&
          storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
 }
@@ -791,8 +790,8 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
   DtypeOf(x);  // the clear error for other dtypes, before anything is written
   TORCH_CHECK(threads >= 0,
               "relugrad: threads must be 0 (torch's threads) or a positive count, got ", threads);
-  Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH,
-                    threads, x.device()};
+  Settings settings{std::string(semantics.data(), semantics.size()), RELUGRAD_PRESET_TORCH, threads,
+                    x.device()};
   Check(Api().preset_from_name(settings.semantics.c_str(), &settings.preset));
   c10::OptionalDeviceGuard device_guard;  // CUDA: launches and allocations on x's device
   if (x.is_cuda()) device_guard.reset_device(x.device());
