@@ -12,19 +12,20 @@ read in place; CUDA tensors and CUDA DLPack arrays run on the CUDA backend
 ``nn.ReLU`` replacement (``mask=True`` keeps only the bitmask for backward);
 ``relugrad.info()`` reports the build. ``relugrad.Options`` binds a
 configuration once and ``relugrad.Plan(op, dtype, options)`` resolves it for
-one operator and dtype; calling a plan runs it on arrays. Large NumPy results (256 KiB and more)
+one operator and dtype; calling a plan runs it on arrays; the functional calls keep
+theirs in one bounded cache (``plan_cache_stats()``, ``plan_cache_clear()``). Large NumPy results (256 KiB and more)
 come from a cache that keeps freed results' pages mapped
 (``buffer_cache_stats()``, ``buffer_cache_trim()``, RELUGRAD_BUFFER_CACHE_MIB).
 """
 from ._calls import mask_bytes, relu_forward, relu_grad, relu_grad_mask, relu_grad_reference
 from ._info import buffer_cache_stats, buffer_cache_trim, format_info, info, set_max_isa
 from ._options import (COMBINES, DENORMALS, GATES, PRESETS, STORES, THRESHOLD_ROUNDINGS, Options, Plan,
-                       preset_settings)
+                       plan_cache_clear, plan_cache_stats, preset_settings)
 from ._relugrad import version as _version
 
 __version__ = _version()
 
 __all__ = ["relu_grad", "relu_grad_reference", "relu_forward", "relu_grad_mask", "mask_bytes", "Options", "Plan",
-           "info", "format_info", "preset_settings",
+           "info", "format_info", "preset_settings", "plan_cache_stats", "plan_cache_clear",
            "set_max_isa", "buffer_cache_stats", "buffer_cache_trim", "PRESETS", "GATES", "COMBINES", "DENORMALS",
            "THRESHOLD_ROUNDINGS", "STORES"]

@@ -158,33 +158,46 @@ class _Config:
         return plan
 
 
-# Options -> its configuration. Options compare by their bytes, so -0.0 and
-# 0.0 clip bounds (the clamp writes the bound's own bits) are two entries.
-# Bounded: a program that builds configurations without end rebuilds them
-# rather than growing the cache.
-_RESOLVED: Dict[Any, _Config] = {}
-_RESOLVED_MAX = 1024
+# The one cache of the calls: a key -> its configuration, whose plans are made
+# per (op, dtype, device) on first use. Three kinds of key share it, each a
+# step of the same resolution (keyword arguments -> Options -> plans):
+#   - a relugrad.Options value. Options compare by their bytes, so -0.0 and
+#     0.0 clip bounds (the clamp writes the bound's own bits) are two entries;
+#   - the exact keyword arguments of a functional call, a 17-tuple with the
+#     types of the numbers (True == 1 == 1.0 in Python, but only the numbers
+#     are valid), so a repeated call neither checks nor builds its options
+#     again. Only valid arguments that name no deprecated spelling (those warn
+#     on every call) are entered. Floats key as Python compares them,
+#     -0.0 == 0.0, which is exact for threshold, alpha and gate_max (a signed
+#     zero there opens and closes the same gates and scales by the same zero:
+#     test_plan) but not for clip bounds, whose bits the clamp writes: they key
+#     with their signs;
+#   - relugrad.torch's fixed signature, the 4-tuple (semantics, threshold,
+#     alpha, threads) of floats and an int: the per-call fast path of its ops.
+# An Options value equals no tuple and tuples of different lengths never
+# compare equal, so the kinds cannot collide. Bounded: at _CACHE_MAX keys the
+# whole cache is cleared, so a program that builds configurations without end
+# rebuilds them rather than growing it; a configuration is rebuilt from its
+# key alone, so clearing never changes a result.
+_CACHE: Dict[Any, _Config] = {}
+_CACHE_MAX = 1024
 
 
-def _resolved(options: Any) -> _Config:
-    config = _RESOLVED.get(options)
-    if config is None:
-        if len(_RESOLVED) >= _RESOLVED_MAX:
-            _RESOLVED.clear()
-        config = _RESOLVED[options] = _Config(options)
+def _enter(key: Any, config: _Config) -> _Config:
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[key] = config
     return config
 
 
-# The exact keyword arguments of a call (with the types of the numbers: True
-# == 1 == 1.0 in Python, but only the numbers are valid) -> its
-# configuration, so a repeated call neither checks nor builds its options
-# again. Only valid arguments that name no deprecated spelling (those warn on
-# every call) are entered. Floats key as Python compares them, -0.0 == 0.0,
-# which is exact for threshold, alpha and gate_max (a signed zero there opens
-# and closes the same gates and scales by the same zero: test_plan) but not
-# for clip bounds, whose bits the clamp writes: they key with their signs.
-_CALLS: Dict[Tuple, _Config] = {}
-_UNKEYED = object()  # a clip value the memo does not key (checked on every call)
+def _resolved(options: Any) -> _Config:
+    config = _CACHE.get(options)
+    if config is None:
+        config = _enter(options, _Config(options))
+    return config
+
+
+_UNKEYED = object()  # a clip value the cache does not key (checked on every call)
 _BOUND_TYPES = (float, int)
 
 
@@ -217,7 +230,7 @@ def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple
                combine, denormals, threshold_rounding, stores, gate_max, type(gate_max), keep_negative_zero,
                type(keep_negative_zero))
         try:
-            config = _CALLS.get(key)
+            config = _CACHE.get(key)
         except TypeError:  # an unhashable argument: the checks below say what is wrong
             key = config = None
         if config is not None:
@@ -225,15 +238,8 @@ def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple
     config = _resolved(_checked_options(semantics, threshold, alpha, clip, threads, gate, combine, denormals,
                                         threshold_rounding, stores, gate_max, keep_negative_zero))
     if key is not None and _canonical(gate, combine, denormals, threshold_rounding, stores):
-        if len(_CALLS) >= _RESOLVED_MAX:
-            _CALLS.clear()
-        _CALLS[key] = config
+        _enter(key, config)
     return config
-
-
-# (semantics, threshold, alpha, threads) of relugrad.torch's kernels -> the
-# configuration: the torch ops' fixed-signature fast path.
-_TORCH_CALLS: Dict[Tuple, _Config] = {}
 
 
 def _torch_config(semantics: str, threshold: float, alpha: float, threads: int) -> _Config:
@@ -241,15 +247,31 @@ def _torch_config(semantics: str, threshold: float, alpha: float, threads: int) 
     as floats, threads already resolved to torch's count). Under the torch
     preset the mask forward keeps -0 (torch.relu's y); no other op reads it."""
     key = (semantics, threshold, alpha, threads)
-    config = _TORCH_CALLS.get(key)
+    config = _CACHE.get(key)
     if config is None:
         config = _config(semantics, threshold, alpha, None, threads, None, None, None, None,
                          keep_negative_zero=semantics == "torch")
         if type(threshold) is float and type(alpha) is float and type(threads) is int:
-            if len(_TORCH_CALLS) >= _RESOLVED_MAX:
-                _TORCH_CALLS.clear()
-            _TORCH_CALLS[key] = config
+            _enter(key, config)
     return config
+
+
+def plan_cache_stats() -> Dict[str, int]:
+    """The cache of configurations behind the functional calls and the
+    relugrad.torch ops: {'keys': entries (keyword arguments, Options values and
+    relugrad.torch signatures, several per configuration), 'configurations':
+    distinct relugrad.Options among them, 'plans': relugrad.Plan objects they
+    hold (one per op, dtype and device used), 'max_keys': the bound at which
+    the cache is cleared}."""
+    configs = {id(config): config for config in list(_CACHE.values())}
+    return {"keys": len(_CACHE), "configurations": len(configs),
+            "plans": sum(len(config.plans) for config in configs.values()), "max_keys": _CACHE_MAX}
+
+
+def plan_cache_clear() -> None:
+    """Empty the cache of configurations (plan_cache_stats): the next calls
+    check their arguments and create their plans again, with the same results."""
+    _CACHE.clear()
 
 
 def _framework_threads(threads: Optional[int], x: Any) -> Optional[int]:

@@ -1,5 +1,10 @@
 """relugrad.relu_grad's contract: array kinds, out=/in place, threads, errors
 that name the argument, info()."""
+import os
+import re
+import shutil
+import subprocess
+import sys
 import threading
 
 import ml_dtypes
@@ -147,15 +152,24 @@ def test_info_mirrors_the_cli():
     assert info["torch_native"].startswith(("built for torch ", "not built"))
 
 
-def test_info_says_why_the_torch_native_library_was_not_built(tmp_path, monkeypatch):
+def _torch_native_line(package):
+    """relugrad.info()["torch_native"] of the package at `package`, in a fresh interpreter."""
+    code = "import relugrad; print(relugrad.info()['torch_native'])"
+    env = dict(os.environ, PYTHONPATH=str(package.parent))
+    return subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_info_says_why_the_torch_native_library_was_not_built(tmp_path):
     # The build writes its reason beside the package (_relugrad_torch.not_built): no torch at
     # build time, RELUGRAD_TORCH_NATIVE=OFF, or a torch whose C++ autograd API neither form fits.
-    from relugrad import _info
-    monkeypatch.setattr(_info, "_TORCH_NATIVE_LIB", str(tmp_path / "_relugrad_torch.so"))
-    assert _info._torch_native_stamp() is None
-    assert _info.info()["torch_native"] == "not built (no torch importable when the package was built)"
-    (tmp_path / "_relugrad_torch.not_built").write_text("torch 9.9's C++ autograd API matches neither form\n")
-    assert _info.info()["torch_native"] == "not built (torch 9.9's C++ autograd API matches neither form)"
+    # A copy of the package without its torch-native library stands for such a build.
+    here = os.path.dirname(relugrad.__file__)
+    package = tmp_path / "relugrad"
+    shutil.copytree(here, package, ignore=shutil.ignore_patterns("_relugrad_torch.*", "__pycache__", "torch"))
+    assert _torch_native_line(package) == "not built (no torch importable when the package was built)"
+    (package / "_relugrad_torch.not_built").write_text("torch 9.9's C++ autograd API matches neither form\n")
+    assert _torch_native_line(package) == "not built (torch 9.9's C++ autograd API matches neither form)"
 
 
 def test_set_max_isa_caps_dispatch():
@@ -181,15 +195,18 @@ def test_preset_settings():
 
 
 def test_enum_names_come_from_the_library():
-    # Each table is the C ABI's (relugrad_enum_*), canonical names in declaration order.
-    from relugrad import _relugrad as C
-    from relugrad import _options
-    assert _options.DENORMALS == {"ieee": 0, "ftz_daz": 1}
-    assert _options.BACKENDS == {"cpu": 0, "cuda": 1, "ascend_twin": 2}
-    assert _options.PRESETS == tuple(name for name, _ in C.enum_table(C.ENUM_PRESET))
+    # Each table is the C ABI's (relugrad_enum_*), canonical names in declaration order: the
+    # library's own errors list them so, and its values are the enum's.
+    assert relugrad.DENORMALS == {"ieee": 0, "ftz_daz": 1}
+    assert [relugrad.Options(backend=code).backend for code in (0, 2)] == ["cpu", "ascend_twin"]
     assert set(relugrad.info()["backends"]) == {"cpu", "cuda", "ascend_twin"}
+    with pytest.raises(ValueError, match=r"unknown backend 'nope' \(cpu, cuda, ascend_twin\)"):
+        relugrad.Options(backend="nope")
+    presets = ", ".join(relugrad.PRESETS)
+    with pytest.raises(ValueError, match=re.escape(f"unknown semantics preset 'mxnet' ({presets})")):
+        relugrad.Options("mxnet")
     with pytest.raises(ValueError, match=r"unknown denormals mode 'flush' \(ieee, ftz_daz\)"):
-        C.enum_from_name(C.ENUM_DENORMALS, "flush")
+        relugrad.Options(denormals="flush")
 
 
 def test_deprecated_spelling_warns_and_means_the_canonical_one():

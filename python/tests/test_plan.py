@@ -10,8 +10,6 @@ import pytest
 
 import relugrad
 from cases import random_case, to_bits
-from relugrad import _options
-from relugrad import _relugrad as C
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -83,7 +81,7 @@ def test_plan_names_its_kernel_variant():
 def test_mask_plans_round_trip():
     dy, x = random_case("f32", n=1001)
     options = relugrad.Options("onednn", alpha=0.5)
-    forward = relugrad.Plan(C.OP_RELU_FORWARD_MASK, C.F32, options)
+    forward = relugrad.Plan("relu_forward_mask", "f32", options)
     backward = relugrad.Plan("relu_grad_mask", "f32", options)
     y = np.empty_like(x)
     mask = np.empty(relugrad.mask_bytes(x.size), np.uint8)
@@ -114,7 +112,7 @@ def test_plan_errors_name_the_argument():
         relugrad.Plan("relu", "f32", relugrad.Options())
     with pytest.raises(ValueError, match="unknown dtype 'f8'"):
         relugrad.Plan("relu_grad", "f8", relugrad.Options())
-    if not C.backend_available(C.BACKEND_CUDA):
+    if not relugrad.info()["backends"]["cuda"]:
         with pytest.raises(RuntimeError, match="CUDA backend is not built"):
             relugrad.Plan("relu_grad", "f32", relugrad.Options(backend="cuda"))
 
@@ -138,8 +136,8 @@ def test_plan_by_address_and_from_many_threads():
 
 
 def test_functional_calls_reuse_one_plan_per_configuration_and_keep_signed_zeros_apart():
-    _options._RESOLVED.clear()
-    _options._CALLS.clear()  # the memo of exact arguments in front of it
+    relugrad.plan_cache_clear()
+    assert relugrad.plan_cache_stats()["keys"] == 0
     dy = np.array([5.0, -5.0], np.float32)
     s = np.array([1.0, 1.0], np.float32)
     a = relugrad.relu_grad(dy, s, clip=(0.0, 1.0))
@@ -148,8 +146,36 @@ def test_functional_calls_reuse_one_plan_per_configuration_and_keep_signed_zeros
     # The clamp of -5 writes the lower bound's own bits: +0 and -0.
     assert a.view(np.uint32).tolist() == [0x3F800000, 0x00000000]
     assert b.view(np.uint32).tolist() == [0x3F800000, 0x80000000]
-    assert len(_options._RESOLVED) == 2
-    assert all(len(config.plans) == 1 for config in _options._RESOLVED.values())
+    # Two configurations, one plan each; each keyed by its Options and its exact arguments.
+    stats = relugrad.plan_cache_stats()
+    assert (stats["configurations"], stats["plans"], stats["keys"]) == (2, 2, 4), stats
+
+
+def test_the_plan_cache_is_bounded_and_clearing_it_keeps_the_bits():
+    dy, s = random_case("f32", n=64)
+    want = relugrad.relu_grad(dy, s, alpha=0.5)
+    bound = relugrad.plan_cache_stats()["max_keys"]
+    for i in range(bound):  # distinct configurations: two keys each
+        relugrad.relu_grad(dy, s, threshold=float(i))
+        assert relugrad.plan_cache_stats()["keys"] <= bound
+    assert np.array_equal(to_bits(relugrad.relu_grad(dy, s, alpha=0.5)), to_bits(want))
+    relugrad.plan_cache_clear()
+    assert relugrad.plan_cache_stats() == dict(keys=0, configurations=0, plans=0, max_keys=bound)
+    assert np.array_equal(to_bits(relugrad.relu_grad(dy, s, alpha=0.5)), to_bits(want))
+
+
+def test_the_plan_cache_enters_no_deprecated_spelling_and_no_unhashable_argument():
+    dy, s = random_case("f32", n=16)
+    relugrad.plan_cache_clear()
+    with pytest.warns(DeprecationWarning):
+        relugrad.relu_grad(dy, s, denormals="ftz")
+    assert relugrad.plan_cache_stats()["keys"] == 1  # its Options only: the next call warns again
+    with pytest.warns(DeprecationWarning):
+        relugrad.relu_grad(dy, s, denormals="ftz")
+    relugrad.relu_grad(dy, s, clip=[0.0, 1.0])  # a list: checked on every call, keyed by its Options
+    assert relugrad.plan_cache_stats()["keys"] == 2
+    with pytest.raises(TypeError, match="threads: expected an int or None, got list"):
+        relugrad.relu_grad(dy, s, threads=[1])
 
 
 def test_functional_calls_treat_signed_zero_threshold_alpha_and_gate_max_as_the_library_does():

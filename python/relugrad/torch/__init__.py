@@ -40,7 +40,8 @@ the preset computes.
 
 The package is in layers, each importing only from the layers below it (import-linter checks it;
 pyproject.toml): _layout, _kernels, _stock, _native and the hook helpers; ops; modules;
-fusion and mask_probe; surgery. Every private torch API they use is in relugrad._compat.
+fusion and mask_probe; surgery and testing (the hooks relugrad's own tests need, documented
+there). Every private torch API they use is in relugrad._compat.
 """
 from .modules import NATIVE, NATIVE_STATUS, LinearReLU, ReLU, ReLUDropout, hardtanh_grad, use_native
 from .ops import decompositions, inductor_decompositions, relu, relu_grad, relu_grad_mask, relu_mask

@@ -245,16 +245,17 @@ def test_create_graph_runs_stocks_ops_bit_for_bit(dtype):
 
 
 def test_the_native_entry_answers_not_implemented_for_other_tensors():
-    from relugrad import _relugrad_torch
+    from relugrad.torch import testing
+    native = testing.native_library()
     w, b = torch.randn(4, 3), torch.randn(4)
-    assert _relugrad_torch.linear_relu(torch.randn(2, 3).t().contiguous().t(), w, b) is NotImplemented
-    assert _relugrad_torch.linear_relu(torch.randn(2, 3).half(), w.half(), b.half()) is NotImplemented
-    assert _relugrad_torch.linear_relu(torch.randn(2, 3), w.double(), b) is NotImplemented
-    assert _relugrad_torch.linear_relu(torch.randn(2, 3, device="meta"), w, b) is NotImplemented
+    assert native.linear_relu(torch.randn(2, 3).t().contiguous().t(), w, b) is NotImplemented
+    assert native.linear_relu(torch.randn(2, 3).half(), w.half(), b.half()) is NotImplemented
+    assert native.linear_relu(torch.randn(2, 3), w.double(), b) is NotImplemented
+    assert native.linear_relu(torch.randn(2, 3, device="meta"), w, b) is NotImplemented
     with pytest.raises(TypeError, match="takes 3 arguments"):
-        _relugrad_torch.linear_relu(w, b)
+        native.linear_relu(w, b)
     with pytest.raises(RuntimeError):  # stock's shape error, raised as torch raises it
-        _relugrad_torch.linear_relu(torch.randn(2, 5), w, b)
+        native.linear_relu(torch.randn(2, 5), w, b)
 
 
 def _fused_and_stock(in_f, out_f, dtype=torch.float32, seed=0):

@@ -35,9 +35,9 @@ needs_device = pytest.mark.skipif(bool(_device_reason()), reason=_device_reason(
 
 @pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
 def test_cuda_tensors_are_served_exactly_where_the_build_has_the_cuda_backend():
-    from relugrad import _relugrad_torch
+    from relugrad.torch import testing
 
-    assert _relugrad_torch.cuda_served() is CUDA_BACKEND
+    assert testing.native_library().cuda_served() is CUDA_BACKEND
 
 
 # Layouts of a 4-d activation: each is a view of a contiguous non-leaf, so in place writes

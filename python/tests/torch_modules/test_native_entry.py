@@ -8,14 +8,14 @@ import torch
 import torch.autograd.forward_ad as fwAD
 
 import relugrad.torch as rt
-from relugrad.torch import _native
+from relugrad.torch import testing
 from torch_helpers import bits
 
 pytestmark = pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
 
 
 def entry(x, mask=False, inplace=False, semantics="torch"):
-    return _native.relu(x, semantics, 0, mask, inplace)
+    return testing.native_entries()["relu"](x, semantics, 0, mask, inplace)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
@@ -143,20 +143,20 @@ def test_in_place_returns_x_itself(mask):
 def test_malformed_arguments_raise_type_errors():
     x = torch.randn(4)
     with pytest.raises(TypeError, match="takes 5 arguments, got 2"):
-        _native.relu(x, "torch")
+        testing.native_entries()["relu"](x, "torch")
     with pytest.raises(TypeError):
-        _native.relu(x, 7, 0, False, False)  # semantics not a str
+        testing.native_entries()["relu"](x, 7, 0, False, False)  # semantics not a str
     with pytest.raises(TypeError):
-        _native.relu(x, "torch", "0", False, False)  # threads not an int
+        testing.native_entries()["relu"](x, "torch", "0", False, False)  # threads not an int
     with pytest.raises(OverflowError):
-        _native.relu(x, "torch", 2**70, False, False)
+        testing.native_entries()["relu"](x, "torch", 2**70, False, False)
 
 
 def test_library_errors_are_torchs_runtime_errors():
     with pytest.raises(RuntimeError, match="relugrad"):
         entry(torch.randn(4), semantics="no-such-preset")
     with pytest.raises(RuntimeError, match="relugrad"):
-        _native.relu(torch.randn(4), "torch", -3, False, False)
+        testing.native_entries()["relu"](torch.randn(4), "torch", -3, False, False)
     # a leaf that needs a gradient cannot be written in place: torch's own message
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         entry(torch.randn(4, requires_grad=True), inplace=True)

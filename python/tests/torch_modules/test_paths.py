@@ -75,20 +75,20 @@ def test_stock_row_runs_torchs_relu_alone(make):
 
 
 def test_use_native_false_restores_the_entry_after_the_block():
-    from relugrad.torch import _native
-    before = _native.relu
+    from relugrad.torch import testing
+    before = testing.native_entries()["relu"]
     with rt.use_native(False):
-        assert _native.relu is None
-    assert _native.relu is before
+        assert testing.native_entries()["relu"] is None
+    assert testing.native_entries()["relu"] is before
 
 
 @pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
 def test_the_python_plain_test_agrees_with_the_native_entrys():
     """The plain-tensor rule is C++'s (PlainCpu, the native entry's own test); the fused modules'
-    Python copy (_kernels.plain_cpu) must accept exactly the tensors the entry serves."""
+    Python copy (testing.plain_cpu) must accept exactly the tensors the entry serves."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from relugrad.torch import _kernels, _native
+    from relugrad.torch import testing
     with FakeTensorMode() as mode:
         fake = mode.from_tensor(torch.randn(3))
     cases = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
@@ -97,21 +97,26 @@ def test_the_python_plain_test_agrees_with_the_native_entrys():
               torch.randn(3).as_subclass(_Subclass), fake, torch.arange(3), torch.randn(3).to_sparse(),
               torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]), torch.randn(3, dtype=torch.complex64)]
     for t in cases:
-        served = _native.relu(t, "torch", 0, False, False) is not NotImplemented
-        assert served == _kernels.plain_cpu(t), (t.dtype, t.device, type(t).__name__, t.layout)
-    assert sum(_kernels.plain_cpu(t) for t in cases) == 7  # both sides of the rule were exercised
+        served = testing.native_entries()["relu"](t, "torch", 0, False, False) is not NotImplemented
+        assert served == testing.plain_cpu(t), (t.dtype, t.device, type(t).__name__, t.layout)
+    assert sum(testing.plain_cpu(t) for t in cases) == 7  # both sides of the rule were exercised
 
 
 def test_use_native_turns_off_only_the_named_entries():
-    from relugrad.torch import _native
-    before = (_native.relu, _native.linear_relu, _native.relu_dropout)
+    from relugrad.torch import testing
+
+    def entries():
+        now = testing.native_entries()
+        return now["relu"], now["linear_relu"], now["relu_dropout"]
+
+    before = entries()
     with rt.use_native(False, entries=("relu_dropout",)):
-        assert _native.relu_dropout is None and (_native.relu, _native.linear_relu) == before[:2]
+        assert entries()[2] is None and entries()[:2] == before[:2]
     with rt.use_native(False):
-        assert (_native.relu, _native.linear_relu, _native.relu_dropout) == (None, None, None)
+        assert entries() == (None, None, None)
         with rt.use_native(True, entries=("relu",)):
-            assert _native.relu is before[0] and _native.linear_relu is None
-    assert (_native.relu, _native.linear_relu, _native.relu_dropout) == before
+            assert entries()[0] is before[0] and entries()[1] is None
+    assert entries() == before
     with pytest.raises(ValueError, match="entries"):
         with rt.use_native(False, entries=("nope",)):
             pass

@@ -186,8 +186,6 @@ def test_native_relu_is_loaded_wherever_it_was_built():
 
 _WITHOUT_NATIVE = """
 import json, warnings
-import relugrad._info as info
-info._torch_native_stamp = lambda: "0.0-not-this-torch"  # as if built for another torch
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import torch
@@ -209,11 +207,25 @@ def test_without_the_native_library_eager_relu_runs_the_ops_and_says_why_once(di
     # and eager ReLU calls the custom ops; RELUGRAD_TORCH_NATIVE=0 asks for that: no warning.
     import json
     import os
+    import shutil
     import subprocess
     import sys
-    env = dict(os.environ, RELUGRAD_TORCH_NATIVE="0" if disabled else "1")
-    out = subprocess.run([sys.executable, "-c", _WITHOUT_NATIVE], env=env, capture_output=True, text=True,
-                         check=True, cwd=os.path.dirname(__file__))
+    import tempfile
+
+    import relugrad
+    # A copy of the package whose library is stamped for another torch: as if built for it.
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(os.path.dirname(relugrad.__file__), os.path.join(tmp, "relugrad"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        package = os.path.join(tmp, "relugrad")
+        with open(os.path.join(package, "_relugrad_torch.torch_version"), "w", encoding="utf-8") as f:
+            f.write("0.0-not-this-torch\n")
+        if not os.path.exists(os.path.join(package, "_relugrad_torch.so")):
+            open(os.path.join(package, "_relugrad_torch.so"), "wb").close()  # never loaded: stamped for another torch
+        path = os.pathsep.join([tmp] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env = dict(os.environ, PYTHONPATH=path, RELUGRAD_TORCH_NATIVE="0" if disabled else "1")
+        out = subprocess.run([sys.executable, "-c", _WITHOUT_NATIVE], env=env, capture_output=True, text=True,
+                             check=True, cwd=os.path.dirname(__file__))
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["native"] is False and got["node"] == "_ReluOpBackward" and got["same"]
     if disabled:
@@ -463,15 +475,14 @@ def test_threads_none_or_zero_mean_torchs_threads(monkeypatch, native_off):
     # threads (torch.get_num_threads() for torch tensors, relugrad's default
     # 0 = all cores for NumPy), N = N. Read off the thread count each call
     # hands the library.
-    from relugrad import _relugrad
     seen = []
-    real = _relugrad.Plan.run_host
+    real = relugrad.Plan.run_host
 
     def spy(plan, *args):
         seen.append(plan.options.threads)  # the threads of the plan the call runs
         return real(plan, *args)
 
-    monkeypatch.setattr(_relugrad.Plan, "run_host", spy)
+    monkeypatch.setattr(relugrad.Plan, "run_host", spy)
     native_off("relu")
     before = torch.get_num_threads()
     torch.set_num_threads(3)

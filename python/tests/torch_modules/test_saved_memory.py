@@ -12,7 +12,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _native, mask_probe  # noqa: E402
+from relugrad.torch import mask_probe, testing  # noqa: E402
 from relugrad.torch import ReLUDropout  # noqa: E402
 from relugrad.torch import fusion  # noqa: E402
 from relugrad.torch.fusion import FusingSequential  # noqa: E402
@@ -237,7 +237,7 @@ def test_bad_p():
 
 @pytest.mark.skipif(not rt.NATIVE, reason="the torch-native library is not loaded")
 def test_native_entry_serves_only_contiguous_float32_float64():
-    entry = _native.relu_dropout
+    entry = testing.native_entries()["relu_dropout"]
     x = torch.ones(4, 6, requires_grad=True)
     assert entry(x.t(), 0.5) is NotImplemented
     assert entry(x.to(torch.bfloat16), 0.5) is NotImplemented

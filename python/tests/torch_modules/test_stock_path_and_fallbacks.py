@@ -14,7 +14,7 @@ from torch.utils._pytree import tree_map  # noqa: E402
 
 import relugrad  # noqa: E402
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _kernels, _stock  # noqa: E402
+from relugrad.torch import testing  # noqa: E402
 from torch_helpers import bits, native_off, values  # noqa: E402,F401 (native_off: a fixture)
 from cases import random_case, special_case, to_bits  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_fast_path_predicate_is_exact():
     ok = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
     ok += [torch.nn.Parameter(torch.randn(3)), torch.randn(4, 4).t(), torch.randn(2, 3, 4, 5).to(
         memory_format=torch.channels_last)]
-    assert all(_kernels.plain_cpu(t) for t in ok)
+    assert all(testing.plain_cpu(t) for t in ok)
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode() as mode:
         fake = mode.from_tensor(torch.randn(3))
@@ -68,13 +68,13 @@ def test_fast_path_predicate_is_exact():
               torch.randn(3).to_sparse(), torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]),
               torch.nested.nested_tensor([torch.randn(2, 2), torch.randn(3, 2)], layout=torch.jagged),
               torch.randn(3, dtype=torch.complex64)]
-    assert not any(_kernels.plain_cpu(t) for t in not_ok)
+    assert not any(testing.plain_cpu(t) for t in not_ok)
     seen = []
-    torch.func.grad(lambda a: seen.append(_kernels.plain_cpu(a)) or a.sum())(torch.randn(3))
-    torch.vmap(lambda a: seen.append(_kernels.plain_cpu(a)) or a)(torch.randn(2, 3))
+    torch.func.grad(lambda a: seen.append(testing.plain_cpu(a)) or a.sum())(torch.randn(3))
+    torch.vmap(lambda a: seen.append(testing.plain_cpu(a)) or a)(torch.randn(2, 3))
     import torch.autograd.forward_ad as fwAD
     with fwAD.dual_level():
-        seen.append(_kernels.plain_cpu(torch.randn(3)))
+        seen.append(testing.plain_cpu(torch.randn(3)))
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Mode(TorchDispatchMode):
@@ -82,7 +82,7 @@ def test_fast_path_predicate_is_exact():
             return func(*args, **(kwargs or {}))
 
     with Mode():
-        seen.append(_kernels.plain_cpu(torch.randn(3)))
+        seen.append(testing.plain_cpu(torch.randn(3)))
     assert seen == [False] * 4
 
 
@@ -240,7 +240,7 @@ def test_torch_op_formulas_equal_the_kernels(dtype, semantics):
         dy, s = as_torch(dy), as_torch(s)
         for gate in (s, torch.relu(s)):
             want = rt.ops.relu_grad_kernel(dy, gate, semantics, 0.0, 0.0, 1)
-            got = _stock.relu_grad_torch(dy, gate, semantics, 0.0, 0.0)
+            got = testing.stock_relu_grad(dy, gate, semantics, 0.0, 0.0)
             if dtype in ("f16", "bf16"):
                 nan = torch.isnan(want)
                 assert torch.equal(nan, torch.isnan(got))
@@ -282,20 +282,19 @@ def test_inference_tensors():
     with torch.inference_mode():
         x = values((5, 7), seed=5)
         for mask in (False, True):
-            want = _stock.relu_y(x, "torch", False) if mask else torch.relu(x)
+            want = testing.stock_relu_y(x, "torch", False) if mask else torch.relu(x)
             assert torch.equal(bits(rt.ReLU(mask=mask)(x)), bits(want))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_tensors_without_the_cuda_backend_warn_once_and_match_nn_relu():
-    from relugrad import _relugrad
-    if _relugrad.backend_available(_relugrad.BACKEND_CUDA):
+    if relugrad.info()["backends"]["cuda"]:
         pytest.skip("this relugrad has the CUDA backend")
     import warnings
     x, g = values((4, 6), seed=6).cuda(), values((4, 6), seed=7).cuda()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _kernels._warned_cuda = False
+        testing.reset_cuda_warning()
         for _ in range(3):
             a = x.clone().requires_grad_(True)
             y = rt.ReLU()(a)
@@ -305,11 +304,11 @@ def test_cuda_tensors_without_the_cuda_backend_warn_once_and_match_nn_relu():
     assert torch.equal(bits(y), bits(want_y)) and torch.equal(bits(dx), bits(want_dx))
 
 
-def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
+@pytest.mark.skipif(relugrad.info()["backends"]["cuda"], reason="this relugrad has the CUDA backend")
+def test_cuda_without_the_cuda_backend_is_said_once():
     # Without a GPU here: a data-less wrapper that reports device cuda asks
     # the same question ReLU and the ops ask of a real CUDA tensor.
     import warnings
-    from relugrad import _relugrad
 
     class OnCuda(torch.Tensor):
         @classmethod
@@ -317,14 +316,13 @@ def test_cuda_without_the_cuda_backend_is_said_once(monkeypatch):
             raise NotImplementedError
 
     t = torch.Tensor._make_wrapper_subclass(OnCuda, (3,), dtype=torch.float32, device="cuda")
-    monkeypatch.setattr(_relugrad, "backend_available", lambda backend: False)
-    monkeypatch.setattr(_kernels, "_warned_cuda", False)
+    testing.reset_cuda_warning()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert not any(_kernels.kernels_serve(t) for _ in range(3))
+        assert not any(testing.kernels_serve(t) for _ in range(3))
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "no CUDA backend" in messages[0] and "torch's own" in messages[0]
-    assert _kernels.kernels_serve(torch.randn(3))
+    assert testing.kernels_serve(torch.randn(3))
 
 
 @pytest.mark.parametrize("ctx", [torch.no_grad, torch.inference_mode])

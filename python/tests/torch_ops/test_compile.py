@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import relugrad.torch as rt  # noqa: E402
-from relugrad import _compat  # noqa: E402
-from relugrad import _relugrad  # noqa: E402
+import relugrad  # noqa: E402
+from relugrad.torch import testing  # noqa: E402
 from torch_helpers import bits  # noqa: E402
 
 # The methods of relugrad.Plan that run kernels: every kernel call of the package goes through one.
@@ -44,8 +44,8 @@ def same_bits(want, got):
 def test_inductor_sees_through_the_torch_preset_and_keeps_the_others_opaque(monkeypatch):
     calls = []
     for name in KERNELS:
-        real = getattr(_relugrad.Plan, name)
-        monkeypatch.setattr(_relugrad.Plan, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+        real = getattr(relugrad.Plan, name)
+        monkeypatch.setattr(relugrad.Plan, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
     torch._dynamo.reset()
     torch.manual_seed(0)
     stock = Net()
@@ -79,7 +79,7 @@ class RecordsExporting(nn.Module):
         self.seen = seen
 
     def forward(self, x):
-        self.seen.append(_compat.is_exporting())
+        self.seen.append(testing.is_exporting())
         return x + 1
 
 
@@ -93,7 +93,7 @@ def test_the_export_check_is_false_under_compile_and_true_under_export():
     torch.export.export(RecordsExporting(exported), (torch.randn(3),))
     assert compiled and not any(compiled), compiled
     assert exported and all(exported), exported
-    assert _compat.is_exporting() is False  # eager
+    assert testing.is_exporting() is False  # eager
 
 
 class InPlaceNet(nn.Module):

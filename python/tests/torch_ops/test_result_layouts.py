@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
 import relugrad.torch as rt  # noqa: E402
-from relugrad.torch import _layout  # noqa: E402
+from relugrad.torch import testing  # noqa: E402
 from torch_helpers import bits, eager_path  # noqa: E402,F401 (eager_path: a fixture)
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -233,10 +233,10 @@ def test_random_layouts_get_tensoriterators_strides(eager_path):
         shape = [int(torch.randint(1, 4, (1,), generator=g)) for _ in range(ndim)]
         dy, s = _random_layout(g, shape), _random_layout(g, shape)  # values irrelevant: strides only
         want = torch.ops.aten.threshold_backward(dy, s, 0.0).stride()
-        assert _layout.grad_output(dy, s)[0].stride() == want, (shape, dy.stride(), s.stride())
+        assert testing.grad_output(dy, s)[0].stride() == want, (shape, dy.stride(), s.stride())
         assert torch.ops.relugrad.relu_grad(dy, s).stride() == want
-        assert _layout.relu_output(s)[0].stride() == torch.relu(s).stride(), (shape, s.stride())
-        if not _layout.dense(s):
+        assert testing.relu_output(s)[0].stride() == torch.relu(s).stride(), (shape, s.stride())
+        if not testing.dense(s):
             continue
         # the module's backward: y = relu(s-shaped dense input), incoming gradient dy
         h = _non_leaf_like(s)
