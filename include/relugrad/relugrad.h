@@ -223,6 +223,38 @@ RELUGRAD_API relugrad_status relugrad_relu_grad_mask(relugrad_dtype dtype, int64
                                                      const void* dy, const uint8_t* mask, void* dx,
                                                      const relugrad_options* options);
 
+/* ---- ReLU followed by dropout: two bit planes -------------------------------
+ * PyTorch's nn.ReLU -> nn.Dropout(p) in training keeps, for backward, y and
+ * dropout's mask (a bool per element on CUDA). The fused path keeps two
+ * packed planes instead, each in the mask format above (LSB first, ceil(n/8)
+ * bytes, padding bits 0): gate (relugrad_relu_forward's mask of x) and keep
+ * (dropout's mask, packed from PyTorch's own draw by relugrad_pack_bits, so
+ * the draw and the generator's state stay stock's).
+ * Backends: CPU and CUDA (options.backend; options.stream on CUDA; NULL
+ * options: the CPU backend, all cores). */
+
+/* bits = the packed bits of bytes[i] != 0 for i < n (bit i % 8 of
+ * bits[i / 8]; a bool or uint8 mask), every byte of bits written, padding bits
+ * 0. bytes and bits must not overlap. */
+RELUGRAD_API relugrad_status relugrad_pack_bits(int64_t n, const uint8_t* bytes, uint8_t* bits,
+                                                const relugrad_options* options);
+
+/* dx = the gradient of dropout(relu(x)) from the two planes, PyTorch CUDA's
+ * bits: native_dropout_backward then threshold_backward(., y, 0), that is
+ *   dx[i] = gate_i ? T(((C)keep_i * (C)dy[i]) * (C)scale) : +0
+ * with keep_i 1 or 0 and C the compute type, float for f32/f16/bf16 (one
+ * rounding to nearest even to T) and double for f64; a dropped element gives
+ * dy * 0 (a signed zero, NaN for inf or NaN dy). A NaN result has the
+ * backend's hardware bits (the GPU's canonical NaN on CUDA, which is what
+ * PyTorch's kernel writes). scale: 1 / (1 - p) as PyTorch's autograd passes
+ * it (finite, > 0). dx may be dy (in place); the planes must not overlap dy
+ * or dx. Fields of options other than backend, stream and threads are ignored
+ * (the rule is PyTorch's, whatever the preset). */
+RELUGRAD_API relugrad_status relugrad_relu_dropout_grad(relugrad_dtype dtype, int64_t n,
+                                                        const void* dy, const uint8_t* gate,
+                                                        const uint8_t* keep, double scale,
+                                                        void* dx, const relugrad_options* options);
+
 /* ---- The ReluV2 mask of Ascend 910B: blocked <-> flat -----------------------
  * On 910B (and every SoC but Ascend 950/350) CANN's ReluV2 writes its 1-bit mask for a 4-D x
  * in the blocked layout (N, C1, H, W, C0 = 16), C1 = ceil(C/16), from an NCHW or NHWC x
