@@ -39,6 +39,9 @@ struct CApiTable {
   // Whether the lender was built with a backend (the torch-native path serves CUDA tensors only
   // where it has the CUDA one).
   decltype(&relugrad_backend_available) backend_available;
+  // The fused ReLU + dropout's planes (relugrad.h, "ReLU followed by dropout").
+  decltype(&relugrad_pack_bits) pack_bits;
+  decltype(&relugrad_relu_dropout_grad) relu_dropout_grad;
 };
 
 }  // namespace relugrad_python

@@ -640,7 +640,9 @@ NB_MODULE(_relugrad, m) {
                                                          &relugrad_plan_destroy,
                                                          &relugrad_plan_run,
                                                          &relugrad_plan_run_forward,
-                                                         &relugrad_backend_available};
+                                                         &relugrad_backend_available,
+                                                         &relugrad_pack_bits,
+                                                         &relugrad_relu_dropout_grad};
         return reinterpret_cast<uintptr_t>(&table);
       },
       "Address of this module's C entry points (c_api_table.h), for relugrad's torch-native "

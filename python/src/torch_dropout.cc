@@ -19,13 +19,29 @@
 // one pass cannot take (not contiguous, under create_graph, memory the kernels cannot read)
 // gets stock's two ops over relugrad's mask kernel: noise from the keep bits, grad * noise
 // (MulBackward's operand order, so its layout), then the gate (threshold_backward's layout).
+//
+// CUDA tensors (every float dtype; a build with the CUDA backend) take NativeReluDropoutCuda,
+// whose dropout is stock's own: CUDA's dropout is native_dropout, whose keep decisions come from
+// Philox with an offset that depends on the launch geometry and the SM count, so relugrad does not
+// draw them itself. The forward runs relugrad's mask forward (y = CUDA relu's y, and the gate
+// bits), then at::native_dropout(y, p) (stock's output, stock's bool mask, the generator left as
+// stock leaves it), then packs the bool mask into the keep plane (relugrad_pack_bits); y and the
+// bool mask are dropped, so two bits per element are kept where stock keeps y and a byte. Its
+// node computes PyTorch CUDA's native_dropout_backward then threshold_backward in one pass
+// (relugrad_relu_dropout_grad) when the gradient has y's layout; any other gradient, and
+// create_graph, get stock's two ops themselves over the planes unpacked (their bits, their
+// layouts, and differentiable again).
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/native_dropout.h>
+#include <ATen/ops/native_dropout_backward.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/threshold_backward.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/strides.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/csrc/autograd/function.h>
@@ -188,13 +204,143 @@ struct ReluDropoutBackward : public torch::autograd::Node {
   }
 };
 
+// ---- CUDA -------------------------------------------------------------------
+
+// The settings of the planes' kernels on x's device: the torch preset (the gate is torch.relu's).
+Settings TorchOn(const at::Device& device) {
+  return Settings{"torch", RELUGRAD_PRESET_TORCH, 0, device};
+}
+
+// Stock's two ops over the planes unpacked into y's layout: keep as native_dropout's bool mask,
+// the gate as 1/+0 values that threshold_backward gates on exactly as on y (y <= 0 is a closed
+// gate, and so is +0; 1 is open). Through the dispatcher, so under create_graph they are
+// differentiable as stock's are, and any gradient layout gets stock's result layout.
+at::Tensor StockOpsOverPlanes(const at::Tensor& grad, const at::Tensor& gate, const at::Tensor& keep,
+                              double scale, at::IntArrayRef y_strides, const at::Device& device) {
+  at::Tensor gate_values;
+  at::Tensor keep_mask;
+  {
+    at::NoGradGuard no_grad;  // constants of the backward: no history
+    const std::vector<int64_t> strides(y_strides.begin(), y_strides.end());
+    const MaskLayout layout{strides, strides, true};
+    // A new tensor of ones per call: GradFromMask may write its result over a gradient nothing
+    // else holds.
+    const auto ones = [&] { return at::empty_strided(grad.sizes(), y_strides, grad.options()).fill_(1); };
+    gate_values = GradFromMask(ones(), gate, TorchOn(device), layout);
+    keep_mask = GradFromMask(ones(), keep, TorchOn(device), layout).ne(0);
+  }
+  return at::threshold_backward(at::native_dropout_backward(grad, keep_mask, scale), gate_values, 0);
+}
+
+// The strides of stock's dx for this gradient: native_dropout_backward allocates its result as
+// empty_like(grad, grad.suggest_memory_format()), and threshold_backward(that, y, 0) gives
+// TensorIterator's layout of (y, that). Read from meta tensors (sizes and strides only).
+c10::DimVector StockDxStrides(const at::Tensor& grad, at::IntArrayRef y_strides) {
+  const at::TensorOptions meta = grad.options().device(at::kMeta);
+  const at::Tensor g1 =
+      at::empty(grad.sizes(), meta.memory_format(grad.suggest_memory_format()));
+  const at::Tensor y = at::empty_strided(grad.sizes(), y_strides, meta);
+  c10::DimVector strides;
+  GradOutputStrides(g1, y, &strides);
+  return strides;
+}
+
+struct ReluDropoutCudaBackward : public torch::autograd::Node {
+  torch::autograd::SavedVariable gate;
+  torch::autograd::SavedVariable keep;
+  double scale = 0;
+  c10::DimVector y_strides;  // y's (and the planes' storage order)
+  at::Device device{at::kCUDA};
+
+  std::string name() const override { return "relugrad::ReluDropoutBackward"; }
+
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    gate.reset_data();
+    keep.reset_data();
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    c10::OptionalDeviceGuard device_guard;
+    device_guard.reset_device(device);
+    const at::Tensor g = gate.unpack(getptr());
+    const at::Tensor k = keep.unpack(getptr());
+    // Moved out, not copied: dx may be written over a gradient only this node holds.
+    at::Tensor grad = std::move(grads[0]);
+    if (!grad.defined()) return {at::Tensor()};
+    if (grad.is_neg()) grad = grad.resolve_neg();
+    if (at::GradMode::is_enabled() || !ReadableOn(grad, device) ||
+        grad.strides() != at::IntArrayRef(y_strides)) {
+      return {WithZeroDerivativeToInput(StockOpsOverPlanes(grad, g, k, scale, y_strides, device),
+                                        next_edge(0), y_strides)};
+    }
+    CheckBitPlane(g, grad.numel(), "ReLU gate", device);
+    CheckBitPlane(k, grad.numel(), "dropout keep mask", device);
+    const c10::DimVector stock = StockDxStrides(grad, y_strides);
+    if (stock != y_strides) {  // stock's result has another layout: its ops give it
+      return {StockOpsOverPlanes(grad, g, k, scale, y_strides, device)};
+    }
+    // grad has y's strides, dense (it equals y's): one pass over the planes' storage order.
+    const at::Tensor dx = WritableInPlace(grad, y_strides) ? grad : EmptyStrided(grad, y_strides);
+    ReluDropoutGrad(grad, g, k, scale, dx);
+    return {dx};
+  }
+};
+
+at::Tensor NativeReluDropoutCuda(const at::Tensor& x, double p) {
+  TORCH_CHECK(x.is_cuda() && x.layout() == at::kStrided && CudaServed(),
+              "relu_dropout: a CUDA x needs relugrad's CUDA backend");
+  DtypeOf(x);  // the clear error for other dtypes
+  c10::OptionalDeviceGuard device_guard;
+  device_guard.reset_device(x.device());
+  // Stock's scale for the backward (derivatives.yaml: native_dropout_backward(grad, mask,
+  // 1.0 / (1.0 - p))), converted to the compute type by the kernel as stock's masked_scale does.
+  const double scale = 1.0 / (1.0 - p);
+  at::Tensor out;
+  at::Tensor gate;
+  at::Tensor keep;
+  at::Tensor y;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;  // the passes and the draw record no history
+    at::Tensor src = x;  // what the mask forward reads, dense; y gets torch.relu(x)'s layout
+    if (!FastLayout(x, x, &y)) {
+      src = EmptyStrided(x, TiStrides(x.sizes(), {x.strides()}));
+      src.copy_(x);
+      y = src;
+    }
+    const int64_t bytes = (src.numel() + 7) / 8;
+    gate = at::empty({bytes}, x.options().dtype(at::kByte));
+    RunForwardMask(TorchOn(x.device()), src, y, gate.mutable_data_ptr<uint8_t>());
+    // Stock's dropout of y itself (F.dropout on CUDA is native_dropout): its draw and output.
+    // The bool mask has y's strides (empty_like of a dense y), so its storage order is the gate's.
+    at::Tensor keep_mask;
+    std::tie(out, keep_mask) = at::native_dropout(y, p, /*train=*/true);
+    keep = at::empty({bytes}, x.options().dtype(at::kByte));
+    PackBits(keep_mask, keep);
+  }
+  if (torch::autograd::compute_requires_grad(x)) {
+    auto node = MakeNode<ReluDropoutCudaBackward>();
+    node->set_next_edges(torch::autograd::collect_next_edges(x));
+    node->scale = scale;
+    node->y_strides = c10::DimVector(y.strides());
+    node->device = x.device();
+    SetHistory(out, node, /*inplace=*/false);
+    node->gate = torch::autograd::SavedVariable(gate, /*is_output=*/false);
+    node->keep = torch::autograd::SavedVariable(keep, /*is_output=*/false);
+    FireCreationHooks(node);
+  }
+  return out;
+}
+
 }  // namespace
 
 at::Tensor NativeReluDropout(const at::Tensor& x, double p) {
+  TORCH_CHECK(p > 0 && p < 1, "relu_dropout: p must be in (0, 1), got ", p);
+  if (x.is_cuda()) return NativeReluDropoutCuda(x, p);
   TORCH_CHECK(x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
                   (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble),
-              "relu_dropout: x must be a contiguous float32 or float64 CPU tensor");
-  TORCH_CHECK(p > 0 && p < 1, "relu_dropout: p must be in (0, 1), got ", p);
+              "relu_dropout: x must be a contiguous float32 or float64 CPU tensor, or a CUDA tensor");
   // The kept noise value, by stock's own div_ of a tensor by the Python scalar 1 - p.
   const double scale = at::ones({}, x.options()).div_(1 - p).item<double>();
   at::Tensor out;

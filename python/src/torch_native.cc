@@ -251,6 +251,8 @@ at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
   return stack.at(0).toTensor();
 }
 
+}  // namespace
+
 // ---- Layouts ----------------------------------------------------------------
 // Every result has the strides PyTorch's own op gives it: ReLU's backward is
 // threshold_backward(grad, result, 0), a TensorIterator binary op, and the
@@ -382,7 +384,56 @@ at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
   return copy;
 }
 
+void* CurrentCudaStream(const at::Device& device) {
+  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
+}
+
+void RunForwardMask(const Settings& settings, const at::Tensor& src, const at::Tensor& y,
+                    uint8_t* mask) {
+  const int64_t n = src.numel();
+  const relugrad_dtype dtype = DtypeOf(src);
+  const int64_t size = static_cast<int64_t>(src.element_size());
+  const auto* x_p = static_cast<const char*>(src.const_data_ptr());
+  auto* y_p = static_cast<char*>(y.mutable_data_ptr());
+  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype, y_p);
+  ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
+    Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
+                                 mask + begin / 8));
+  });
+}
+
+namespace {
+
+// The options of a one-shot call of the fused dropout planes' functions on `device`: the CPU
+// backend (torch's threads) or CUDA on torch's current stream of the device.
+relugrad_options PlanesOptions(const at::Device& device) {
+  relugrad_options options;
+  Check(Api().options_init(&options, RELUGRAD_PRESET_TORCH));
+  if (device.is_cuda()) {
+    options.backend = RELUGRAD_BACKEND_CUDA;
+    options.stream = CurrentCudaStream(device);
+  } else {
+    options.threads = static_cast<int32_t>(at::get_num_threads());
+  }
+  return options;
+}
+
 }  // namespace
+
+void PackBits(const at::Tensor& bytes, const at::Tensor& bits) {
+  const relugrad_options options = PlanesOptions(bytes.device());
+  Check(Api().pack_bits(bytes.numel(), static_cast<const uint8_t*>(bytes.const_data_ptr()),
+                        static_cast<uint8_t*>(bits.mutable_data_ptr()), &options));
+}
+
+void ReluDropoutGrad(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor& keep,
+                     double scale, const at::Tensor& dx) {
+  const relugrad_options options = PlanesOptions(dy.device());
+  Check(Api().relu_dropout_grad(DtypeOf(dy), dy.numel(), dy.const_data_ptr(),
+                                static_cast<const uint8_t*>(gate.const_data_ptr()),
+                                static_cast<const uint8_t*>(keep.const_data_ptr()), scale,
+                                dx.mutable_data_ptr(), &options));
+}
 
 const relugrad_plan* OneThreadCachedPlan(relugrad_plan_op op, relugrad_dtype dtype) {
   return ThisThreadsPlans().Get(op, dtype, RELUGRAD_PRESET_TORCH, 1, RELUGRAD_STORES_CACHED);

@@ -7,11 +7,13 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/DispatchKeySet.h>
+#include <c10/util/SmallVector.h>
 #include <c10/util/string_view.h>
 #include <torch/csrc/autograd/edge.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,41 @@ struct MaskLayout {
   // them too, as TensorIterator gives operands of one dense layout).
   bool dense;
 };
+
+// ---- Layouts (TensorIterator's rules; torch_native.cc, "Layouts") --------
+
+// The strides TensorIterator gives a new output of `sizes` from inputs of those sizes with
+// these strides (its general rule).
+std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
+                               std::initializer_list<at::IntArrayRef> operands);
+// An uninitialised tensor of `like`'s sizes, dtype and device with the given strides.
+at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides);
+// True when TensorIterator's fast setup serves (dy, s); *out is then its output, uninitialised.
+bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out);
+// The strides of threshold_backward(dy, s)'s output; true when dy and s share its storage order.
+bool GradOutputStrides(const at::Tensor& dy, const at::Tensor& s, c10::DimVector* strides);
+// Dense a and strides b of the same sizes address their elements in the same storage order.
+bool SameOrder(const at::Tensor& a, at::IntArrayRef b);
+// t itself when it is dense in the storage order `strides`, else a copy in that layout.
+at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides);
+
+// ---- Kernels on the tensors' device ------------------------------------------
+
+// torch's current stream of a CUDA device, as relugrad_options.stream takes it.
+void* CurrentCudaStream(const at::Device& device);
+
+// y and mask = the mask forward of settings' preset over src (dense, y in its storage order,
+// y may be src): one launch on CUDA, split over torch's threads on the CPU (settings.device).
+void RunForwardMask(const Settings& settings, const at::Tensor& src, const at::Tensor& y,
+                    uint8_t* mask);
+
+// relugrad_pack_bits over bytes' storage (contiguous uint8/bool) into bits, on bytes' device.
+void PackBits(const at::Tensor& bytes, const at::Tensor& bits);
+
+// relugrad_relu_dropout_grad over dy's storage into dx's (both dense in the planes' order), on
+// dy's device; dx may be dy.
+void ReluDropoutGrad(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor& keep,
+                     double scale, const at::Tensor& dx);
 
 // This thread's plan (created on first use, kept for the thread's life) of a
 // one-thread call of op with the torch preset and cached stores: the pieces

@@ -134,8 +134,10 @@ PyObject* Relu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
 constexpr const char* kDropoutSignature = "relu_dropout(x: Tensor, p: float)";
 
 // ReLUDropout's fused training forward (NativeReluDropout): x a plain
-// contiguous float32/float64 CPU tensor, else NotImplemented (Python then
-// composes torch's ops with relugrad's mask kernels). Python has checked the
+// contiguous float32/float64 CPU tensor, or a plain CUDA tensor of any of
+// relugrad's dtypes where the library has the CUDA backend, else
+// NotImplemented (Python then composes torch's ops with relugrad's mask
+// kernels on the CPU, or calls the two modules on CUDA). Python has checked the
 // module's side: training, 0 < p < 1, the torch preset, torch's threads.
 PyObject* ReluDropout(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
@@ -145,11 +147,15 @@ PyObject* ReluDropout(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
   }
   const double p = PyFloat_AsDouble(args[1]);
   if (p == -1.0 && PyErr_Occurred()) return nullptr;
-  if (!PlainCpu(args[0])) Py_RETURN_NOTIMPLEMENTED;
-  const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
-  if (!x.is_contiguous() || (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)) {
+  if (PlainCpu(args[0])) {
+    const at::Tensor& x = THPVariable_Unpack(args[0]);
+    if (!x.is_contiguous() || (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)) {
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+  } else if (!PlainCuda(args[0]) || !relugrad_python::CudaServed()) {
     Py_RETURN_NOTIMPLEMENTED;
   }
+  const at::Tensor& x = THPVariable_Unpack(args[0]);  // args[0] outlives the call
   at::Tensor out;
   {
     GilReleased no_gil;
@@ -207,8 +213,9 @@ PyMethodDef g_methods[] = {
      "forward."},
     {"relu_dropout", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&ReluDropout)),
      METH_FASTCALL,
-     "relu_dropout(x, p) -> Tensor, or NotImplemented where x is not a plain contiguous "
-     "float32/float64 CPU tensor: ReLUDropout's fused training forward."},
+     "relu_dropout(x, p) -> Tensor, or NotImplemented where x is neither a plain contiguous "
+     "float32/float64 CPU tensor nor a plain CUDA tensor this build serves: ReLUDropout's fused "
+     "training forward."},
     {"linear_relu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&LinearRelu)),
      METH_FASTCALL,
      "linear_relu(x, weight, bias) -> Tensor, or NotImplemented where the three are not plain "

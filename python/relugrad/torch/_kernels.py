@@ -122,13 +122,15 @@ def plain_tensor(t: Tensor) -> bool:
     return type(t) is Tensor and not _compat.is_functorch_wrapped(t) and not _compat.is_legacy_batched(t)
 
 
-def plain_cpu(x) -> bool:
+def plain_cpu(x, cuda: bool = False) -> bool:
     """The fused modules' fast-path test, exact about what it accepts: a torch.Tensor or
     nn.Parameter itself (no subclass: FakeTensor, DTensor, wrappers), strided and not nested, on
-    the CPU (not meta), of relugrad's dtypes, not wrapped by torch.func, no forward-AD level and
-    no TorchDispatchMode active, not being compiled. ReLU's own test is the native entry's
-    (PlainCpu in python/src/torch_python_module.cc); the tests hold the two to the same cases."""
-    return ((type(x) is Tensor or type(x) is torch.nn.Parameter) and not is_compiling() and x.is_cpu
+    the CPU (not meta; cuda=True: or on a CUDA device), of relugrad's dtypes, not wrapped by
+    torch.func, no forward-AD level and no TorchDispatchMode active, not being compiled. ReLU's own
+    test is the native entry's (PlainCpu and PlainCuda in python/src/torch_python_module.cc); the
+    tests hold the two to the same cases."""
+    return ((type(x) is Tensor or type(x) is torch.nn.Parameter) and not is_compiling()
+            and (x.is_cpu or (cuda and x.is_cuda))
             and x.dtype in DTYPES and x.layout is _STRIDED and not x.is_nested
             and _compat.forward_ad_level() < 0 and not _compat.is_functorch_wrapped(x)
             and not _compat.dispatch_mode_depth())

@@ -209,8 +209,16 @@ class _ScriptableReLU(ReLU):
 #
 # Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
 # float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
-# no_grad, p = 0 or 1, CUDA, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
-# is stock's dropout. The fused forward computes out of place; replace_relu(mask=True) runs a pair
+# no_grad, p = 0 or 1, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
+# is stock's dropout.
+#
+# CUDA: a plain dense CUDA tensor of any of the four dtypes takes the C++ pass only (python/src/
+# torch_dropout.cc, NativeReluDropoutCuda: relugrad's mask forward, stock's native_dropout draw
+# packed into the keep plane, one backward pass with PyTorch CUDA's rounding); where it cannot
+# serve (a build without the CUDA backend) the two modules run, never the composition, whose
+# bernoulli_ draw is the CPU's, not CUDA dropout's.
+#
+# The fused forward computes out of place; replace_relu(mask=True) runs a pair
 # through fused_relu_dropout only where that is exactly what the two modules compute
 # (relugrad.torch.fusion), and only by the C++ pass: the composed path's Python forward and
 # backward take more time than the unfused pair (docs/design.md, "ReLU + Dropout as a
@@ -270,9 +278,10 @@ _DROPOUT_NATIVE_DTYPES = (torch.float32, torch.float64)
 
 def native_dropout_may_serve(x, semantics: str, threads: int) -> bool:
     """Whether the C++ pass may serve relu + dropout of x: the library, the torch preset on torch's
-    threads, a float32/float64 tensor (the entry itself asks the rest: a contiguous CPU x)."""
+    threads, a float32/float64 tensor or a CUDA tensor (the entry itself asks the rest: a contiguous
+    CPU x, or a CUDA x in a build with the CUDA backend)."""
     return (_native.relu_dropout is not None and semantics == "torch" and threads == 0 and isinstance(x, Tensor)
-            and x.dtype in _DROPOUT_NATIVE_DTYPES)
+            and (x.dtype in _DROPOUT_NATIVE_DTYPES or x.is_cuda))
 
 
 def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
@@ -280,7 +289,7 @@ def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
     # gradient at a closed gate raises at dropout's node there); the fused node is one.
     return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
             and not torch.is_anomaly_enabled() and not torch.jit.is_tracing()
-            and _kernels.plain_cpu(x) and _layout.dense(x))
+            and _kernels.plain_cpu(x, cuda=True) and _layout.dense(x))
 
 
 class ReLUDropout(nn.Module):
@@ -331,9 +340,11 @@ def fused_relu_dropout(x: Tensor, p: float, training: bool, semantics: str, thre
     if not _dropout_fused_serves(x, p, training):
         return None
     if native_dropout_may_serve(x, semantics, threads):
-        out = _native.relu_dropout(x, p)  # NotImplemented unless a contiguous CPU tensor
+        out = _native.relu_dropout(x, p)  # NotImplemented unless a contiguous CPU tensor or served CUDA
         if out is not NotImplemented:
             return out
+    if x.is_cuda:  # the composition's draw is the CPU's bernoulli_, not CUDA dropout's
+        return None
     return _ReluDropoutFunction.apply(x, p, semantics, threads) if composed else None
 
 

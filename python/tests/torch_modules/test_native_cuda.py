@@ -237,3 +237,87 @@ def test_the_mask_probe_decides_on_cuda_as_on_the_cpu_and_keeps_fewer_bytes_than
     assert decided["cuda"] == decided["cpu"] and len(decided["cuda"]) == 2
     stock = model().cuda()
     assert saved["cuda"] < _saved_bytes(lambda: stock(x.cuda()).square().mean())
+
+
+# ---- ReLUDropout on CUDA: relugrad's gate, stock's own draw packed into the keep plane ------------
+
+@needs_device
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_relu_dropout_is_stocks_bit_for_bit_and_leaves_the_generator_as_stock(dtype, layout, p):
+    import torch.nn.functional as F
+
+    def run(fn):
+        leaf = _leaf(dtype, "cuda")
+        torch.manual_seed(5)
+        x = LAYOUTS[layout](leaf * 1)
+        out = fn(x)
+        (out * _weight(out.shape, dtype, "cuda")).sum().backward()
+        return out.detach(), leaf.grad, torch.rand(8, device="cuda")  # the generator after the step
+
+    ours = run(rt.ReLUDropout(p))
+    stock = run(lambda x: F.dropout(torch.relu(x), p, True))
+    for a, b in zip(ours, stock):
+        _same(a, b)
+
+
+@needs_device
+def test_relu_dropout_keeps_two_bit_planes_and_runs_one_backward_pass():
+    n = 1 << 16
+    saved = []
+
+    def pack(t):
+        saved.append((t.dtype, t.numel()))
+        return t
+
+    leaf = torch.randn(n, device="cuda", requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = rt.ReLUDropout(0.1)(leaf * 1)
+    assert saved == [(torch.uint8, n // 8), (torch.uint8, n // 8)]
+    g = torch.randn(n, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        out.backward(g)
+    names = {e.name for e in prof.events()}
+    assert "relugrad::ReluDropoutBackward" in names
+    assert not names & {"aten::native_dropout_backward", "aten::threshold_backward"}
+
+
+@needs_device
+def test_relu_dropout_second_derivatives_are_stocks():
+    import torch.nn.functional as F
+
+    def second(fn):
+        leaf = values((256,), seed=13).cuda().requires_grad_()
+        torch.manual_seed(9)
+        (dx,) = torch.autograd.grad((fn(leaf) ** 2).sum(), leaf, create_graph=True)
+        (ddx,) = torch.autograd.grad(dx.sum(), leaf)
+        return dx.detach(), ddx
+
+    for a, b in zip(second(rt.ReLUDropout(0.2)), second(lambda x: F.dropout(torch.relu(x), 0.2, True))):
+        _same(a, b)
+
+
+@needs_device
+@pytest.mark.parametrize("autocast", [False, True], ids=["f32", "autocast_bf16"])
+def test_three_optimizer_steps_with_dropout_are_stocks_bit_for_bit(autocast):
+    def train(convert):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.1), nn.Linear(256, 64), nn.ReLU(),
+                              nn.Dropout(0.1), nn.Linear(64, 8)).cuda()
+        model = convert(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(32, 64, generator=torch.Generator().manual_seed(1)).cuda()
+        torch.manual_seed(3)
+        seen = []
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", torch.bfloat16, enabled=autocast):
+                loss = model(x).float().square().mean()
+            loss.backward()
+            seen += [loss.detach()] + [p.grad.clone() for p in model.parameters()]
+            opt.step()
+        return seen + [p.detach() for p in model.parameters()] + [torch.rand(4, device="cuda")]
+
+    for a, b in zip(train(lambda m: rt.replace_relu(m, mask=True)), train(lambda m: m)):
+        _same(a, b)
