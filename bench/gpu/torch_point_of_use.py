@@ -15,8 +15,12 @@
    nn.ReLU, the A/A), interleaved rounds; each candidate's time is the wall time of a loop between
    two synchronisations (host work included: eager use), the ratio the median of per-round ratios.
 4. steps: whole training steps (and peak memory of one step, torch.cuda.max_memory_allocated,
-   exact) of resnet18/resnet50 (NCHW and channels_last), transformer and mlp_dropout, stock
-   against replace_relu (mask off/on) and a copy of stock, interleaved.
+   exact, and the saved-for-backward bytes of its forward: distinct storages autograd saves) of
+   resnet18/resnet50 (NCHW and channels_last), transformer and mlp_dropout, eager and some under
+   bf16 autocast, stock against replace_relu (mask off/on) and a copy of stock, interleaved.
+5. batch: the largest batch whose training step fits a fixed memory cap
+   (torch.cuda.set_per_process_memory_fraction) for the transformer and mlp_dropout, stock against
+   replace_relu(mask=True) (CUDA only).
 
 Writes DIR/point_of_use.json and prints the tables; exit status 1 when any bits differ.
 """
@@ -277,6 +281,69 @@ def module_times(device: str, quick: bool, rounds: int) -> list:
     return rows
 
 
+def saved_bytes(model, x, device: str, amp: bool) -> int:
+    """Bytes of the distinct storages autograd saves in one forward of model (loss included)."""
+    storages = {}
+
+    def pack(t):
+        st = t.untyped_storage()
+        storages[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with torch.autocast(device, torch.bfloat16, enabled=amp):
+            model(x).square().mean()
+    return sum(storages.values())
+
+
+def largest_batches(device: str, quick: bool) -> list:
+    """For the transformer and mlp_dropout: the largest batch whose training step (forward and
+    backward) fits a cap on the caching allocator (set_per_process_memory_fraction), stock against
+    replace_relu(mask=True), by doubling then bisection on the batch dimension."""
+    if device != "cuda":
+        print("batch: CUDA only (SKIPPED)")
+        return []
+    total = torch.cuda.get_device_properties(0).total_memory
+    cap = (1 << 29) if quick else (4 << 30)
+    rows = []
+    for name in ("transformer", "mlp_dropout"):
+        shape = MODEL_SHAPES[name]
+        torch.manual_seed(0)
+        stock = build_model(name)().to(device)
+        models = {"stock": stock, "relugrad_mask": rt.replace_relu(copy.deepcopy(stock), mask=True)}
+        found = {}
+        for k, m in models.items():
+            common.step(m, torch.randn((2,) + shape[1:], device=device))  # the probe's step
+            m.zero_grad(set_to_none=True)
+
+            def fits(b):
+                torch.cuda.empty_cache()
+                torch.cuda.set_per_process_memory_fraction(min(1.0, (torch.cuda.memory_allocated() + cap) / total))
+                try:
+                    common.step(m, torch.randn((b,) + shape[1:], device=device))
+                    torch.cuda.synchronize()
+                    return True
+                except torch.cuda.OutOfMemoryError:
+                    return False
+                finally:
+                    m.zero_grad(set_to_none=True)
+                    torch.cuda.set_per_process_memory_fraction(1.0)
+
+            lo, hi = 0, 1
+            while fits(hi) and hi < (1 << 24):
+                lo, hi = hi, hi * 2
+            while hi - lo > max(1, lo // 64):  # to within 1.6%
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+            found[k] = lo
+        rows.append({"model": name, "cap_bytes": cap, "shape_rest": list(shape[1:]), **found,
+                     "ratio": found["relugrad_mask"] / max(1, found["stock"])})
+        print(f"batch {name:11} cap {cap / 2**30:.2f} GiB: stock {found['stock']}, relugrad mask "
+              f"{found['relugrad_mask']} ({rows[-1]['ratio']:.3f}x)", flush=True)
+        torch.cuda.empty_cache()
+    return rows
+
+
 def step_times(device: str, quick: bool, rounds: int) -> list:
     rows = []
     # (model, layout, bf16 autocast): the issue's models eager, and under torch.autocast("cuda", bf16).
@@ -298,7 +365,7 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
         models = {"stock": stock, "stock_copy": copy.deepcopy(stock),
                   "relugrad": rt.replace_relu(copy.deepcopy(stock)),
                   "relugrad_mask": rt.replace_relu(copy.deepcopy(stock), mask=True)}
-        peak = {}
+        peak, saved = {}, {}
 
         def one_step(m):
             with torch.autocast(device, torch.bfloat16, enabled=amp):
@@ -315,6 +382,7 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
                 one_step(m)
                 torch.cuda.synchronize()
                 peak[k] = torch.cuda.max_memory_allocated() - base
+            saved[k] = saved_bytes(m, x, device, amp)
 
         def step_of(m):
             def run():
@@ -323,10 +391,11 @@ def step_times(device: str, quick: bool, rounds: int) -> list:
 
         times = interleaved({k: step_of(m) for k, m in models.items()}, device, 0.1, rounds)
         row = {"model": name, "layout": layout, "autocast": "bf16" if amp else None, "shape": list(shape),
-               "stock_ms": statistics.median(times["stock"]) * 1e3, "peak_bytes": peak}
+               "stock_ms": statistics.median(times["stock"]) * 1e3, "peak_bytes": peak, "saved_bytes": saved}
         row.update(ratios_of(times, "stock"))
         rows.append(row)
         pk = "  ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in peak.items())
+        pk += "  saved " + "  ".join(f"{k} {v / saved['stock']:.3f}x" for k, v in saved.items() if k != "stock")
         print(f"step {name:11} {str(layout):13} {'bf16' if amp else 'eager':5} stock {row['stock_ms']:8.2f} ms  "
               + "  ".join(f"{k} {row[k]['ratio']:.3f} [{row[k]['interval'][0]:.3f}, {row[k]['interval'][1]:.3f}]"
                           for k in ("stock_copy", "relugrad", "relugrad_mask")) + f"  peak {pk}", flush=True)
@@ -337,7 +406,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--quick", action="store_true", help="small shapes and few sizes (a smoke run)")
-    ap.add_argument("--parts", default="bits,kernels,models,module,steps")
+    ap.add_argument("--parts", default="bits,kernels,models,module,steps,batch")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -388,6 +457,9 @@ def main() -> int:
         save()
     if "steps" in parts:
         result["steps"] = step_times(device, args.quick, args.rounds)
+        save()
+    if "batch" in parts:
+        result["batch"] = largest_batches(device, args.quick)
         save()
     print(f"written {path}; status {status}")
     return status
