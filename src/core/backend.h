@@ -28,6 +28,13 @@ using ReluForwardMaskEntry = relugrad_status (*)(const KernelParams& params,
 using ReluGradMaskEntry = relugrad_status (*)(const KernelParams& params,
                                               const Execution& execution, int64_t n, const void* dy,
                                               const uint8_t* mask, void* dx);
+// The fused ReLU + dropout planes (relugrad_pack_bits,
+// relugrad_relu_dropout_grad); arrays validated by the API (api/dropout.cc).
+using PackBitsEntry = relugrad_status (*)(const Execution& execution, int64_t n,
+                                          const uint8_t* bytes, uint8_t* bits);
+using ReluDropoutGradEntry = relugrad_status (*)(Dtype dtype, const Execution& execution,
+                                                 int64_t n, const void* dy, const uint8_t* gate,
+                                                 const uint8_t* keep, double scale, void* dx);
 // RELUGRAD_OK when the backend implements op for dtype under these rules,
 // else RELUGRAD_UNSUPPORTED with the thread's last error saying why. Called
 // at plan create, so a run never meets an op its backend refuses.
@@ -50,6 +57,9 @@ struct BackendOps {
   // nullptr: one kernel per op (variant -1).
   SelectVariantEntry select_variant = nullptr;
   VariantNameEntry variant_name = nullptr;
+  // nullptr: the backend does not implement the planes (UNSUPPORTED).
+  PackBitsEntry pack_bits = nullptr;
+  ReluDropoutGradEntry relu_dropout_grad = nullptr;
 };
 
 // The rows: cpu/cpu_backend_ops.cc, cuda/cuda_backend.cc (or

@@ -1,8 +1,9 @@
 // The CPU row of the backend interface (core/backend.h): every op, every
 // dtype and rule; the entry points hand the plan's params and its threads
-// and store hint to the CPU backend (cpu_backend.h, mask_backend.h).
+// and store hint to the CPU backend (cpu_backend.h, mask_backend.h, dropout.h).
 #include "core/backend.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/dropout.h"
 #include "cpu/mask_backend.h"
 #include "cpu/variants.h"
 
@@ -41,8 +42,19 @@ relugrad_status ReluGradMask(const KernelParams& params, const Execution& execut
                          execution.stores);
 }
 
+relugrad_status PackBits(const Execution& execution, int64_t n, const uint8_t* bytes,
+                         uint8_t* bits) {
+  return CpuPackBits(n, bytes, bits, execution.threads);
+}
+
+relugrad_status ReluDropoutGrad(Dtype dtype, const Execution& execution, int64_t n, const void* dy,
+                                const uint8_t* gate, const uint8_t* keep, double scale, void* dx) {
+  return CpuReluDropoutGrad(dtype, n, dy, gate, keep, scale, dx, execution.threads);
+}
+
 constexpr BackendOps kCpu = {"cpu",           true,         Supports,      ReluGrad,
-                             ReluForwardMask, ReluGradMask, SelectVariant, VariantName};
+                             ReluForwardMask, ReluGradMask, SelectVariant, VariantName,
+                             PackBits,        ReluDropoutGrad};
 
 }  // namespace
 

@@ -60,6 +60,8 @@ if(RELUGRAD_CUDA_ENABLED)
     CUDA_VISIBILITY_PRESET hidden)
   target_sources(relugrad_objects PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cc
+    ${CMAKE_CURRENT_LIST_DIR}/cuda_dropout.cc
+    ${CMAKE_CURRENT_LIST_DIR}/dropout_kernels.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda_mask.cc
     ${CMAKE_CURRENT_LIST_DIR}/device_checks.cc
     ${CMAKE_CURRENT_LIST_DIR}/kernels.cc

@@ -7,6 +7,7 @@
 // itself is looked for at run time (UNSUPPORTED "no CUDA device").
 #include "core/backend.h"
 #include "core/error.h"
+#include "cuda/cuda_dropout.h"
 #include "cuda/cuda_mask.h"
 #include "cuda/device_checks.h"
 #include "cuda/device_params.h"
@@ -58,7 +59,18 @@ relugrad_status ReluGradMask(const KernelParams& params, const Execution& execut
   return CudaReluGradMask(params.dtype, n, dy, mask, dx, params, execution.stream);
 }
 
-constexpr BackendOps kCuda = {"cuda", true, Supports, ReluGrad, ReluForwardMask, ReluGradMask};
+relugrad_status PackBits(const Execution& execution, int64_t n, const uint8_t* bytes,
+                         uint8_t* bits) {
+  return CudaPackBits(n, bytes, bits, execution.stream);
+}
+
+relugrad_status ReluDropoutGrad(Dtype dtype, const Execution& execution, int64_t n, const void* dy,
+                                const uint8_t* gate, const uint8_t* keep, double scale, void* dx) {
+  return CudaReluDropoutGrad(dtype, n, dy, gate, keep, scale, dx, execution.stream);
+}
+
+constexpr BackendOps kCuda = {"cuda",          true,    Supports, ReluGrad,        ReluForwardMask,
+                              ReluGradMask,    nullptr, nullptr,  PackBits,        ReluDropoutGrad};
 
 }  // namespace
 

@@ -7,7 +7,8 @@ instructions. Rules:
   - no kernel uses local memory (LDL/STL: a spilled register or a dynamically indexed array
     would put the loads of a thread behind a round trip through L1/L2);
   - each hot kernel (the 16-byte vector bodies: ReluGradOneShotVector, ReluGradVector16,
-    ReluGradPipelined, and the mask kernels, whose full bytes load whole vectors) has at least
+    ReluGradPipelined, the mask kernels and the fused ReLU + dropout backward, whose full bytes
+    load whole vectors) has at least
     one LDG.E.128 and one STG.E.128 for every dtype.
 Exit 0 when all hold, 1 when one fails, 77 (ctest: skipped) when no cuobjdump is found (1 with
 RELUGRAD_SASS_REQUIRE=1, as make test-cuda sets).
@@ -26,7 +27,7 @@ import sys
 
 # Mangled-name fragments of the hot kernels (anonymous-namespace prefixes differ per build).
 HOT = ("ReluGradOneShotVector", "ReluGradVector16", "ReluGradPipelined", "ReluForwardMaskOneShot",
-       "ReluGradMaskOneShot", "ReluForwardMask", "ReluGradMask")
+       "ReluGradMaskOneShot", "ReluForwardMask", "ReluGradMask", "ReluDropoutGradOneShot")
 # The scalar kernels (no common 16-byte phase): listed, held to the local-memory rule only.
 SCALAR = ("ReluGradOneShotScalar", "ReluGradScalar")
 DTYPES = {"1": "f32", "2": "f16", "3": "bf16", "4": "f64"}  # relugrad::Dtype numbering
