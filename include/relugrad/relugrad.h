@@ -244,16 +244,18 @@ RELUGRAD_API relugrad_status relugrad_pack_bits(int64_t n, const uint8_t* bytes,
  *   dx[i] = gate_i ? T(((C)keep_i * (C)dy[i]) * (C)scale) : +0
  * with keep_i 1 or 0 and C the compute type, float for f32/f16/bf16 (one
  * rounding to nearest even to T) and double for f64; a dropped element gives
- * dy * 0 (a signed zero, NaN for inf or NaN dy). A NaN result has the
- * backend's hardware bits (the GPU's canonical NaN on CUDA, which is what
- * PyTorch's kernel writes). scale: 1 / (1 - p) as PyTorch's autograd passes
- * it (finite, > 0). dx may be dy (in place); the planes must not overlap dy
- * or dx. Fields of options other than backend, stream and threads are ignored
- * (the rule is PyTorch's, whatever the preset). */
+ * dy * 0 (a signed zero, NaN for inf or NaN dy). NaN results: on CUDA what
+ * PyTorch's kernel writes (the GPU multiply's NaN for f32/f64, 0x7fff for
+ * f16/bf16); on the CPU x86's bits on every ISA (a NaN dy quieted, inf * 0
+ * the default NaN with the sign set). scale: 1 / (1 - p) as PyTorch's
+ * autograd passes it (finite, > 0). dx may be dy (in place); the planes must
+ * not overlap dy or dx. options are validated as every call's, and only
+ * backend, stream and threads are read (the rule is PyTorch's, whatever the
+ * preset). */
 RELUGRAD_API relugrad_status relugrad_relu_dropout_grad(relugrad_dtype dtype, int64_t n,
                                                         const void* dy, const uint8_t* gate,
-                                                        const uint8_t* keep, double scale,
-                                                        void* dx, const relugrad_options* options);
+                                                        const uint8_t* keep, double scale, void* dx,
+                                                        const relugrad_options* options);
 
 /* ---- The ReluV2 mask of Ascend 910B: blocked <-> flat -----------------------
  * On 910B (and every SoC but Ascend 950/350) CANN's ReluV2 writes its 1-bit mask for a 4-D x

@@ -215,8 +215,9 @@ Settings TorchOn(const at::Device& device) {
 // the gate as 1/+0 values that threshold_backward gates on exactly as on y (y <= 0 is a closed
 // gate, and so is +0; 1 is open). Through the dispatcher, so under create_graph they are
 // differentiable as stock's are, and any gradient layout gets stock's result layout.
-at::Tensor StockOpsOverPlanes(const at::Tensor& grad, const at::Tensor& gate, const at::Tensor& keep,
-                              double scale, at::IntArrayRef y_strides, const at::Device& device) {
+at::Tensor StockOpsOverPlanes(const at::Tensor& grad, const at::Tensor& gate,
+                              const at::Tensor& keep, double scale, at::IntArrayRef y_strides,
+                              const at::Device& device) {
   at::Tensor gate_values;
   at::Tensor keep_mask;
   {
@@ -225,11 +226,14 @@ at::Tensor StockOpsOverPlanes(const at::Tensor& grad, const at::Tensor& gate, co
     const MaskLayout layout{strides, strides, true};
     // A new tensor of ones per call: GradFromMask may write its result over a gradient nothing
     // else holds.
-    const auto ones = [&] { return at::empty_strided(grad.sizes(), y_strides, grad.options()).fill_(1); };
+    const auto ones = [&] {
+      return at::empty_strided(grad.sizes(), y_strides, grad.options()).fill_(1);
+    };
     gate_values = GradFromMask(ones(), gate, TorchOn(device), layout);
     keep_mask = GradFromMask(ones(), keep, TorchOn(device), layout).ne(0);
   }
-  return at::threshold_backward(at::native_dropout_backward(grad, keep_mask, scale), gate_values, 0);
+  return at::threshold_backward(at::native_dropout_backward(grad, keep_mask, scale), gate_values,
+                                0);
 }
 
 // The strides of stock's dx for this gradient: native_dropout_backward allocates its result as
@@ -237,8 +241,7 @@ at::Tensor StockOpsOverPlanes(const at::Tensor& grad, const at::Tensor& gate, co
 // TensorIterator's layout of (y, that). Read from meta tensors (sizes and strides only).
 c10::DimVector StockDxStrides(const at::Tensor& grad, at::IntArrayRef y_strides) {
   const at::TensorOptions meta = grad.options().device(at::kMeta);
-  const at::Tensor g1 =
-      at::empty(grad.sizes(), meta.memory_format(grad.suggest_memory_format()));
+  const at::Tensor g1 = at::empty(grad.sizes(), meta.memory_format(grad.suggest_memory_format()));
   const at::Tensor y = at::empty_strided(grad.sizes(), y_strides, meta);
   c10::DimVector strides;
   GradOutputStrides(g1, y, &strides);
@@ -338,9 +341,10 @@ at::Tensor NativeReluDropoutCuda(const at::Tensor& x, double p) {
 at::Tensor NativeReluDropout(const at::Tensor& x, double p) {
   TORCH_CHECK(p > 0 && p < 1, "relu_dropout: p must be in (0, 1), got ", p);
   if (x.is_cuda()) return NativeReluDropoutCuda(x, p);
-  TORCH_CHECK(x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
-                  (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble),
-              "relu_dropout: x must be a contiguous float32 or float64 CPU tensor, or a CUDA tensor");
+  TORCH_CHECK(
+      x.device().is_cpu() && x.layout() == at::kStrided && x.is_contiguous() &&
+          (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble),
+      "relu_dropout: x must be a contiguous float32 or float64 CPU tensor, or a CUDA tensor");
   // The kept noise value, by stock's own div_ of a tensor by the Python scalar 1 - p.
   const double scale = at::ones({}, x.options()).div_(1 - p).item<double>();
   at::Tensor out;

@@ -32,8 +32,8 @@ using ReluGradMaskEntry = relugrad_status (*)(const KernelParams& params,
 // relugrad_relu_dropout_grad); arrays validated by the API (api/dropout.cc).
 using PackBitsEntry = relugrad_status (*)(const Execution& execution, int64_t n,
                                           const uint8_t* bytes, uint8_t* bits);
-using ReluDropoutGradEntry = relugrad_status (*)(Dtype dtype, const Execution& execution,
-                                                 int64_t n, const void* dy, const uint8_t* gate,
+using ReluDropoutGradEntry = relugrad_status (*)(Dtype dtype, const Execution& execution, int64_t n,
+                                                 const void* dy, const uint8_t* gate,
                                                  const uint8_t* keep, double scale, void* dx);
 // RELUGRAD_OK when the backend implements op for dtype under these rules,
 // else RELUGRAD_UNSUPPORTED with the thread's last error saying why. Called

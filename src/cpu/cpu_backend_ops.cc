@@ -52,9 +52,8 @@ relugrad_status ReluDropoutGrad(Dtype dtype, const Execution& execution, int64_t
   return CpuReluDropoutGrad(dtype, n, dy, gate, keep, scale, dx, execution.threads);
 }
 
-constexpr BackendOps kCpu = {"cpu",           true,         Supports,      ReluGrad,
-                             ReluForwardMask, ReluGradMask, SelectVariant, VariantName,
-                             PackBits,        ReluDropoutGrad};
+constexpr BackendOps kCpu = {"cpu",        true,          Supports,    ReluGrad, ReluForwardMask,
+                             ReluGradMask, SelectVariant, VariantName, PackBits, ReluDropoutGrad};
 
 }  // namespace
 

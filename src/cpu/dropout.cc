@@ -117,9 +117,9 @@ relugrad_status CpuPackBits(int64_t n, const uint8_t* bytes, uint8_t* bits, int 
     if (d.splittable) NoteSplittableCallEnd();
     return RELUGRAD_OK;
   }
-  PackJob job{n, bytes, bits,
-              PlanBlocks(policy, LaunchOp::kGradMask, out, 1, reinterpret_cast<uintptr_t>(bits),
-                         d.blocks)};
+  PackJob job{
+      n, bytes, bits,
+      PlanBlocks(policy, LaunchOp::kGradMask, out, 1, reinterpret_cast<uintptr_t>(bits), d.blocks)};
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &PackChunk, &job);
   NoteSplittableCallEnd();
   return RELUGRAD_OK;
@@ -139,8 +139,8 @@ relugrad_status CpuReluDropoutGrad(Dtype dtype, int64_t n, const void* dy, const
     if (d.splittable) NoteSplittableCallEnd();
     return RELUGRAD_OK;
   }
-  job.plan = PlanBlocks(policy, LaunchOp::kGradMask, n, elem_bytes,
-                        reinterpret_cast<uintptr_t>(dx), d.blocks);
+  job.plan = PlanBlocks(policy, LaunchOp::kGradMask, n, elem_bytes, reinterpret_cast<uintptr_t>(dx),
+                        d.blocks);
   ThreadPool::Global().Run(job.plan.blocks, job.plan.chunks, &GradChunk, &job);
   NoteSplittableCallEnd();
   return RELUGRAD_OK;

@@ -69,8 +69,8 @@ relugrad_status ReluDropoutGrad(Dtype dtype, const Execution& execution, int64_t
   return CudaReluDropoutGrad(dtype, n, dy, gate, keep, scale, dx, execution.stream);
 }
 
-constexpr BackendOps kCuda = {"cuda",          true,    Supports, ReluGrad,        ReluForwardMask,
-                              ReluGradMask,    nullptr, nullptr,  PackBits,        ReluDropoutGrad};
+constexpr BackendOps kCuda = {"cuda",       true,    Supports, ReluGrad, ReluForwardMask,
+                              ReluGradMask, nullptr, nullptr,  PackBits, ReluDropoutGrad};
 
 }  // namespace
 

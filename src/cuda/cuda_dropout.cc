@@ -12,7 +12,8 @@ namespace relugrad {
 
 relugrad_status CudaPackBits(int64_t n, const uint8_t* bytes, uint8_t* bits, void* stream) {
   cuda::LaunchTarget target;
-  RELUGRAD_RETURN_IF_ERROR(cuda::CheckLaunch(n, stream, {{"bytes", bytes}, {"bits", bits}}, &target));
+  RELUGRAD_RETURN_IF_ERROR(
+      cuda::CheckLaunch(n, stream, {{"bytes", bytes}, {"bits", bits}}, &target));
   if (n == 0) return RELUGRAD_OK;
   const cudaError_t e = cuda::LaunchPackBits(n, bytes, bits, static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) {

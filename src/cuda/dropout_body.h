@@ -81,8 +81,8 @@ RG_INLINE void ReluDropoutGradByte(I n, const typename DtypeTraits<D>::Bits* dy,
   }
   const I count = n - base < 8 ? n - base : 8;
   for (I j = 0; j < count; ++j) {
-    dx[base + j] = element::DropoutGrad<D, /*kDeviceNan=*/true>(
-        dy[base + j], (g >> j) & 1u, (k >> j) & 1u, scale_f, scale_d);
+    dx[base + j] = element::DropoutGrad<D, /*kDeviceNan=*/true>(dy[base + j], (g >> j) & 1u,
+                                                                (k >> j) & 1u, scale_f, scale_d);
   }
 }
 
@@ -96,10 +96,9 @@ RG_INLINE void OneShotPackBitsBody(uint32_t n, const uint8_t* bytes, uint8_t* bi
 
 template <Dtype D>
 RG_INLINE void OneShotReluDropoutGradBody(uint32_t n, const typename DtypeTraits<D>::Bits* dy,
-                                          const uint8_t* gate, const uint8_t* keep,
-                                          float scale_f, double scale_d,
-                                          typename DtypeTraits<D>::Bits* dx, bool vector,
-                                          uint32_t block, uint32_t thread) {
+                                          const uint8_t* gate, const uint8_t* keep, float scale_f,
+                                          double scale_d, typename DtypeTraits<D>::Bits* dx,
+                                          bool vector, uint32_t block, uint32_t thread) {
   const uint32_t b = block * kOneShotThreads + thread;
   if (b < (n + 7u) / 8u)
     ReluDropoutGradByte<D, uint32_t>(n, dy, gate, keep, scale_f, scale_d, dx, vector, b);

@@ -17,9 +17,9 @@ __global__ void __launch_bounds__(kOneShotThreads)
 
 template <Dtype D>
 __global__ void __launch_bounds__(kOneShotThreads)
-    ReluDropoutGradOneShot(uint32_t n, const typename DtypeTraits<D>::Bits* dy,
-                           const uint8_t* gate, const uint8_t* keep, float scale_f,
-                           double scale_d, typename DtypeTraits<D>::Bits* dx, bool vector) {
+    ReluDropoutGradOneShot(uint32_t n, const typename DtypeTraits<D>::Bits* dy, const uint8_t* gate,
+                           const uint8_t* keep, float scale_f, double scale_d,
+                           typename DtypeTraits<D>::Bits* dx, bool vector) {
   OneShotReluDropoutGradBody<D>(n, dy, gate, keep, scale_f, scale_d, dx, vector, blockIdx.x,
                                 threadIdx.x);
 }

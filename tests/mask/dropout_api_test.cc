@@ -37,7 +37,10 @@ uint64_t Expected(relugrad_dtype dt, uint64_t dy, bool gate, bool keep, double s
   const int bits = static_cast<int>(relugrad_dtype_size(dt)) * 8;
   const uint64_t sign = uint64_t{1} << (bits - 1);
   const uint64_t mag = dy & (sign - 1);
-  const int mbits = dt == RELUGRAD_F32 ? 23 : dt == RELUGRAD_F16 ? 10 : dt == RELUGRAD_BF16 ? 7 : 52;
+  const int mbits = dt == RELUGRAD_F32    ? 23
+                    : dt == RELUGRAD_F16  ? 10
+                    : dt == RELUGRAD_BF16 ? 7
+                                          : 52;
   const uint64_t inf = ((sign - 1) >> mbits) << mbits;
   const uint64_t quiet = uint64_t{1} << (mbits - 1);
   if (mag > inf) return dy | quiet;
@@ -78,7 +81,8 @@ void CheckGrad(relugrad_dtype dt, const std::vector<uint64_t>& dy_bits,
                int threads, bool in_place, const std::string& what, unsigned call_mxcsr = 0) {
   const size_t n = dy_bits.size(), es = relugrad_dtype_size(dt);
   std::vector<uint64_t> want(n);
-  for (size_t i = 0; i < n; ++i) want[i] = Expected(dt, dy_bits[i], Bit(gate, i), Bit(keep, i), scale);
+  for (size_t i = 0; i < n; ++i)
+    want[i] = Expected(dt, dy_bits[i], Bit(gate, i), Bit(keep, i), scale);
   std::vector<unsigned char> dy = Pack(dt, dy_bits), dx(n * es + 16, 0xa5);
   const relugrad_options o = Options(RELUGRAD_BACKEND_CPU, threads);
   void* out = in_place ? static_cast<void*>(dy.data()) : static_cast<void*>(dx.data());
@@ -95,8 +99,9 @@ void CheckGrad(relugrad_dtype dt, const std::vector<uint64_t>& dy_bits,
   for (size_t i = 0; i < n; ++i) {
     const uint64_t got = BitsAt(dt, out, i);
     ASSERT_EQ(got, want[i]) << what << " i=" << i << " dy=" << Hex(dy_bits[i])
-                         << " gate=" << Bit(gate, i) << " keep=" << Bit(keep, i)
-                         << " scale=" << scale << ": got " << Hex(got) << ", want " << Hex(want[i]);
+                            << " gate=" << Bit(gate, i) << " keep=" << Bit(keep, i)
+                            << " scale=" << scale << ": got " << Hex(got) << ", want "
+                            << Hex(want[i]);
   }
   if (!in_place) {
     for (size_t i = n * es; i < dx.size(); ++i) ASSERT_EQ(dx[i], 0xa5) << what << ": past dx";
@@ -104,8 +109,15 @@ void CheckGrad(relugrad_dtype dt, const std::vector<uint64_t>& dy_bits,
 }
 
 // The scales PyTorch passes (1 / (1 - p)) and the extremes of the contract.
-const double kScales[] = {1.0 / (1.0 - 0.1), 2.0, 1.0 / (1.0 - 0.9), 1.0 / (1.0 - 0.3),
-                          1.0, 1.0 / (1.0 - 1e-7), 3.0e38, 1.0e300, 1.0e-30};
+const double kScales[] = {1.0 / (1.0 - 0.1),
+                          2.0,
+                          1.0 / (1.0 - 0.9),
+                          1.0 / (1.0 - 0.3),
+                          1.0,
+                          1.0 / (1.0 - 1e-7),
+                          3.0e38,
+                          1.0e300,
+                          1.0e-30};
 
 TEST(DropoutApi, SpecialValuesEveryDtypeAndScale) {
   for (relugrad_dtype dt : kAllDtypes) {
@@ -135,10 +147,10 @@ TEST(DropoutApi, RandomDataLengthsThreadsInPlace) {
       const auto gate = RandomPlane(n, 11 + n, 2), keep = RandomPlane(n, 13 + n, 10);
       for (int threads : {1, 0, 3}) {
         for (bool in_place : {false, true}) {
-          ASSERT_NO_FATAL_FAILURE(CheckGrad(
-              dt, dy, gate, keep, 1.0 / 0.9, threads, in_place,
-              std::string(relugrad_dtype_name(dt)) + " n=" + std::to_string(n) +
-                  " threads=" + std::to_string(threads) + (in_place ? " in place" : "")));
+          ASSERT_NO_FATAL_FAILURE(
+              CheckGrad(dt, dy, gate, keep, 1.0 / 0.9, threads, in_place,
+                        std::string(relugrad_dtype_name(dt)) + " n=" + std::to_string(n) +
+                            " threads=" + std::to_string(threads) + (in_place ? " in place" : "")));
         }
       }
     }
@@ -148,8 +160,8 @@ TEST(DropoutApi, RandomDataLengthsThreadsInPlace) {
 #if defined(__x86_64__) || defined(__i386__)
 TEST(DropoutApi, HostDazFtzDoesNotChangeBits) {
   // Subnormal dy and products: the two multiplies are IEEE whatever the caller's MXCSR.
-  const std::vector<uint64_t> dy = {0x00000001u, 0x80000001u, 0x007fffffu, 0x00800000u,
-                                    0x00400001u, 0x3f800000u};
+  const std::vector<uint64_t> dy = {0x00000001u, 0x80000001u, 0x007fffffu,
+                                    0x00800000u, 0x00400001u, 0x3f800000u};
   const std::vector<uint8_t> all(1, 0xff);
   const unsigned daz_ftz = _mm_getcsr() | 0x8040u;
   for (double scale : {1.0e-30, 1.0 / 0.9, 0.5}) {
@@ -163,8 +175,8 @@ TEST(DropoutApi, HostDazFtzDoesNotChangeBits) {
 
 TEST(DropoutApi, PackBitsEveryLengthAndOffset) {
   std::mt19937_64 g(5);
-  for (size_t n : {size_t{0}, size_t{1}, size_t{5}, size_t{8}, size_t{15}, size_t{16},
-                   size_t{17}, size_t{1023}, size_t{(3u << 20) + 5}}) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{5}, size_t{8}, size_t{15}, size_t{16}, size_t{17},
+                   size_t{1023}, size_t{(3u << 20) + 5}}) {
     for (size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
       std::vector<uint8_t> bytes(n + offset);
       for (auto& b : bytes) {
@@ -174,9 +186,9 @@ TEST(DropoutApi, PackBitsEveryLengthAndOffset) {
       for (int threads : {1, 0}) {
         std::vector<uint8_t> bits((n + 7) / 8 + 2, 0xa5);
         const relugrad_options o = Options(RELUGRAD_BACKEND_CPU, threads);
-        ASSERT_EQ(relugrad_pack_bits(static_cast<int64_t>(n), bytes.data() + offset, bits.data(),
-                                     &o),
-                  RELUGRAD_OK)
+        ASSERT_EQ(
+            relugrad_pack_bits(static_cast<int64_t>(n), bytes.data() + offset, bits.data(), &o),
+            RELUGRAD_OK)
             << relugrad_last_error();
         for (size_t k = 0; k < (n + 7) / 8; ++k) {
           uint8_t want = 0;
@@ -191,9 +203,9 @@ TEST(DropoutApi, PackBitsEveryLengthAndOffset) {
       const relugrad_options o1 = Options(RELUGRAD_BACKEND_CPU, 1);
       ASSERT_EQ(relugrad_pack_bits(static_cast<int64_t>(n), bytes.data() + offset, a.data(), &o1),
                 RELUGRAD_OK);
-      ASSERT_EQ(relugrad_pack_bits(static_cast<int64_t>(n), bytes.data() + offset, b.data(),
-                                   nullptr),
-                RELUGRAD_OK);
+      ASSERT_EQ(
+          relugrad_pack_bits(static_cast<int64_t>(n), bytes.data() + offset, b.data(), nullptr),
+          RELUGRAD_OK);
       EXPECT_EQ(a, b);
     }
   }
@@ -231,9 +243,9 @@ TEST(DropoutApi, GradErrors) {
                         const uint8_t* k, double scale, void* out) {
     return relugrad_relu_dropout_grad(dt, n, d, g, k, scale, out, nullptr);
   };
-  ExpectInvalid(call(static_cast<relugrad_dtype>(9), 8, dy.data(), gate.data(), keep.data(), 2.0,
-                     dx.data()),
-                "dtype");
+  ExpectInvalid(
+      call(static_cast<relugrad_dtype>(9), 8, dy.data(), gate.data(), keep.data(), 2.0, dx.data()),
+      "dtype");
   ExpectInvalid(call(RELUGRAD_F32, -2, dy.data(), gate.data(), keep.data(), 2.0, dx.data()), "");
   for (double bad : {0.0, -2.0, std::nan(""), static_cast<double>(INFINITY)}) {
     ExpectInvalid(call(RELUGRAD_F32, 8, dy.data(), gate.data(), keep.data(), bad, dx.data()),
