@@ -20,6 +20,10 @@ extern "C" void relu_grad(uint8_t* dy, uint8_t* s, uint8_t* dx, uint8_t* workspa
 extern "C" void relu_v2(uint8_t* x, uint8_t* y, uint8_t* mask, uint8_t* workspace, uint8_t* tiling);
 extern "C" void relu_grad_v2(uint8_t* dy, uint8_t* mask, uint8_t* dx, uint8_t* workspace,
                              uint8_t* tiling);
+extern "C" void relu_v2_blocked(uint8_t* x, uint8_t* y, uint8_t* mask, uint8_t* workspace,
+                                uint8_t* tiling);
+extern "C" void relu_grad_v2_blocked(uint8_t* dy, uint8_t* mask, uint8_t* dx, uint8_t* workspace,
+                                     uint8_t* tiling);
 
 namespace relugrad {
 namespace ascend {
@@ -61,6 +65,21 @@ std::vector<ascend_twin::PipeCounters> LaunchMaskWithTiling(MaskOp op,
                                                             const void* in, const void* mask_in,
                                                             void* out, uint8_t* mask_out,
                                                             int block_dim);
+
+// The blocked-layout kernels (NCHW x, mask (N, C1, H, W, 16)): op's kernel
+// with the request's tiling, or a caller-made one (tests seed bad ones); the
+// shares are the tiling's runs of images. The mask holds
+// relugrad_mask_blocked_bytes(n, c, h, w) bytes.
+struct BlockedTwinRun {
+  ReluV2BlockedTilingData tiling;
+  std::vector<ascend_twin::PipeCounters> counters;
+};
+bool RunBlockedOnTwin(const BlockedTilingRequest& request, const KernelParams& params,
+                      const void* in, const uint8_t* mask_in, void* out, uint8_t* mask_out,
+                      BlockedTwinRun* run, const char** why);
+std::vector<ascend_twin::PipeCounters> LaunchBlockedWithTiling(
+    MaskOp op, const ReluV2BlockedTilingData& tiling, const void* in, const uint8_t* mask_in,
+    void* out, uint8_t* mask_out, int block_dim);
 
 }  // namespace ascend
 }  // namespace relugrad

@@ -9,6 +9,11 @@
 //    with -0 made +0 (a NaN x stays), mask = np.packbits(x > 0,
 //    bitorder="little"); ReluGradV2 (activation/relu_grad_v2/tests/assets/
 //    golden.py): dx[i] = dy[i] where bit i % 8 of mask byte i / 8 is set, else 0;
+//  - the blocked layout (N, C1, H, W, 16) from NCHW x: the blocked kernels'
+//    y and dx equal the flat kernels', their mask is relugrad_mask_to_blocked
+//    of the flat kernel's mask and the blocked golden (x > 0 at bit
+//    ((n*C1 + c/16)*H*W + hw)*16 + c%16, padding channels 0; ops-nn
+//    activation/relu_v2/op_host/relu_v2_infershape.cpp), ragged C, odd N, H, W;
 //  - every seeded rule violation (a mask granule written by two cores, a UB
 //    overflow, a tail copied without its padding) raises its twin error.
 #include <cstring>
@@ -246,6 +251,122 @@ TEST(AscendMaskBackend, RefusesWhatTheKernelsDoNotServe) {
       << relugrad_last_error();
 }
 
+// ---- The blocked layout ----
+
+struct Shape {
+  int64_t n, c, h, w;
+};
+
+// Ragged C (below, at, across multiples of 16), odd N, H, W, planes wider than a tile, and
+// enough images for several blocks (12 x 16 x 4 x 4: one image per run; 16 x 17 x 3 x 5: 8).
+const Shape kShapes[] = {{1, 1, 1, 1},   {1, 16, 1, 1}, {2, 17, 3, 5},   {3, 15, 1, 7},
+                         {1, 33, 2, 3},  {2, 32, 3, 3}, {1, 5, 7, 9},    {4, 47, 1, 1},
+                         {5, 20, 5, 1},  {3, 64, 2, 1}, {2, 18, 37, 31}, {7, 3, 3, 3},
+                         {12, 16, 4, 4}, {16, 17, 3, 5}};
+
+relugrad::ascend::BlockedTilingRequest BlockedF32(int64_t n, int64_t c, int64_t h, int64_t w,
+                                                  int cores) {
+  relugrad::ascend::BlockedTilingRequest r;
+  r.n = n;
+  r.c = c;
+  r.h = h;
+  r.w = w;
+  r.cores = cores;
+  r.grain_bytes = 0;
+  return r;
+}
+
+void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int cores,
+                  uint32_t seed, bool golden) {
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(d, options, &sem);
+  const int64_t count = s.n * s.c * s.h * s.w;
+  const size_t elem = static_cast<size_t>(relugrad::DtypeSize(d));
+  const std::vector<uint8_t> x = rg_ascend_test::MakeBits(d, count, seed);
+  const std::vector<uint8_t> dy = rg_ascend_test::MakeBits(d, count, seed + 1);
+  const std::string what = std::string(relugrad_dtype_name(static_cast<relugrad_dtype>(d))) +
+                           " shape " + std::to_string(s.n) + "," + std::to_string(s.c) + "," +
+                           std::to_string(s.h) + "," + std::to_string(s.w) +
+                           " cores=" + std::to_string(cores);
+  // The flat kernels.
+  MaskTilingRequest freq;
+  freq.dtype = d;
+  freq.n = count;
+  freq.cores = cores;
+  freq.grain_bytes = 0;
+  std::vector<uint8_t> y(x.size()), mask(MaskBytes(count)), dx(x.size());
+  MaskTwinRun frun;
+  const char* why = "";
+  ASSERT_TRUE(
+      relugrad::ascend::RunReluV2OnTwin(freq, params, x.data(), y.data(), mask.data(), &frun, &why))
+      << why;
+  ASSERT_TRUE(relugrad::ascend::RunReluGradV2OnTwin(freq, params, dy.data(), mask.data(), dx.data(),
+                                                    &frun, &why))
+      << why;
+  std::vector<uint8_t> want_blocked(
+      static_cast<size_t>(relugrad_mask_blocked_bytes(s.n, s.c, s.h, s.w)));
+  ASSERT_EQ(relugrad_mask_to_blocked(RELUGRAD_X_NCHW, s.n, s.c, s.h, s.w, mask.data(),
+                                     want_blocked.data()),
+            RELUGRAD_OK);
+  // The blocked kernels, outputs guarded.
+  relugrad::ascend::BlockedTilingRequest breq;
+  breq.dtype = d;
+  breq.n = s.n;
+  breq.c = s.c;
+  breq.h = s.h;
+  breq.w = s.w;
+  breq.cores = cores;
+  breq.grain_bytes = 0;
+  Guarded by(x.size()), bmask(want_blocked.size()), bdx(x.size());
+  relugrad::ascend::BlockedTwinRun brun;
+  try {
+    ASSERT_TRUE(relugrad::ascend::RunBlockedOnTwin(breq, params, x.data(), nullptr, by.data(),
+                                                   bmask.data(), &brun, &why))
+        << why;
+    breq.op = MaskOp::kBackward;
+    ASSERT_TRUE(relugrad::ascend::RunBlockedOnTwin(breq, params, dy.data(), want_blocked.data(),
+                                                   bdx.data(), nullptr, &brun, &why))
+        << why;
+  } catch (const std::exception& e) {
+    FAIL() << what << ": " << e.what();
+  }
+  EXPECT_EQ(by.Get(), y) << what;
+  EXPECT_EQ(bmask.Get(), want_blocked) << what;
+  EXPECT_EQ(bdx.Get(), dx) << what;
+  EXPECT_TRUE(by.SentinelsIntact() && bmask.SentinelsIntact() && bdx.SentinelsIntact()) << what;
+  if (!golden) return;
+  // CANN's rule written out: bit ((n*C1 + c/16)*HW + hw)*16 + c%16 is x > 0.
+  const Bits b = BitsOf(d);
+  const int64_t c1 = (s.c + 15) / 16, hw = s.h * s.w;
+  std::vector<uint8_t> g(want_blocked.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t v = 0;
+    std::memcpy(&v, &x[static_cast<size_t>(i) * elem], elem);
+    const bool gt0 = (v & b.mag_mask) <= b.inf && (v & b.sign) == 0 && v != 0;
+    const int64_t n = i / (s.c * hw), c = i / hw % s.c, p = i % hw;
+    const int64_t bit = ((n * c1 + c / 16) * hw + p) * 16 + c % 16;
+    if (gt0) g[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(1u << (bit % 8));
+  }
+  EXPECT_EQ(bmask.Get(), g) << what << " (golden)";
+}
+
+TEST_P(AscendMaskKernel, BlockedLayoutIsTheFlatKernelsConverted) {
+  relugrad_options torch, v2, jax;
+  relugrad_options_init(&torch, RELUGRAD_PRESET_TORCH);
+  relugrad_options_init(&v2, RELUGRAD_PRESET_CANN_RELUGRAD_V2);
+  relugrad_options_init(&jax, RELUGRAD_PRESET_JAX);
+  jax.threshold = -1.25;
+  uint32_t seed = 1;
+  for (const Shape& s : kShapes) {
+    for (int cores : {1, 3}) {
+      CheckBlocked(GetParam(), torch, s, cores, ++seed, false);
+      CheckBlocked(GetParam(), v2, s, cores, ++seed, true);
+      if (HasFailure()) return;
+    }
+    CheckBlocked(GetParam(), jax, s, 5, ++seed, false);
+  }
+}
+
 // ---- Tiling and cost model ----
 
 TEST(AscendMaskTiling, TilesFillTheUnifiedBufferAndBlocksOwnWholeGranules) {
@@ -276,6 +397,40 @@ TEST(AscendMaskTiling, TilesFillTheUnifiedBufferAndBlocksOwnWholeGranules) {
         EXPECT_LT(static_cast<uint64_t>(td.blocks - 1) * td.blockElems,
                   std::max<uint64_t>(td.n, 1));
       }
+    }
+  }
+}
+
+TEST(AscendMaskTiling, BlockedTilesFitAndBlocksOwnAlignedImageRuns) {
+  for (MaskOp op : {MaskOp::kForward, MaskOp::kBackward}) {
+    for (Dtype d : {Dtype::kF32, Dtype::kF16, Dtype::kBF16}) {
+      relugrad_options o;
+      relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+      relugrad::Rules sem;
+      const auto params = rg_ascend_test::ParamsFor(d, o, &sem);
+      for (const Shape& s : kShapes) {
+        relugrad::ascend::BlockedTilingRequest req = BlockedF32(s.n * 9, s.c, s.h, s.w, 7);
+        req.op = op;
+        req.dtype = d;
+        ReluV2BlockedTilingData td;
+        const char* why = "";
+        ASSERT_TRUE(relugrad::ascend::MakeReluV2BlockedTiling(req, params, &td, &why)) << why;
+        EXPECT_EQ(td.tileHw % 16, 0u);
+        EXPECT_LE(relugrad::ascend::ReluV2BlockedTileUbBytes(op, d, td.tileHw),
+                  relugrad::ascend::kUbTPipeBytes);
+        const uint64_t c1 = (td.c + 15) / 16, images = td.groupsPerBlock / c1;
+        EXPECT_EQ(td.groupsPerBlock % c1, 0u);
+        if (td.blocks > 1) {
+          EXPECT_EQ(images * td.c * td.hw * static_cast<uint64_t>(relugrad::DtypeSize(d)) % 32, 0u);
+          EXPECT_EQ(images * c1 * td.hw * 2 % 32, 0u);
+        }
+        EXPECT_GE(td.blocks * images, td.n);
+      }
+      relugrad::ascend::BlockedTilingRequest bad = BlockedF32(1, 0, 2, 2, 1);
+      ReluV2BlockedTilingData td;
+      const char* why = "";
+      EXPECT_FALSE(relugrad::ascend::MakeReluV2BlockedTiling(bad, params, &td, &why));
+      EXPECT_NE(std::string(why).find("c >= 1"), std::string::npos) << why;
     }
   }
 }
@@ -388,6 +543,50 @@ TEST(AscendMaskViolation, BackwardTileTooLargeForTheUnifiedBuffer) {
   Seeded s = PlanF32(100000, 2);
   s.td.tileElems = 16384;  // 4 x 64 KiB of data tiles > 184 KiB
   EXPECT_EQ(RunSeeded(s, MaskOp::kBackward), Violation::kUbOverAllocation);
+}
+
+Violation RunBlockedSeeded(const ReluV2BlockedTilingData& td, int64_t count, size_t mask_bytes) {
+  std::vector<float> x(static_cast<size_t>(count), 1.0f), y(x.size());
+  std::vector<uint8_t> mask(mask_bytes);
+  try {
+    relugrad::ascend::LaunchBlockedWithTiling(MaskOp::kForward, td, x.data(), nullptr, y.data(),
+                                              mask.data(), static_cast<int>(td.blocks));
+  } catch (const ascend_twin::TwinViolation& e) {
+    std::printf("  caught: %s\n", e.what());
+    return e.kind();
+  }
+  ADD_FAILURE() << "no violation";
+  return Violation::kBadArgument;
+}
+
+TEST(AscendMaskViolation, BlockedSplitInsideAnImage) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
+  ReluV2BlockedTilingData td;
+  const char* why = "";
+  ASSERT_TRUE(
+      relugrad::ascend::MakeReluV2BlockedTiling(BlockedF32(4, 17, 3, 5, 4), params, &td, &why))
+      << why;
+  td.groupsPerBlock = 1;  // a block ends mid-image: its planes are not its share
+  td.blocks = 8;
+  EXPECT_EQ(RunBlockedSeeded(td, 4 * 17 * 15, static_cast<size_t>(4 * 2 * 15 * 2)),
+            Violation::kGmOutsideShare);
+}
+
+TEST(AscendMaskViolation, BlockedTileTooLargeForTheUnifiedBuffer) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
+  ReluV2BlockedTilingData td;
+  const char* why = "";
+  ASSERT_TRUE(
+      relugrad::ascend::MakeReluV2BlockedTiling(BlockedF32(1, 16, 40, 40, 1), params, &td, &why))
+      << why;
+  td.tileHw = 1600;  // 16 planes x 6.25 KiB x 4 queue buffers alone exceed 184 KiB
+  EXPECT_EQ(RunBlockedSeeded(td, 16 * 1600, 3200), Violation::kUbOverAllocation);
 }
 
 // The mask tail as the kernel copies it, with the padding left out (isPad

@@ -103,5 +103,68 @@ bool MakeReluV2Tiling(const MaskTilingRequest& req, const KernelParams& p, ReluV
   return true;
 }
 
+int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, int64_t tile_hw) {
+  const int64_t plane = tile_hw * DtypeSize(dtype);
+  const int64_t marks = 16 * tile_hw * 2;  // one [16][tile_hw] half matrix
+  if (op == MaskOp::kForward) {
+    // x in, y out (x 2 each, 16 planes), the mask out (x 2), scratch planes, two marker matrices.
+    return 2 * 16 * plane * 2 + 2 * (2 * tile_hw) + kRgReluV2Slots * plane + 2 * marks;
+  }
+  // dy in, dx out, the mask in, three marker matrices, a lane mask and an f32 widening.
+  return 2 * 16 * plane * 2 + 2 * (2 * tile_hw) + 3 * marks + 2 * tile_hw * 4;
+}
+
+bool MakeReluV2BlockedTiling(const BlockedTilingRequest& req, const KernelParams& p,
+                             ReluV2BlockedTilingData* td, const char** why) {
+  if (req.n < 0 || req.c < 1 || req.h < 0 || req.w < 0) {
+    *why = "the blocked layout needs n, h, w >= 0 and c >= 1";
+    return false;
+  }
+  const int64_t kMax = int64_t{1} << 40;
+  if (req.h > kMax || req.w > kMax || req.c > kMax || req.n > kMax ||
+      (req.h > 0 && req.w > kMax / req.h) ||
+      (req.h * req.w > 0 && req.c > kMax / (req.h * req.w)) ||
+      (req.c * req.h * req.w > 0 && req.n > kMax / (req.c * req.h * req.w))) {
+    *why = "the blocked layout's shape overflows";
+    return false;
+  }
+  MaskTilingRequest flat;
+  flat.op = req.op;
+  flat.dtype = req.dtype;
+  ReluV2TilingData rules;
+  if (!MakeReluV2Tiling(flat, p, &rules, why)) return false;
+  std::memset(td, 0, sizeof(*td));
+  td->gate = rules.gate;
+  td->keep = rules.keep;
+  td->closedPad = rules.closedPad;
+  td->dtype = static_cast<uint32_t>(req.dtype);
+  td->n = static_cast<uint64_t>(req.n);
+  td->c = static_cast<uint64_t>(req.c);
+  td->hw = static_cast<uint64_t>(req.h * req.w);
+  const int64_t elem = DtypeSize(req.dtype), hw = req.h * req.w, c1 = (req.c + 15) / 16;
+  // The largest tile of whole transpose repeats (16 positions) within the budget,
+  // no wider than the planes (a transpose repeats at most 255 times).
+  const int64_t per16 = ReluV2BlockedTileUbBytes(req.op, req.dtype, 16);
+  int64_t tile = std::min<int64_t>(kUbTPipeBytes / per16 * 16, 255 * 16);
+  tile = std::min<int64_t>(tile, std::max<int64_t>(16, (hw + 15) / 16 * 16));
+  td->tileHw = static_cast<uint32_t>(tile);
+  // A block owns whole runs of `run` images: the smallest run after which
+  // both y (run * C * HW elements) and the mask (run * C1 * HW * 2 bytes)
+  // start on a 32-byte boundary again.
+  int64_t run = 1;
+  while (run < 32 && ((run * req.c * hw * elem) % 32 != 0 || (run * c1 * hw * 2) % 32 != 0)) ++run;
+  const int64_t runs = std::max<int64_t>(1, (req.n + run - 1) / run);
+  int64_t blocks = std::max(1, req.cores);
+  if (req.grain_bytes > 0) {
+    const int64_t bytes = std::max<int64_t>(1, req.n * req.c * hw * elem);
+    blocks = std::min<int64_t>(blocks, (bytes + req.grain_bytes - 1) / req.grain_bytes);
+  }
+  blocks = std::max<int64_t>(1, std::min(blocks, runs));
+  const int64_t runs_per_block = (runs + blocks - 1) / blocks;
+  td->groupsPerBlock = static_cast<uint64_t>(runs_per_block * run * c1);
+  td->blocks = static_cast<uint32_t>((runs + runs_per_block - 1) / runs_per_block);
+  return true;
+}
+
 }  // namespace ascend
 }  // namespace relugrad

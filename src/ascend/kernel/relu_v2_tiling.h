@@ -1,6 +1,7 @@
 // The tiling data of the AscendC ReluV2 (forward: y and a 1-bit mask, flat
-// layout: bit i = element i of x, LSB first, relugrad's and Ascend 950's) and
-// ReluGradV2 (backward from that mask) kernels: a plain struct, like
+// layout: bit i = element i of x, LSB first, relugrad's and Ascend 950's;
+// and the 910B blocked layout, ReluV2BlockedTilingData) and ReluGradV2
+// (backward from that mask) kernels: a plain struct, like
 // relu_grad_tiling.h, with the gate resolved by the host into raw bit-pattern
 // sets (host/relu_v2_tiling_host.cc) so the kernels only clamp and mask
 // integers.
@@ -27,6 +28,24 @@ struct ReluV2TilingData {
   RgRawSet gate;        // x patterns that open the gate (the mask bit)
   RgRawSet keep;        // closed x patterns y keeps (NaN; -0 under keep_negative_zero)
   int32_t closedPad;    // a raw pattern outside the gate: the tail's padding lanes
+};
+
+// The 910B blocked layout (N, C1 = ceil(C/16), H, W, C0 = 16) from an NCHW
+// x: the bit of x[n][c][hw] is element ((n*C1 + c/16)*HW + hw)*16 + c%16,
+// padding channels 0 (relugrad_mask_to_blocked's layout). Work unit: a group
+// (n, c1) = up to 16 channel planes of HW elements; a block owns a run of
+// whole images whose y and mask starts are both 32-byte aligned, so no
+// granule of y or of the mask is written by two cores.
+struct ReluV2BlockedTilingData {
+  uint64_t n, c, hw;        // N, C, H*W of x
+  uint64_t groupsPerBlock;  // (n, c1) groups per block: a multiple of C1 * (aligned image run)
+  uint32_t blocks;
+  uint32_t tileHw;  // hw positions per tile, a multiple of 16 (one transpose repeat)
+  uint32_t dtype;
+  uint32_t reserved;
+  RgRawSet gate;
+  RgRawSet keep;
+  int32_t closedPad;
 };
 
 // Tile-sized VECCALC slots of the forward: gate, two temporaries, keep,
