@@ -76,6 +76,8 @@ bool RunReluV2OnTwin(const MaskTilingRequest& request, const KernelParams& param
                      void* y, uint8_t* mask, MaskTwinRun* run, const char** why) {
   MaskTilingRequest r = request;
   r.op = MaskOp::kForward;
+  r.out_address = reinterpret_cast<uintptr_t>(y);
+  r.mask_address = reinterpret_cast<uintptr_t>(mask);
   if (!MakeReluV2Tiling(r, params, &run->tiling, why)) return false;
   run->counters = LaunchMaskWithTiling(MaskOp::kForward, run->tiling, x, nullptr, y, mask,
                                        static_cast<int>(run->tiling.blocks));
@@ -87,6 +89,8 @@ bool RunReluGradV2OnTwin(const MaskTilingRequest& request, const KernelParams& p
                          const char** why) {
   MaskTilingRequest r = request;
   r.op = MaskOp::kBackward;
+  r.out_address = reinterpret_cast<uintptr_t>(dx);
+  r.mask_address = 0;  // read only
   if (!MakeReluV2Tiling(r, params, &run->tiling, why)) return false;
   run->counters = LaunchMaskWithTiling(MaskOp::kBackward, run->tiling, dy, mask, dx, nullptr,
                                        static_cast<int>(run->tiling.blocks));
@@ -132,7 +136,10 @@ std::vector<ascend_twin::PipeCounters> LaunchBlockedWithTiling(
 bool RunBlockedOnTwin(const BlockedTilingRequest& request, const KernelParams& params,
                       const void* in, const uint8_t* mask_in, void* out, uint8_t* mask_out,
                       BlockedTwinRun* run, const char** why) {
-  if (!MakeReluV2BlockedTiling(request, params, &run->tiling, why)) return false;
+  BlockedTilingRequest r = request;
+  r.out_address = reinterpret_cast<uintptr_t>(out);
+  r.mask_address = reinterpret_cast<uintptr_t>(mask_out);
+  if (!MakeReluV2BlockedTiling(r, params, &run->tiling, why)) return false;
   run->counters = LaunchBlockedWithTiling(request.op, run->tiling, in, mask_in, out, mask_out,
                                           static_cast<int>(run->tiling.blocks));
   return true;

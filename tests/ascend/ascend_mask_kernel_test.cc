@@ -36,16 +36,23 @@ using relugrad::ascend::MaskOp;
 using relugrad::ascend::MaskTilingRequest;
 using relugrad::ascend::MaskTwinRun;
 
-// Storage with 0xcd sentinels before and after the array's bytes.
+// Storage with 0xcd sentinels before and after the array's bytes; the array
+// starts on a 64-byte boundary (plus `shift` bytes), as device allocations do.
 struct Guarded {
   std::vector<uint8_t> store;
-  size_t bytes;
-  explicit Guarded(size_t b) : store(b + 128, 0xcd), bytes(b) {}
-  uint8_t* data() { return store.data() + 64; }
+  size_t bytes, at;
+  explicit Guarded(size_t b, size_t shift = 0) : store(b + 192 + shift, 0xcd), bytes(b) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(store.data());
+    at = 64 + (64 - p % 64) % 64 + shift;
+  }
+  uint8_t* data() { return store.data() + at; }
   std::vector<uint8_t> Get() { return std::vector<uint8_t>(data(), data() + bytes); }
   bool SentinelsIntact() const {
-    for (size_t i = 0; i < 64; ++i) {
-      if (store[i] != 0xcd || store[64 + bytes + i] != 0xcd) return false;
+    for (size_t i = 0; i < at; ++i) {
+      if (store[i] != 0xcd) return false;
+    }
+    for (size_t i = at + bytes; i < store.size(); ++i) {
+      if (store[i] != 0xcd) return false;
     }
     return true;
   }
@@ -182,21 +189,22 @@ TEST_P(AscendMaskKernel, CannGoldenFormulas) {
     req.n = n;
     req.cores = 4;
     req.grain_bytes = 0;
-    std::vector<uint8_t> y(x.size()), mask(MaskBytes(n)), dx(x.size());
+    Guarded y(x.size()), mask(MaskBytes(n)), dx(x.size());
     MaskTwinRun run;
     const char* why = "";
     ASSERT_TRUE(
         relugrad::ascend::RunReluV2OnTwin(req, params, x.data(), y.data(), mask.data(), &run, &why))
         << why;
-    EXPECT_EQ(y, gy) << "n=" << n;
-    EXPECT_EQ(mask, gmask) << "n=" << n;
+    EXPECT_EQ(y.Get(), gy) << "n=" << n;
+    EXPECT_EQ(mask.Get(), gmask) << "n=" << n;
     // The backward reads the golden mask; padding bits set past n change nothing.
     std::vector<uint8_t> m = gmask;
     if (n % 8 != 0) m.back() = static_cast<uint8_t>(m.back() | (0xffu << (n % 8)));
     ASSERT_TRUE(relugrad::ascend::RunReluGradV2OnTwin(req, params, dy.data(), m.data(), dx.data(),
                                                       &run, &why))
         << why;
-    EXPECT_EQ(dx, gdx) << "n=" << n;
+    EXPECT_EQ(dx.Get(), gdx) << "n=" << n;
+    EXPECT_EQ(run.tiling.blocks, n > 256 ? 4u : 1u) << "n=" << n;  // aligned: every core
   }
 }
 
@@ -324,7 +332,18 @@ void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int 
                                                    bmask.data(), &brun, &why))
         << why;
     breq.op = MaskOp::kBackward;
-    ASSERT_TRUE(relugrad::ascend::RunBlockedOnTwin(breq, params, dy.data(), want_blocked.data(),
+    // The backward reads only the channels of x: padding-channel bits set change nothing.
+    std::vector<uint8_t> with_pad = want_blocked;
+    const int64_t hw = s.h * s.w, c1 = (s.c + 15) / 16, r = s.c - (c1 - 1) * 16;
+    for (int64_t n = 0; n < s.n && r < 16; ++n) {
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t word = ((n * c1 + c1 - 1) * hw + p) * 2;
+        const uint32_t pad = 0xffffu & ~((1u << r) - 1);
+        with_pad[static_cast<size_t>(word)] |= static_cast<uint8_t>(pad);
+        with_pad[static_cast<size_t>(word + 1)] |= static_cast<uint8_t>(pad >> 8);
+      }
+    }
+    ASSERT_TRUE(relugrad::ascend::RunBlockedOnTwin(breq, params, dy.data(), with_pad.data(),
                                                    bdx.data(), nullptr, &brun, &why))
         << why;
   } catch (const std::exception& e) {
@@ -364,6 +383,37 @@ TEST_P(AscendMaskKernel, BlockedLayoutIsTheFlatKernelsConverted) {
       if (HasFailure()) return;
     }
     CheckBlocked(GetParam(), jax, s, 5, ++seed, false);
+  }
+}
+
+// Outputs off a 32-byte boundary: one block writes them (no shared granule), same bits.
+TEST(AscendMaskKernelAlignment, MisalignedOutputsRunOnOneBlock) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF16, o, &sem);
+  const int64_t n = 5001;
+  const std::vector<uint8_t> x = rg_ascend_test::MakeBits(Dtype::kF16, n, 3);
+  std::vector<uint8_t> want_y(x.size()), want_mask(MaskBytes(n));
+  relugrad::ReferenceForwardRun(Dtype::kF16, n, x.data(), want_y.data(), want_mask.data(), sem);
+  MaskTilingRequest req;
+  req.dtype = Dtype::kF16;
+  req.n = n;
+  req.cores = 4;
+  req.grain_bytes = 0;
+  for (size_t y_shift : {0, 2, 16}) {
+    for (size_t m_shift : {0, 1}) {
+      Guarded y(x.size(), y_shift), mask(MaskBytes(n), m_shift);
+      MaskTwinRun run;
+      const char* why = "";
+      ASSERT_TRUE(relugrad::ascend::RunReluV2OnTwin(req, params, x.data(), y.data(), mask.data(),
+                                                    &run, &why))
+          << why;
+      EXPECT_EQ(run.tiling.blocks, y_shift == 0 && m_shift == 0 ? 4u : 1u);
+      EXPECT_EQ(y.Get(), want_y);
+      EXPECT_EQ(mask.Get(), want_mask);
+      EXPECT_TRUE(y.SentinelsIntact() && mask.SentinelsIntact());
+    }
   }
 }
 

@@ -95,6 +95,7 @@ bool MakeReluV2Tiling(const MaskTilingRequest& req, const KernelParams& p, ReluV
   if (req.grain_bytes > 0) {
     blocks = std::min<int64_t>(blocks, (n * elem + req.grain_bytes - 1) / req.grain_bytes);
   }
+  if (req.out_address % 32 != 0 || req.mask_address % 32 != 0) blocks = 1;
   blocks = std::max<int64_t>(blocks, 1);
   const int64_t per_block = (n + blocks - 1) / blocks;
   td->blockElems = static_cast<uint64_t>((per_block + g - 1) / g * g);
@@ -159,6 +160,7 @@ bool MakeReluV2BlockedTiling(const BlockedTilingRequest& req, const KernelParams
     const int64_t bytes = std::max<int64_t>(1, req.n * req.c * hw * elem);
     blocks = std::min<int64_t>(blocks, (bytes + req.grain_bytes - 1) / req.grain_bytes);
   }
+  if (req.out_address % 32 != 0 || req.mask_address % 32 != 0) blocks = 1;
   blocks = std::max<int64_t>(1, std::min(blocks, runs));
   const int64_t runs_per_block = (runs + blocks - 1) / blocks;
   td->groupsPerBlock = static_cast<uint64_t>(runs_per_block * run * c1);

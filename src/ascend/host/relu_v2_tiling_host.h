@@ -23,6 +23,11 @@ struct MaskTilingRequest {
   int64_t n = 0;
   int cores = kDefaultCores;
   int64_t grain_bytes = kGrainBytes;  // of the data array per core, as ReluGrad's
+  // The output arrays (y or dx, and the forward's mask). Block boundaries are
+  // 32-byte aligned relative to them; where one is not 32-byte aligned itself
+  // a single block writes everything, so no core shares a granule (GE
+  // allocates aligned: the op package passes 0).
+  uint64_t out_address = 0, mask_address = 0;
 };
 
 // False (with *why set) for what the kernels do not serve: f64, a closed
@@ -42,6 +47,7 @@ struct BlockedTilingRequest {
   int64_t n = 0, c = 0, h = 0, w = 0;
   int cores = kDefaultCores;
   int64_t grain_bytes = kGrainBytes;
+  uint64_t out_address = 0, mask_address = 0;  // as MaskTilingRequest's
 };
 // As MakeReluV2Tiling, and false for negative or overflowing dimensions.
 bool MakeReluV2BlockedTiling(const BlockedTilingRequest& request, const KernelParams& params,
