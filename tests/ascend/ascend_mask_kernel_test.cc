@@ -521,6 +521,12 @@ TEST(AscendMaskCostModel, CountedTrafficIsTheKernelsMinimum) {
   const auto est = relugrad::ascend::EstimateLaunch(bwd.counters, model);
   EXPECT_GT(est.total_us, model.launch_us);
   EXPECT_NE(est.bound, "V");  // a select per tile: the copies bound it
+  const auto fest = relugrad::ascend::EstimateLaunch(fwd.counters, model);
+  std::printf(
+      "  model (assumed parameters, not measured): f16 n=%lld, %zu cores: ReluV2 %.1f us "
+      "(%s bound), ReluGradV2 %.1f us (%s bound)\n",
+      static_cast<long long>(n), bwd.counters.size(), fest.total_us, fest.bound.c_str(),
+      est.total_us, est.bound.c_str());
 }
 
 // ---- Seeded rule violations ----
