@@ -7,7 +7,7 @@
 #   make cuda-sass-check     the SASS check alone (cuobjdump from the toolkit or .venv's triton)
 #   make gpu-check           bench/gpu/check.sh: build, device tests, benchmarks (on a GPU machine)
 #   make ascend-test         the AscendC kernel through its CPU twin (the Ascend* suites)
-#   make ascend-cost         the Ascend pipe cost model
+#   make ascend-cost         the Ascend pipe cost model (ReluGrad, and the mask pair's traffic)
 # The CUDA C++ tests are part of ctest whenever the backend is built (RELUGRAD_CUDA=AUTO finds nvcc).
 .PHONY: test-cuda cuda-sass-check cuda-bench-compile gpu-check ascend-test ascend-cost
 NVCC := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
@@ -42,3 +42,4 @@ ascend-test: build
 
 ascend-cost: build
 	build/release/tests/ascend/ascend_tiling_test --gtest_filter='*CostModel*'
+	build/release/tests/ascend/ascend_mask_kernel_test --gtest_filter='*CostModel*'

@@ -236,13 +236,12 @@ Outcome Expected(relugrad_plan_op op, relugrad_dtype d, const std::string& name)
   const bool grad = op == RELUGRAD_OP_RELU_GRAD;
   if (name == "ascend f64 is unsupported below") {
     if (!twin) return {RELUGRAD_UNSUPPORTED, "not built"};
-    if (!grad) return {RELUGRAD_UNSUPPORTED, "no Ascend kernel"};
-    if (d == RELUGRAD_F64) return {RELUGRAD_UNSUPPORTED, "f64 is not supported"};
+    if (d == RELUGRAD_F64) return {RELUGRAD_UNSUPPORTED, grad ? "f64 is not supported" : "no f64"};
     return {RELUGRAD_OK, ""};
   }
   if (name == "ascend alpha beyond f32") {
     if (!twin) return {RELUGRAD_UNSUPPORTED, "not built"};
-    if (!grad) return {RELUGRAD_UNSUPPORTED, "no Ascend kernel"};
+    if (!grad) return {RELUGRAD_UNSUPPORTED, d == RELUGRAD_F64 ? "no f64" : "not served"};
     return {RELUGRAD_UNSUPPORTED, "exceeds the f32 range"};
   }
   if (name == "cuda not built") return {RELUGRAD_UNSUPPORTED, "CUDA backend is not built"};

@@ -26,9 +26,20 @@ int TwinCores() {
 }
 
 relugrad_status Supports(relugrad_plan_op op, const Rules&, const KernelParams& params) {
+  if (op == RELUGRAD_OP_RELU_FORWARD_MASK || op == RELUGRAD_OP_RELU_GRAD_MASK) {
+    // The mask kernels' own refusals (f64, multiply, alpha, clip, bounds).
+    ascend::MaskTilingRequest request;
+    request.dtype = params.dtype;
+    ReluV2TilingData unused;
+    const char* why = "";
+    if (!ascend::MakeReluV2Tiling(request, params, &unused, &why)) {
+      return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: %s", why);
+    }
+    return RELUGRAD_OK;
+  }
   if (op != RELUGRAD_OP_RELU_GRAD) {
-    return Fail(RELUGRAD_UNSUPPORTED,
-                "the mask path has no Ascend kernel (use the cpu or cuda backend)");
+    return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: operator %d has no Ascend kernel",
+                static_cast<int>(op));
   }
   // |alpha| beyond the f32 range rounds to inf, and 0 * inf must give the
   // default (negative) NaN; Muls on the NPU would produce its own NaN, which
@@ -73,7 +84,53 @@ relugrad_status ReluGrad(const KernelParams& params, const Execution&, int32_t, 
   return RELUGRAD_OK;
 }
 
-constexpr BackendOps kAscendTwin = {"ascend_twin", true, Supports, ReluGrad, nullptr, nullptr};
+// Runs one mask kernel, mapping twin failures as ReluGrad does.
+template <class Run>
+relugrad_status RunMask(Run run) {
+  const char* why = "";
+  try {
+    if (!run(&why)) return Fail(RELUGRAD_UNSUPPORTED, "ascend-twin: %s", why);
+  } catch (const ascend_twin::TwinViolation& e) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "%s", e.what());
+  } catch (const std::system_error& e) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: could not start block threads: %s",
+                e.what());
+  } catch (const std::bad_alloc&) {
+    return Fail(RELUGRAD_INTERNAL_ERROR, "ascend-twin: out of memory");
+  }
+  return RELUGRAD_OK;
+}
+
+ascend::MaskTilingRequest MaskRequest(const KernelParams& params, int64_t n) {
+  ascend::MaskTilingRequest request;
+  request.dtype = params.dtype;
+  request.n = n;
+  request.cores = TwinCores();
+  return request;
+}
+
+// The flat-layout ReluV2 kernel: relugrad's own mask.
+relugrad_status ReluForwardMask(const KernelParams& params, const Execution&, int64_t n,
+                                const void* x, void* y, uint8_t* mask) {
+  if (n == 0) return RELUGRAD_OK;
+  return RunMask([&](const char** why) {
+    ascend::MaskTwinRun run;
+    return ascend::RunReluV2OnTwin(MaskRequest(params, n), params, x, y, mask, &run, why);
+  });
+}
+
+// The flat-layout ReluGradV2 kernel.
+relugrad_status ReluGradMask(const KernelParams& params, const Execution&, int64_t n,
+                             const void* dy, const uint8_t* mask, void* dx) {
+  if (n == 0) return RELUGRAD_OK;
+  return RunMask([&](const char** why) {
+    ascend::MaskTwinRun run;
+    return ascend::RunReluGradV2OnTwin(MaskRequest(params, n), params, dy, mask, dx, &run, why);
+  });
+}
+
+constexpr BackendOps kAscendTwin = {"ascend_twin",   true,        Supports, ReluGrad,
+                                    ReluForwardMask, ReluGradMask};
 
 }  // namespace
 

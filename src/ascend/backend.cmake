@@ -1,7 +1,7 @@
 # AscendC kernel + CPU twin.
 #
 # RELUGRAD_ASCEND_TWIN (default ON): the kernel source
-# (kernel/relu_grad.cpp) is compiled by the host compiler against the twin's
+# (kernel/relu_grad.cpp, kernel/relu_v2.cpp) is compiled by the host compiler against the twin's
 # kernel_operator.h and linked into relugrad as RELUGRAD_BACKEND_ASCEND_TWIN.
 # OFF: the stub that reports the backend as not built.
 #
@@ -14,11 +14,13 @@ if(RELUGRAD_ASCEND_TWIN)
     ${_rg_ascend}/twin_launch.cc
     ${_rg_ascend}/cost_model.cc
     ${_rg_ascend}/host/relu_grad_tiling_host.cc
+    ${_rg_ascend}/host/relu_v2_tiling_host.cc
     ${_rg_ascend}/twin/twin_runtime.cc
-    ${_rg_ascend}/kernel/relu_grad.cpp)
+    ${_rg_ascend}/kernel/relu_grad.cpp
+    ${_rg_ascend}/kernel/relu_v2.cpp)
   # The kernel includes "kernel_operator.h" and "relu_grad_tiling.h" exactly
   # as it does under the CANN toolchain.
-  set_source_files_properties(${_rg_ascend}/kernel/relu_grad.cpp PROPERTIES
+  set_source_files_properties(${_rg_ascend}/kernel/relu_grad.cpp ${_rg_ascend}/kernel/relu_v2.cpp PROPERTIES
     LANGUAGE CXX
     INCLUDE_DIRECTORIES "${_rg_ascend}/twin/include;${_rg_ascend}/kernel")
 else()
@@ -49,6 +51,11 @@ if(RELUGRAD_ASCEND_NPU AND DEFINED ENV{ASCEND_HOME_PATH} AND EXISTS "$ENV{ASCEND
             ${CMAKE_BINARY_DIR}/ascend_op_package
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     COMMENT "Building the ReluGradCustom CANN operator package (untested)")
+  add_custom_target(relugrad_ascend_mask_op_package
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/npu/op_package/build_mask_package.sh ${RELUGRAD_ASCEND_SOC}
+            ${CMAKE_BINARY_DIR}/ascend_mask_op_package
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    COMMENT "Building the ReluV2Custom / ReluGradV2Custom CANN operator package (untested)")
   message(STATUS "relugrad: CANN at $ENV{ASCEND_HOME_PATH}: building the AscendC kernel for ${RELUGRAD_ASCEND_SOC} "
                  "(${CMAKE_BINARY_DIR}/ascend_npu/relugrad_ascend_run)")
 endif()

@@ -5,6 +5,21 @@
 namespace relugrad {
 namespace ascend {
 
+Traffic ReluGradTraffic(int elem, int64_t n) {
+  const uint64_t data = static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
+  return {2 * data, data};
+}
+
+Traffic ReluV2Traffic(int elem, int64_t n) {
+  const uint64_t data = static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
+  return {data, data + static_cast<uint64_t>((n + 7) / 8)};
+}
+
+Traffic ReluGradV2Traffic(int elem, int64_t n) {
+  const uint64_t data = static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
+  return {data + static_cast<uint64_t>((n + 7) / 8), data};
+}
+
 PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m,
                            int active_blocks) {
   PipeEstimate e;

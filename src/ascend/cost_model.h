@@ -8,6 +8,7 @@
 #ifndef RELUGRAD_ASCEND_COST_MODEL_H_
 #define RELUGRAD_ASCEND_COST_MODEL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,16 @@ struct LaunchEstimate {
   std::string bound;    // of the slowest block
   double gbps = 0;      // bytes moved (both directions) / total time
 };
+
+// The bytes a kernel must move for n elements of elem bytes (GM -> UB in,
+// UB -> GM out): what the twin's counters reach when no byte moves twice.
+// The mask pair trades ReluGrad's second data array for one bit per element.
+struct Traffic {
+  uint64_t in_bytes = 0, out_bytes = 0;
+};
+Traffic ReluGradTraffic(int elem, int64_t n);    // dy, s -> dx
+Traffic ReluV2Traffic(int elem, int64_t n);      // x -> y, mask
+Traffic ReluGradV2Traffic(int elem, int64_t n);  // dy, mask -> dx
 
 PipeEstimate EstimateBlock(const ascend_twin::PipeCounters& c, const PipeModel& m,
                            int active_blocks);

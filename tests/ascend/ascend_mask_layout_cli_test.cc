@@ -1,6 +1,8 @@
 // relugrad mask-layout end to end: `relugrad forward --mask-out` on an NHWC x, the flat mask
 // converted to the 910B blocked layout and back by the CLI equals what the C API gives, and bad
-// input exits non-zero with one line and no output file.
+// input exits non-zero with one line and no output file. `forward --mask-out` and `run --mask`
+// with --backend ascend_twin (the AscendC ReluV2 / ReluGradV2 kernels on the CPU twin) write the
+// cpu backend's files.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -83,6 +85,47 @@ TEST(AscendMaskLayoutCli, BadInputExitsNonZeroWithoutAnOutputFile) {
              "/pad.npy -o " + dir + "/never.npy");
   EXPECT_NE(r.status, 0);
   EXPECT_FALSE(Exists(dir + "/never.npy"));
+}
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  npy::Array a;
+  std::string error;
+  EXPECT_TRUE(npy::Read(path, &a, &error)) << error;
+  const auto* p = reinterpret_cast<const uint8_t*>(a.data.data());
+  return std::vector<uint8_t>(p, p + a.data.size());
+}
+
+TEST(AscendMaskLayoutCli, ForwardAndRunMaskOnTheTwinMatchTheCpuBackend) {
+  if (!relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN)) GTEST_SKIP() << "twin not built";
+  const int64_t count = 3 * 1001;  // a partial last mask byte
+  std::vector<uint16_t> x(static_cast<size_t>(count)), dy(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    x[static_cast<size_t>(i)] = static_cast<uint16_t>(i * 40503u);  // every sign, NaNs, zeros
+    dy[static_cast<size_t>(i)] = static_cast<uint16_t>(i * 2654435761u >> 7);
+  }
+  const std::string dir = ScratchDir();
+  std::string error;
+  ASSERT_TRUE(npy::Write(dir + "/x.npy", "<f2", {3, 1001}, x.data(), x.size() * 2, &error))
+      << error;
+  ASSERT_TRUE(npy::Write(dir + "/dy.npy", "<f2", {3, 1001}, dy.data(), dy.size() * 2, &error))
+      << error;
+  for (const std::string backend : {"cpu", "ascend_twin"}) {
+    auto r = RunCli("forward --x " + dir + "/x.npy -o " + dir + "/y_" + backend +
+                    ".npy --mask-out " + dir + "/m_" + backend + ".npy --backend " + backend);
+    ASSERT_EQ(r.status, 0) << backend << ": " << r.err;
+    r = RunCli("run --dy " + dir + "/dy.npy --mask " + dir + "/m_" + backend + ".npy -o " + dir +
+               "/dx_" + backend + ".npy --backend " + backend);
+    ASSERT_EQ(r.status, 0) << backend << ": " << r.err;
+  }
+  EXPECT_EQ(ReadBytes(dir + "/y_ascend_twin.npy"), ReadBytes(dir + "/y_cpu.npy"));
+  EXPECT_EQ(ReadBytes(dir + "/m_ascend_twin.npy"), ReadBytes(dir + "/m_cpu.npy"));
+  EXPECT_EQ(ReadBytes(dir + "/dx_ascend_twin.npy"), ReadBytes(dir + "/dx_cpu.npy"));
+  // What the kernels do not serve is one line and no file.
+  auto r = RunCli("forward --x " + dir + "/x.npy -o " + dir + "/never.npy --mask-out " + dir +
+                  "/never_m.npy --backend ascend_twin --semantics tensorflow");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("ascend-twin"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(dir + "/never_m.npy"));
 }
 
 }  // namespace

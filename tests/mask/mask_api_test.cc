@@ -213,11 +213,12 @@ TEST(MaskApi, InvalidArguments) {
   expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_INVALID_ARGUMENT,
          "threshold");
   bad = o;
-  bad.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
-  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED,
-         "no Ascend kernel");
-  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED,
-         "no Ascend kernel");
+  bad.backend = RELUGRAD_BACKEND_ASCEND_TWIN;  // the mask kernels select; multiply is refused
+  bad.combine = RELUGRAD_COMBINE_MULTIPLY;
+  const char* twin_why =
+      relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN) ? "not served" : "not built";
+  expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED, twin_why);
+  expect(relugrad_relu_grad_mask(RELUGRAD_F32, 16, x, m, y, &bad), RELUGRAD_UNSUPPORTED, twin_why);
   if (!relugrad_backend_available(RELUGRAD_BACKEND_CUDA)) {
     bad.backend = RELUGRAD_BACKEND_CUDA;  // dispatched to the CUDA stubs
     expect(relugrad_relu_forward(RELUGRAD_F32, 16, x, y, m, &bad), RELUGRAD_UNSUPPORTED,

@@ -2,7 +2,8 @@
 //
 // y = relu(x) with the preset's forward rules, and the 1-bit mask that
 // `relugrad run --dy DY.npy --mask M.npy` reads back: a '|u1' array of
-// ceil(n/8) bytes, bit i = gate open for element i (LSB first).
+// ceil(n/8) bytes, bit i = gate open for element i (LSB first). --backend
+// cpu (default) or ascend_twin (the AscendC ReluV2 kernel on the CPU twin).
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -69,8 +70,15 @@ int ForwardCommand(int argc, char** argv, int first) {
   }
   relugrad_options options = OptionsFromFlags(args, args.Get("semantics", "torch"));
   ApplyIsaFlag(args);
-  if (options.backend != RELUGRAD_BACKEND_CPU) {
-    throw UsageError("--backend: the mask path runs on the cpu backend only");
+  // The arrays live in host memory: the backends that compute on it (cpu, and
+  // ascend_twin's AscendC kernels) serve the mask path here.
+  if (options.backend == RELUGRAD_BACKEND_CUDA) {
+    throw UsageError(
+        "--backend cuda: forward runs the mask path on host memory (cpu, ascend_twin)");
+  }
+  if (!relugrad_backend_available(options.backend)) {
+    throw UsageError("--backend " + args.Get("backend") +
+                     " is not built in this relugrad (see relugrad info)");
   }
 
   npy::Array x;

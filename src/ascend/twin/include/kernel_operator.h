@@ -567,6 +567,56 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTe
   twin_detail::CountVector(static_cast<uint64_t>(count) * sizeof(T));
 }
 
+// TransDataTo5HD (16-bit lanes): the NCHW -> NC1HWC0 transpose. Each repeat
+// reads 16 elements (32 bytes) at each of the 16 source addresses and writes
+// dst[j] = {src[0][j], ..., src[15][j]}; after a repeat every source address
+// advances srcRepStride and every destination dstRepStride 32-byte blocks.
+// Modelled from the AscendC documentation (high-half selection is for
+// 8-bit data and not modelled).
+constexpr int kTransAddrList = 16;
+struct TransDataTo5HDParams {
+  TransDataTo5HDParams() = default;
+  TransDataTo5HDParams(bool dst_high, bool src_high, uint8_t repeat, uint16_t dst_stride,
+                       uint16_t src_stride)
+      : dstHighHalf(dst_high),
+        srcHighHalf(src_high),
+        repeatTimes(repeat),
+        dstRepStride(dst_stride),
+        srcRepStride(src_stride) {}
+  bool dstHighHalf = false;
+  bool srcHighHalf = false;
+  uint8_t repeatTimes = 1;
+  uint16_t dstRepStride = 0;
+  uint16_t srcRepStride = 0;
+};
+
+template <typename T>
+void TransDataTo5HD(const LocalTensor<T> (&dst)[kTransAddrList],
+                    const LocalTensor<T> (&src)[kTransAddrList], const TransDataTo5HDParams& p) {
+  static_assert(sizeof(T) == 2, "TransDataTo5HD: the twin models 16-bit lanes");
+  if (p.repeatTimes == 0 || p.dstHighHalf || p.srcHighHalf) {
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                       "TransDataTo5HD: repeatTimes %u, high halves are for 8-bit data",
+                       p.repeatTimes);
+  }
+  const char* op = "TransDataTo5HD";
+  for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+    T in[kTransAddrList][kTransAddrList];
+    for (int i = 0; i < kTransAddrList; ++i) {
+      const LocalTensor<T> s = src[i][r * p.srcRepStride * 16u];
+      s.Check(16, false, ascend_twin::Pipe::kV, op);
+      std::memcpy(in[i], s.Bytes(), sizeof(in[i]));
+    }
+    for (int j = 0; j < kTransAddrList; ++j) {
+      const LocalTensor<T> d = dst[j][r * p.dstRepStride * 16u];
+      d.Check(16, true, ascend_twin::Pipe::kV, op);
+      for (int i = 0; i < kTransAddrList; ++i)
+        std::memcpy(d.Bytes() + i * sizeof(T), &in[i][j], sizeof(T));
+    }
+    twin_detail::CountVector(512);
+  }
+}
+
 // ---- Data movement ----
 
 namespace twin_detail {
