@@ -9,13 +9,16 @@
 //    with -0 made +0 (a NaN x stays), mask = np.packbits(x > 0,
 //    bitorder="little"); ReluGradV2 (activation/relu_grad_v2/tests/assets/
 //    golden.py): dx[i] = dy[i] where bit i % 8 of mask byte i / 8 is set, else 0;
-//  - the blocked layout (N, C1, H, W, 16) from NCHW x: the blocked kernels'
-//    y and dx equal the flat kernels', their mask is relugrad_mask_to_blocked
-//    of the flat kernel's mask and the blocked golden (x > 0 at bit
+//  - the blocked layout (N, C1, H, W, 16) from NCHW and from NHWC x: the
+//    blocked kernels' y and dx equal the flat kernels' on the same bytes,
+//    their mask is relugrad_mask_to_blocked (of x's format) of the flat
+//    kernel's mask and the blocked golden (x > 0 at bit
 //    ((n*C1 + c/16)*H*W + hw)*16 + c%16, padding channels 0; ops-nn
-//    activation/relu_v2/op_host/relu_v2_infershape.cpp), ragged C, odd N, H, W;
+//    activation/relu_v2/op_host/relu_v2_infershape.cpp, InferShapeMaskNCHW /
+//    InferShapeMaskNHWC), ragged C, odd N, H, W, set padding bits ignored;
 //  - every seeded rule violation (a mask granule written by two cores, a UB
-//    overflow, a tail copied without its padding) raises its twin error.
+//    overflow, a tail copied without its padding, a block ending mid-image,
+//    NHWC f32 row gaps left unwritten) raises its twin error.
 #include <cstring>
 #include <random>
 #include <string>
@@ -27,6 +30,7 @@
 #include "core/mask_reference.h"
 #include "gtest/gtest.h"
 #include "kernel_operator.h"
+#include "relu_v2_kernel.h"
 
 namespace {
 
@@ -284,8 +288,13 @@ relugrad::ascend::BlockedTilingRequest BlockedF32(int64_t n, int64_t c, int64_t 
   return r;
 }
 
-void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int cores,
-                  uint32_t seed, bool golden) {
+// NHWC only: f32 rows of exactly 8 and 9 channels (one 32-byte block with no padding, two
+// blocks), a second group of 8, and an image wider than every tile.
+const Shape kNhwcShapes[] = {{3, 8, 5, 7}, {2, 24, 3, 3}, {1, 9, 41, 41}};
+
+// x (and y, dy, dx) in `format`; the blocked kernels against the flat ones on the same bytes.
+void CheckBlocked(Dtype d, relugrad_x_format format, const relugrad_options& options,
+                  const Shape& s, int cores, uint32_t seed, bool golden) {
   relugrad::Rules sem;
   const auto params = rg_ascend_test::ParamsFor(d, options, &sem);
   const int64_t count = s.n * s.c * s.h * s.w;
@@ -295,6 +304,7 @@ void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int 
   const std::string what = std::string(relugrad_dtype_name(static_cast<relugrad_dtype>(d))) +
                            " shape " + std::to_string(s.n) + "," + std::to_string(s.c) + "," +
                            std::to_string(s.h) + "," + std::to_string(s.w) +
+                           (format == RELUGRAD_X_NHWC ? " nhwc" : " nchw") +
                            " cores=" + std::to_string(cores);
   // The flat kernels.
   MaskTilingRequest freq;
@@ -313,12 +323,12 @@ void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int 
       << why;
   std::vector<uint8_t> want_blocked(
       static_cast<size_t>(relugrad_mask_blocked_bytes(s.n, s.c, s.h, s.w)));
-  ASSERT_EQ(relugrad_mask_to_blocked(RELUGRAD_X_NCHW, s.n, s.c, s.h, s.w, mask.data(),
-                                     want_blocked.data()),
+  ASSERT_EQ(relugrad_mask_to_blocked(format, s.n, s.c, s.h, s.w, mask.data(), want_blocked.data()),
             RELUGRAD_OK);
   // The blocked kernels, outputs guarded.
   relugrad::ascend::BlockedTilingRequest breq;
   breq.dtype = d;
+  breq.format = format;
   breq.n = s.n;
   breq.c = s.c;
   breq.h = s.h;
@@ -362,7 +372,9 @@ void CheckBlocked(Dtype d, const relugrad_options& options, const Shape& s, int 
     uint64_t v = 0;
     std::memcpy(&v, &x[static_cast<size_t>(i) * elem], elem);
     const bool gt0 = (v & b.mag_mask) <= b.inf && (v & b.sign) == 0 && v != 0;
-    const int64_t n = i / (s.c * hw), c = i / hw % s.c, p = i % hw;
+    const bool nhwc = format == RELUGRAD_X_NHWC;
+    const int64_t n = i / (s.c * hw);
+    const int64_t c = nhwc ? i % s.c : i / hw % s.c, p = nhwc ? i / s.c % hw : i % hw;
     const int64_t bit = ((n * c1 + c / 16) * hw + p) * 16 + c % 16;
     if (gt0) g[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(1u << (bit % 8));
   }
@@ -378,11 +390,31 @@ TEST_P(AscendMaskKernel, BlockedLayoutIsTheFlatKernelsConverted) {
   uint32_t seed = 1;
   for (const Shape& s : kShapes) {
     for (int cores : {1, 3}) {
-      CheckBlocked(GetParam(), torch, s, cores, ++seed, false);
-      CheckBlocked(GetParam(), v2, s, cores, ++seed, true);
+      CheckBlocked(GetParam(), RELUGRAD_X_NCHW, torch, s, cores, ++seed, false);
+      CheckBlocked(GetParam(), RELUGRAD_X_NCHW, v2, s, cores, ++seed, true);
       if (HasFailure()) return;
     }
-    CheckBlocked(GetParam(), jax, s, 5, ++seed, false);
+    CheckBlocked(GetParam(), RELUGRAD_X_NCHW, jax, s, 5, ++seed, false);
+  }
+}
+
+// The same from NHWC x: bit ((n*C1 + c/16)*H*W + hw)*16 + c%16 of element (n, hw, c).
+TEST_P(AscendMaskKernel, BlockedFromNhwcIsTheFlatKernelsConverted) {
+  relugrad_options torch, v2, jax;
+  relugrad_options_init(&torch, RELUGRAD_PRESET_TORCH);
+  relugrad_options_init(&v2, RELUGRAD_PRESET_CANN_RELUGRAD_V2);
+  relugrad_options_init(&jax, RELUGRAD_PRESET_JAX);
+  jax.threshold = -1.25;
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.insert(shapes.end(), std::begin(kNhwcShapes), std::end(kNhwcShapes));
+  uint32_t seed = 101;
+  for (const Shape& s : shapes) {
+    for (int cores : {1, 3}) {
+      CheckBlocked(GetParam(), RELUGRAD_X_NHWC, torch, s, cores, ++seed, false);
+      CheckBlocked(GetParam(), RELUGRAD_X_NHWC, v2, s, cores, ++seed, true);
+      if (HasFailure()) return;
+    }
+    CheckBlocked(GetParam(), RELUGRAD_X_NHWC, jax, s, 5, ++seed, false);
   }
 }
 
@@ -454,35 +486,52 @@ TEST(AscendMaskTiling, TilesFillTheUnifiedBufferAndBlocksOwnWholeGranules) {
 TEST(AscendMaskTiling, BlockedTilesFitAndBlocksOwnAlignedImageRuns) {
   for (MaskOp op : {MaskOp::kForward, MaskOp::kBackward}) {
     for (Dtype d : {Dtype::kF32, Dtype::kF16, Dtype::kBF16}) {
-      relugrad_options o;
-      relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
-      relugrad::Rules sem;
-      const auto params = rg_ascend_test::ParamsFor(d, o, &sem);
-      for (const Shape& s : kShapes) {
-        relugrad::ascend::BlockedTilingRequest req = BlockedF32(s.n * 9, s.c, s.h, s.w, 7);
-        req.op = op;
-        req.dtype = d;
+      for (relugrad_x_format f : {RELUGRAD_X_NCHW, RELUGRAD_X_NHWC}) {
+        relugrad_options o;
+        relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+        relugrad::Rules sem;
+        const auto params = rg_ascend_test::ParamsFor(d, o, &sem);
+        for (const Shape& s : kShapes) {
+          relugrad::ascend::BlockedTilingRequest req = BlockedF32(s.n * 9, s.c, s.h, s.w, 7);
+          req.op = op;
+          req.dtype = d;
+          req.format = f;
+          ReluV2BlockedTilingData td;
+          const char* why = "";
+          ASSERT_TRUE(relugrad::ascend::MakeReluV2BlockedTiling(req, params, &td, &why)) << why;
+          EXPECT_EQ(td.layout, f == RELUGRAD_X_NHWC ? kRgBlockedFromNhwc : kRgBlockedFromNchw);
+          EXPECT_EQ(td.tileHw % 16, 0u);
+          EXPECT_LE(td.tileHw, f == RELUGRAD_X_NHWC ? 2032u : 255u * 16);
+          EXPECT_LE(relugrad::ascend::ReluV2BlockedTileUbBytes(op, d, f, td.tileHw),
+                    relugrad::ascend::kUbTPipeBytes);
+          const uint64_t c1 = (td.c + 15) / 16, images = td.groupsPerBlock / c1;
+          EXPECT_EQ(td.groupsPerBlock % c1, 0u);
+          if (td.blocks > 1) {
+            EXPECT_EQ(images * td.c * td.hw * static_cast<uint64_t>(relugrad::DtypeSize(d)) % 32,
+                      0u);
+            EXPECT_EQ(images * c1 * td.hw * 2 % 32, 0u);
+          }
+          EXPECT_GE(td.blocks * images, td.n);
+        }
+        relugrad::ascend::BlockedTilingRequest bad = BlockedF32(1, 0, 2, 2, 1);
+        bad.format = f;
         ReluV2BlockedTilingData td;
         const char* why = "";
-        ASSERT_TRUE(relugrad::ascend::MakeReluV2BlockedTiling(req, params, &td, &why)) << why;
-        EXPECT_EQ(td.tileHw % 16, 0u);
-        EXPECT_LE(relugrad::ascend::ReluV2BlockedTileUbBytes(op, d, td.tileHw),
-                  relugrad::ascend::kUbTPipeBytes);
-        const uint64_t c1 = (td.c + 15) / 16, images = td.groupsPerBlock / c1;
-        EXPECT_EQ(td.groupsPerBlock % c1, 0u);
-        if (td.blocks > 1) {
-          EXPECT_EQ(images * td.c * td.hw * static_cast<uint64_t>(relugrad::DtypeSize(d)) % 32, 0u);
-          EXPECT_EQ(images * c1 * td.hw * 2 % 32, 0u);
-        }
-        EXPECT_GE(td.blocks * images, td.n);
+        EXPECT_FALSE(relugrad::ascend::MakeReluV2BlockedTiling(bad, params, &td, &why));
+        EXPECT_NE(std::string(why).find("c >= 1"), std::string::npos) << why;
       }
-      relugrad::ascend::BlockedTilingRequest bad = BlockedF32(1, 0, 2, 2, 1);
-      ReluV2BlockedTilingData td;
-      const char* why = "";
-      EXPECT_FALSE(relugrad::ascend::MakeReluV2BlockedTiling(bad, params, &td, &why));
-      EXPECT_NE(std::string(why).find("c >= 1"), std::string::npos) << why;
     }
   }
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  relugrad::ascend::BlockedTilingRequest bad = BlockedF32(1, 16, 2, 2, 1);
+  bad.format = static_cast<relugrad_x_format>(7);
+  ReluV2BlockedTilingData td;
+  const char* why = "";
+  EXPECT_FALSE(relugrad::ascend::MakeReluV2BlockedTiling(
+      bad, rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem), &td, &why));
+  EXPECT_NE(std::string(why).find("NCHW or an NHWC"), std::string::npos) << why;
 }
 
 TEST(AscendMaskCostModel, CountedTrafficIsTheKernelsMinimum) {
@@ -631,6 +680,37 @@ TEST(AscendMaskViolation, BlockedSplitInsideAnImage) {
             Violation::kGmOutsideShare);
 }
 
+TEST(AscendMaskViolation, BlockedNhwcSplitInsideAnImage) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
+  relugrad::ascend::BlockedTilingRequest req = BlockedF32(4, 17, 3, 5, 4);
+  req.format = RELUGRAD_X_NHWC;
+  ReluV2BlockedTilingData td;
+  const char* why = "";
+  ASSERT_TRUE(relugrad::ascend::MakeReluV2BlockedTiling(req, params, &td, &why)) << why;
+  ASSERT_EQ(td.layout, kRgBlockedFromNhwc);
+  td.groupsPerBlock = 1;  // a block ends mid-image: its rows share granules with the next group's
+  td.blocks = 8;
+  EXPECT_EQ(RunBlockedSeeded(td, 4 * 17 * 15, static_cast<size_t>(4 * 2 * 15 * 2)),
+            Violation::kGmOutsideShare);
+}
+
+TEST(AscendMaskViolation, BlockedNhwcTileTooLargeForTheUnifiedBuffer) {
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  relugrad::Rules sem;
+  const auto params = rg_ascend_test::ParamsFor(Dtype::kF32, o, &sem);
+  relugrad::ascend::BlockedTilingRequest req = BlockedF32(1, 16, 40, 40, 1);
+  req.format = RELUGRAD_X_NHWC;
+  ReluV2BlockedTilingData td;
+  const char* why = "";
+  ASSERT_TRUE(relugrad::ascend::MakeReluV2BlockedTiling(req, params, &td, &why)) << why;
+  td.tileHw = 1024;  // 1024 rows x 64 bytes x 4 queue buffers alone exceed 184 KiB
+  EXPECT_EQ(RunBlockedSeeded(td, 16 * 1600, 3200), Violation::kUbOverAllocation);
+}
+
 TEST(AscendMaskViolation, BlockedTileTooLargeForTheUnifiedBuffer) {
   relugrad_options o;
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
@@ -689,6 +769,29 @@ void PaddingPastTheGranule(GM_ADDR in, GM_ADDR, GM_ADDR out, GM_ADDR, GM_ADDR) {
   qi.FreeTensor(x);
 }
 
+// The NHWC gather of f32 rows of 8 channels into rows of 16 lanes: the
+// second 32-byte block of each row is reached by no copy. Without the
+// block-strided Duplicate (FillRowGaps) the compare reads lanes nothing wrote.
+template <bool kFill>
+void RowGaps(GM_ADDR in, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 2> qi;
+  TBuf<TPosition::VECCALC> bits;
+  pipe.InitBuffer(qi, 2, 1024);
+  pipe.InitBuffer(bits, 32);
+  GlobalTensor<float> gx;
+  gx.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in), 300);
+  LocalTensor<float> x = qi.AllocTensor<float>();
+  // 16 rows: 8 floats each, 8 floats apart in GM, one 32-byte block apart in UB.
+  DataCopyPad(x, gx, DataCopyExtParams(16, 32, 32, 1, 0),
+              DataCopyPadExtParams<float>(true, 0, 0, 0.0f));
+  qi.EnQue(x);
+  LocalTensor<float> v = qi.DeQue<float>();
+  if (kFill) relugrad_ascend::FillRowGaps(v.ReinterpretCast<int32_t>(), 16, int32_t{0});
+  Compares(bits.Get<uint8_t>(), v, 0.0f, CMPMODE::GT, 256);
+  qi.FreeTensor(v);
+}
+
 Violation RunHand(ascend_twin::KernelFn fn) {
   ascend_twin::GmSpace gm;
   gm.AddInput(g_x.data(), g_x.size() * 4, "x");
@@ -706,6 +809,14 @@ Violation RunHand(ascend_twin::KernelFn fn) {
 
 TEST(AscendMaskViolation, TailCopiedWithoutItsPadding) {
   EXPECT_EQ(RunHand(&TailWithoutPadding), Violation::kUninitializedRead);
+}
+
+TEST(AscendMaskViolation, NhwcRowGapsLeftUnwritten) {
+  EXPECT_EQ(RunHand(&RowGaps<false>), Violation::kUninitializedRead);
+  ascend_twin::GmSpace gm;
+  gm.AddInput(g_x.data(), g_x.size() * 4, "x");
+  EXPECT_NO_THROW(ascend_twin::Launch(&RowGaps<true>, 1, gm, reinterpret_cast<uint8_t*>(g_x.data()),
+                                      nullptr, nullptr, nullptr, nullptr));
 }
 
 TEST(AscendMaskViolation, PaddingRunsPastTheGranule) {

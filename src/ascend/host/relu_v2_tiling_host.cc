@@ -104,7 +104,10 @@ bool MakeReluV2Tiling(const MaskTilingRequest& req, const KernelParams& p, ReluV
   return true;
 }
 
-int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, int64_t tile_hw) {
+int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, relugrad_x_format format,
+                                 int64_t tile_hw) {
+  // NHWC: a tile is the flat kernel's on 16 lanes a position (the same queues and slots).
+  if (format == RELUGRAD_X_NHWC) return ReluV2TileUbBytes(op, dtype, 16 * tile_hw);
   const int64_t plane = tile_hw * DtypeSize(dtype);
   const int64_t marks = 16 * tile_hw * 2;  // one [16][tile_hw] half matrix
   if (op == MaskOp::kForward) {
@@ -117,6 +120,10 @@ int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, int64_t tile_hw) {
 
 bool MakeReluV2BlockedTiling(const BlockedTilingRequest& req, const KernelParams& p,
                              ReluV2BlockedTilingData* td, const char** why) {
+  if (req.format != RELUGRAD_X_NCHW && req.format != RELUGRAD_X_NHWC) {
+    *why = "the blocked layout is built from an NCHW or an NHWC x";
+    return false;
+  }
   if (req.n < 0 || req.c < 1 || req.h < 0 || req.w < 0) {
     *why = "the blocked layout needs n, h, w >= 0 and c >= 1";
     return false;
@@ -142,11 +149,17 @@ bool MakeReluV2BlockedTiling(const BlockedTilingRequest& req, const KernelParams
   td->n = static_cast<uint64_t>(req.n);
   td->c = static_cast<uint64_t>(req.c);
   td->hw = static_cast<uint64_t>(req.h * req.w);
+  td->layout = req.format == RELUGRAD_X_NHWC ? kRgBlockedFromNhwc : kRgBlockedFromNchw;
   const int64_t elem = DtypeSize(req.dtype), hw = req.h * req.w, c1 = (req.c + 15) / 16;
-  // The largest tile of whole transpose repeats (16 positions) within the budget,
-  // no wider than the planes (a transpose repeats at most 255 times).
-  const int64_t per16 = ReluV2BlockedTileUbBytes(req.op, req.dtype, 16);
-  int64_t tile = std::min<int64_t>(kUbTPipeBytes / per16 * 16, 255 * 16);
+  // The largest tile of 16-position steps within the budget (the UB bytes are
+  // linear in the tile), no wider than the image. NCHW: a step is one
+  // transpose repeat, and a transpose repeats at most 255 times. NHWC: 16
+  // rows of 16 lanes are whole mask granules and compare repeats; a copy
+  // moves at most 4095 rows, and the f32 row-gap Duplicate repeats (8 rows
+  // each) at most 255 times.
+  const int64_t per16 = ReluV2BlockedTileUbBytes(req.op, req.dtype, req.format, 16);
+  const int64_t cap = req.format == RELUGRAD_X_NHWC ? 255 * 8 / 16 * 16 : 255 * 16;
+  int64_t tile = std::min<int64_t>(kUbTPipeBytes / per16 * 16, cap);
   tile = std::min<int64_t>(tile, std::max<int64_t>(16, (hw + 15) / 16 * 16));
   td->tileHw = static_cast<uint32_t>(tile);
   // A block owns whole runs of `run` images: the smallest run after which

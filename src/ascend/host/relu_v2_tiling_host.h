@@ -40,20 +40,22 @@ bool MakeReluV2Tiling(const MaskTilingRequest& request, const KernelParams& para
 // scratch), for the tiling and its tests.
 int64_t ReluV2TileUbBytes(MaskOp op, Dtype dtype, int64_t tile_elems);
 
-// The blocked layout (N, C1, H, W, 16) from an NCHW x of shape (n, c, h, w).
+// The blocked layout (N, C1, H, W, 16) from an NCHW or NHWC x of logical shape (n, c, h, w).
 struct BlockedTilingRequest {
   MaskOp op = MaskOp::kForward;
   Dtype dtype = Dtype::kF32;
+  relugrad_x_format format = RELUGRAD_X_NCHW;  // x's (and y's, dy's, dx's) layout
   int64_t n = 0, c = 0, h = 0, w = 0;
   int cores = kDefaultCores;
   int64_t grain_bytes = kGrainBytes;
   uint64_t out_address = 0, mask_address = 0;  // as MaskTilingRequest's
 };
-// As MakeReluV2Tiling, and false for negative or overflowing dimensions.
+// As MakeReluV2Tiling, and false for negative or overflowing dimensions or
+// a format other than NCHW / NHWC.
 bool MakeReluV2BlockedTiling(const BlockedTilingRequest& request, const KernelParams& params,
                              ReluV2BlockedTilingData* tiling, const char** why);
-// UB bytes of one tile of tile_hw positions (16 planes) in op's blocked kernel.
-int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, int64_t tile_hw);
+// UB bytes of one tile of tile_hw positions (x 16 channels) in op's blocked kernel for format.
+int64_t ReluV2BlockedTileUbBytes(MaskOp op, Dtype dtype, relugrad_x_format format, int64_t tile_hw);
 
 // Block b's elements [begin, end) and mask bytes [begin / 8, ceil(end / 8)).
 inline int64_t MaskBlockBegin(const ReluV2TilingData& td, int b) {

@@ -268,7 +268,7 @@ class ReluGradV2Kernel {
   GlobalTensor<uint8_t> mGm_;
 };
 
-// ---- The blocked layout (relu_v2_tiling.h: ReluV2BlockedTilingData) ----
+// ---- The blocked layout (relu_v2_tiling.h: ReluV2BlockedTilingData) from NCHW x ----
 // A tile is up to 16 channel planes of one group (n, c1), tileHw positions
 // each, at a fixed plane pitch. The forward writes per plane a half marker
 // (1.0 where the gate is open, +0 elsewhere and in padding channels and
@@ -517,6 +517,219 @@ class ReluGradV2BlockedKernel {
   GlobalTensor<uint8_t> mGm_;
 };
 
+// ---- The blocked layout from NHWC x ----
+// The 16 channels of a group (n, c1) at one position are contiguous in an
+// NHWC x, and the mask's element order is (n, c1, hw, c0). A tile gathers T
+// positions of one group as T rows of 16 lanes ([hw][c0]: one strided
+// DataCopyPad, r = min(16, C - 16*c1) channels a row, GM gap C - r channels),
+// and that lane order is already the mask's: no transpose. The forward is
+// the flat kernel's sequence on 16*T lanes (gate, y = x & (open | keep),
+// bits by Compares on 1.0 / +0 lanes) and writes one contiguous mask run of
+// 2*cnt bytes; the backward is the flat kernel's Select, each mask bit on
+// its own lane. Padding channels: lanes r..15 of a row hold the closed
+// pattern (the copy's right padding; the second 32-byte block of an f32 row
+// with r <= 8, which no copy reaches, by a block-strided Duplicate after
+// DeQue), so their forward bits are 0; the backward selects them but never
+// copies them out, so a set padding bit changes no dx. y and dx are
+// scattered back with the gather's strides (DataCopyPad, byte-exact rows).
+template <typename I>
+struct RowCopy {
+  uint32_t bytes, gap;  // per row: data bytes, UB blocks between its padded end and the next row
+  uint8_t right;        // padding elements up to the row's 32-byte boundary
+};
+template <typename I>
+__aicore__ inline RowCopy<I> RowCopyOf(uint32_t r) {
+  const uint32_t bytes = r * static_cast<uint32_t>(sizeof(I));
+  const uint32_t padded = RoundUp(bytes, kCopyBytes);
+  return {bytes, (16 * static_cast<uint32_t>(sizeof(I)) - padded) / kCopyBytes,
+          static_cast<uint8_t>((padded - bytes) / static_cast<uint32_t>(sizeof(I)))};
+}
+
+// Rows 0..cnt-1 (and up to the next multiple of 8) of a [T][16] f32 tile
+// whose second 32-byte block no copy wrote get `pad` there: one level-0
+// Duplicate, 8 rows a repeat (every other block). 32-bit lanes only (a
+// 16-bit row is one block, always reached by the copy).
+template <typename I>
+__aicore__ inline void FillRowGaps(const LocalTensor<I>& t, uint32_t cnt, I pad) {
+  Duplicate(t[8], pad, 64, static_cast<uint8_t>((cnt + 7) / 8), 2, 16);
+}
+
+template <typename F>
+class ReluV2BlockedNhwcKernel {
+  using I = typename Layout<F>::I;
+  using C = typename MaskLane<F>::C;
+
+ public:
+  __aicore__ inline ReluV2BlockedNhwcKernel() {}
+
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR mask,
+                              const ReluV2BlockedTilingData& td) {
+    td_ = td;
+    first_ = static_cast<uint64_t>(GetBlockIdx());
+    stride_ = static_cast<uint64_t>(GetBlockNum());
+    if (first_ >= td.blocks) return;
+    const uint64_t total = td.n * td.c * td.hw;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ I*>(x), total);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ I*>(y), total);
+    mGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(mask), GroupsOf(td) * td.hw * 2);
+    lanes_ = 16 * td.tileHw;
+    tileBytes_ = lanes_ * static_cast<uint32_t>(sizeof(I));
+    pipe_.InitBuffer(inX_, kBufferNum, tileBytes_);
+    pipe_.InitBuffer(outY_, kBufferNum, tileBytes_);
+    pipe_.InitBuffer(outM_, kBufferNum, lanes_ / 8);
+    pipe_.InitBuffer(calc_, kRgReluV2Slots * tileBytes_);
+    Duplicate(Slot(4), static_cast<I>(MaskLane<F>::kOne), static_cast<int32_t>(lanes_));
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t c1s = (td_.c + 15) / 16, groups = GroupsOf(td_);
+    const uint32_t elem = static_cast<uint32_t>(sizeof(I));
+    for (uint64_t b = first_; b < td_.blocks; b += stride_) {
+      const uint64_t g1 = MaskMin(groups, (b + 1) * td_.groupsPerBlock);
+      for (uint64_t g = b * td_.groupsPerBlock; g < g1; ++g) {
+        const uint64_t c0 = (g % c1s) * 16;
+        const uint32_t r = static_cast<uint32_t>(MaskMin(16, td_.c - c0));
+        const uint32_t skip = static_cast<uint32_t>(td_.c - r) * elem;  // GM gap between rows
+        const uint64_t base = (g / c1s) * td_.hw * td_.c + c0;
+        const RowCopy<I> rc = RowCopyOf<I>(r);
+        for (uint64_t h0 = 0; h0 < td_.hw; h0 += td_.tileHw) {
+          const uint32_t cnt = static_cast<uint32_t>(MaskMin(td_.tileHw, td_.hw - h0));
+          LocalTensor<I> x = inX_.template AllocTensor<I>();
+          DataCopyPad(x, xGm_[base + h0 * td_.c],
+                      DataCopyExtParams(static_cast<uint16_t>(cnt), rc.bytes, skip, rc.gap, 0),
+                      DataCopyPadExtParams<I>(true, 0, rc.right, static_cast<I>(td_.closedPad)));
+          inX_.EnQue(x);
+          Compute(rc, cnt);
+          LocalTensor<I> y = outY_.template DeQue<I>();
+          DataCopyPad(yGm_[base + h0 * td_.c], y,
+                      DataCopyExtParams(static_cast<uint16_t>(cnt), rc.bytes, rc.gap, skip, 0));
+          outY_.FreeTensor(y);
+          LocalTensor<uint8_t> m = outM_.template DeQue<uint8_t>();
+          CopyMaskOut(mGm_[(g * td_.hw + h0) * 2], m, 16 * cnt);
+          outM_.FreeTensor(m);
+        }
+      }
+    }
+  }
+
+ private:
+  __aicore__ inline LocalTensor<I> Slot(uint32_t k) { return calc_.template Get<I>()[k * lanes_]; }
+
+  // Slots as the flat kernel's: 0 gate  1-2 temporaries  3 keep  4 the constant 1.0  5 compare.
+  __aicore__ inline void Compute(const RowCopy<I>& rc, uint32_t cnt) {
+    LocalTensor<I> x = inX_.template DeQue<I>();
+    LocalTensor<I> y = outY_.template AllocTensor<I>();
+    LocalTensor<uint8_t> m = outM_.template AllocTensor<uint8_t>();
+    if constexpr (sizeof(I) == 4) {
+      if (rc.gap != 0) FillRowGaps(x, cnt, static_cast<I>(td_.closedPad));
+    }
+    const uint32_t c = 16 * cnt;  // whole rows: whole 32-byte blocks
+    const uint32_t c256 =
+        RoundUp(c, kRgMaskGranuleElems);  // whole compare repeats and mask granules
+    const LocalTensor<I> gate = Slot(0), t1 = Slot(1), t2 = Slot(2), keep = Slot(3);
+    const LocalTensor<I> one = Slot(4), cmp = Slot(5);
+    Member(gate, x, td_.gate, t1, t2, c);
+    Member(keep, x, td_.keep, t1, t2, c);
+    BitOr(t1, gate, keep, c);
+    BitAnd(y, x, t1, c);
+    BitAnd(cmp, gate, one, c);
+    if (c256 > c) Duplicate(cmp[c], static_cast<I>(0), static_cast<int32_t>(c256 - c));
+    Compares(m, cmp.template ReinterpretCast<C>(), C{}, CMPMODE::GT, c256);
+    outY_.EnQue(y);
+    outM_.EnQue(m);
+    inX_.FreeTensor(x);
+  }
+
+  ReluV2BlockedTilingData td_;
+  uint64_t first_ = 0, stride_ = 1;
+  uint32_t lanes_ = 0, tileBytes_ = 0;
+  TPipe pipe_;
+  TQue<TPosition::VECIN, kBufferNum> inX_;
+  TQue<TPosition::VECOUT, kBufferNum> outY_, outM_;
+  TBuf<TPosition::VECCALC> calc_;
+  GlobalTensor<I> xGm_, yGm_;
+  GlobalTensor<uint8_t> mGm_;
+};
+
+template <typename F>
+class ReluGradV2BlockedNhwcKernel {
+  using I = typename Layout<F>::I;
+  using C = typename MaskLane<F>::C;
+
+ public:
+  __aicore__ inline ReluGradV2BlockedNhwcKernel() {}
+
+  __aicore__ inline void Init(GM_ADDR dy, GM_ADDR mask, GM_ADDR dx,
+                              const ReluV2BlockedTilingData& td) {
+    td_ = td;
+    first_ = static_cast<uint64_t>(GetBlockIdx());
+    stride_ = static_cast<uint64_t>(GetBlockNum());
+    if (first_ >= td.blocks) return;
+    const uint64_t total = td.n * td.c * td.hw;
+    dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ I*>(dy), total);
+    dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ I*>(dx), total);
+    mGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(mask), GroupsOf(td) * td.hw * 2);
+    const uint32_t lanes = 16 * td.tileHw;
+    pipe_.InitBuffer(inDy_, kBufferNum, lanes * static_cast<uint32_t>(sizeof(I)));
+    pipe_.InitBuffer(inM_, kBufferNum, lanes / 8);
+    pipe_.InitBuffer(outDx_, kBufferNum, lanes * static_cast<uint32_t>(sizeof(I)));
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t c1s = (td_.c + 15) / 16, groups = GroupsOf(td_);
+    const uint32_t elem = static_cast<uint32_t>(sizeof(I));
+    for (uint64_t b = first_; b < td_.blocks; b += stride_) {
+      const uint64_t g1 = MaskMin(groups, (b + 1) * td_.groupsPerBlock);
+      for (uint64_t g = b * td_.groupsPerBlock; g < g1; ++g) {
+        const uint64_t c0 = (g % c1s) * 16;
+        const uint32_t r = static_cast<uint32_t>(MaskMin(16, td_.c - c0));
+        const uint32_t skip = static_cast<uint32_t>(td_.c - r) * elem;
+        const uint64_t base = (g / c1s) * td_.hw * td_.c + c0;
+        const RowCopy<I> rc = RowCopyOf<I>(r);
+        for (uint64_t h0 = 0; h0 < td_.hw; h0 += td_.tileHw) {
+          const uint32_t cnt = static_cast<uint32_t>(MaskMin(td_.tileHw, td_.hw - h0));
+          LocalTensor<I> dy = inDy_.template AllocTensor<I>();
+          LocalTensor<uint8_t> m = inM_.template AllocTensor<uint8_t>();
+          DataCopyPad(dy, dyGm_[base + h0 * td_.c],
+                      DataCopyExtParams(static_cast<uint16_t>(cnt), rc.bytes, skip, rc.gap, 0),
+                      DataCopyPadExtParams<I>(true, 0, rc.right, static_cast<I>(0)));
+          CopyMaskIn(m, mGm_[(g * td_.hw + h0) * 2], 16 * cnt);
+          inDy_.EnQue(dy);
+          inM_.EnQue(m);
+          Compute(rc, cnt);
+          LocalTensor<I> dx = outDx_.template DeQue<I>();
+          DataCopyPad(dxGm_[base + h0 * td_.c], dx,
+                      DataCopyExtParams(static_cast<uint16_t>(cnt), rc.bytes, rc.gap, skip, 0));
+          outDx_.FreeTensor(dx);
+        }
+      }
+    }
+  }
+
+ private:
+  __aicore__ inline void Compute(const RowCopy<I>& rc, uint32_t cnt) {
+    LocalTensor<I> dy = inDy_.template DeQue<I>();
+    LocalTensor<uint8_t> m = inM_.template DeQue<uint8_t>();
+    LocalTensor<I> dx = outDx_.template AllocTensor<I>();
+    if constexpr (sizeof(I) == 4) {
+      if (rc.gap != 0) FillRowGaps(dy, cnt, static_cast<I>(0));
+    }
+    Select(dx.template ReinterpretCast<C>(), m, dy.template ReinterpretCast<C>(), C{},
+           SELMODE::VSEL_TENSOR_SCALAR_MODE, 16 * cnt);
+    outDx_.EnQue(dx);
+    inDy_.FreeTensor(dy);
+    inM_.FreeTensor(m);
+  }
+
+  ReluV2BlockedTilingData td_;
+  uint64_t first_ = 0, stride_ = 1;
+  TPipe pipe_;
+  TQue<TPosition::VECIN, kBufferNum> inDy_, inM_;
+  TQue<TPosition::VECOUT, kBufferNum> outDx_;
+  GlobalTensor<I> dyGm_, dxGm_;
+  GlobalTensor<uint8_t> mGm_;
+};
+
 template <template <typename> class K, typename Td>
 __aicore__ inline void RunTyped(GM_ADDR a, GM_ADDR b, GM_ADDR c, const Td& td) {
   if (td.dtype == kRgF32) {
@@ -571,12 +784,20 @@ __aicore__ inline void RunReluGradV2(GM_ADDR dy, GM_ADDR mask, GM_ADDR dx,
 
 __aicore__ inline void RunReluV2Blocked(GM_ADDR x, GM_ADDR y, GM_ADDR mask,
                                         const ReluV2BlockedTilingData& td) {
-  RunTyped<ReluV2BlockedKernel>(x, y, mask, td);
+  if (td.layout == kRgBlockedFromNhwc) {
+    RunTyped<ReluV2BlockedNhwcKernel>(x, y, mask, td);
+  } else {
+    RunTyped<ReluV2BlockedKernel>(x, y, mask, td);
+  }
 }
 
 __aicore__ inline void RunReluGradV2Blocked(GM_ADDR dy, GM_ADDR mask, GM_ADDR dx,
                                             const ReluV2BlockedTilingData& td) {
-  RunTyped<ReluGradV2BlockedKernel>(dy, mask, dx, td);
+  if (td.layout == kRgBlockedFromNhwc) {
+    RunTyped<ReluGradV2BlockedNhwcKernel>(dy, mask, dx, td);
+  } else {
+    RunTyped<ReluGradV2BlockedKernel>(dy, mask, dx, td);
+  }
 }
 
 }  // namespace relugrad_ascend

@@ -31,18 +31,23 @@ struct ReluV2TilingData {
 };
 
 // The 910B blocked layout (N, C1 = ceil(C/16), H, W, C0 = 16) from an NCHW
-// x: the bit of x[n][c][hw] is element ((n*C1 + c/16)*HW + hw)*16 + c%16,
-// padding channels 0 (relugrad_mask_to_blocked's layout). Work unit: a group
-// (n, c1) = up to 16 channel planes of HW elements; a block owns a run of
+// or NHWC x: the bit of x's element (n, c, hw) is element
+// ((n*C1 + c/16)*HW + hw)*16 + c%16, padding channels 0
+// (relugrad_mask_to_blocked's layout); y and dx keep x's layout. Work unit:
+// a group (n, c1) = up to 16 channels at HW positions; a block owns a run of
 // whole images whose y and mask starts are both 32-byte aligned, so no
-// granule of y or of the mask is written by two cores.
+// granule of y or of the mask is written by two cores (an image's y and its
+// mask are contiguous in either layout).
+constexpr uint32_t kRgBlockedFromNchw = 0;  // x is (N, C, H, W): a group is 16 planes
+constexpr uint32_t kRgBlockedFromNhwc = 1;  // x is (N, H, W, C): a group is HW rows of 16 lanes
+
 struct ReluV2BlockedTilingData {
   uint64_t n, c, hw;        // N, C, H*W of x
   uint64_t groupsPerBlock;  // (n, c1) groups per block: a multiple of C1 * (aligned image run)
   uint32_t blocks;
-  uint32_t tileHw;  // hw positions per tile, a multiple of 16 (one transpose repeat)
+  uint32_t tileHw;  // hw positions per tile, a multiple of 16 (NCHW: one transpose repeat)
   uint32_t dtype;
-  uint32_t reserved;
+  uint32_t layout;  // kRgBlockedFromNchw or kRgBlockedFromNhwc
   RgRawSet gate;
   RgRawSet keep;
   int32_t closedPad;

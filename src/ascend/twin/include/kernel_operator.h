@@ -1,5 +1,5 @@
 // CPU twin of the AscendC subset the relugrad kernel uses (basic API, level-2
-// "first count elements" forms), so that src/ascend/kernel/relu_grad.cpp
+// "first count elements" forms and one level-0 Duplicate), so that src/ascend/kernel/relu_grad.cpp
 // compiles unchanged with the host compiler. Names and signatures follow the
 // public AscendC documentation (hiascend.com, "Ascend C API") and the open
 // asc-devkit headers; the bodies are our own emulation plus checks:
@@ -418,6 +418,38 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count)
   dst.Check(static_cast<uint64_t>(count), true, ascend_twin::Pipe::kV, "Duplicate");
   for (int32_t i = 0; i < count; ++i) std::memcpy(dst.Bytes() + i * sizeof(T), &scalar, sizeof(T));
   twin_detail::CountVector(static_cast<uint64_t>(count) * sizeof(T));
+}
+
+// Duplicate, level 0 with a continuous mask: in each of repeatTimes repeats
+// the first `mask` lanes of a 256-byte repeat are written; lane l of repeat r
+// lands in 32-byte block r * dstRepeatStride + (l / lanes per block) *
+// dstBlockStride. Modelled from the AscendC documentation (the bit-mask form
+// is not modelled).
+template <typename T>
+void Duplicate(const LocalTensor<T>& dst, const T& scalar, uint64_t mask, const uint8_t repeatTimes,
+               const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
+  static_assert(SupportType<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>(),
+                "Duplicate: 16/32-bit types only");
+  constexpr uint64_t kLanes = ascend_twin::kRepeatBytes / sizeof(T);
+  constexpr uint32_t kBlockLanes = ascend_twin::kUbAlign / sizeof(T);
+  if (mask == 0 || mask > kLanes || repeatTimes == 0) {
+    ascend_twin::Raise(ascend_twin::Violation::kBadArgument,
+                       "Duplicate (level 0): mask %llu (1..%llu lanes), repeatTimes %u",
+                       static_cast<unsigned long long>(mask),
+                       static_cast<unsigned long long>(kLanes), repeatTimes);
+  }
+  for (uint32_t r = 0; r < repeatTimes; ++r) {
+    for (uint32_t b = 0; b * kBlockLanes < mask; ++b) {
+      const uint32_t lanes = static_cast<uint32_t>(
+          mask - b * kBlockLanes < kBlockLanes ? mask - b * kBlockLanes : kBlockLanes);
+      const LocalTensor<T> at =
+          dst[(r * static_cast<uint32_t>(dstRepeatStride) + b * dstBlockStride) * kBlockLanes];
+      at.Check(lanes, true, ascend_twin::Pipe::kV, "Duplicate (level 0)");
+      for (uint32_t i = 0; i < lanes; ++i)
+        std::memcpy(at.Bytes() + i * sizeof(T), &scalar, sizeof(T));
+    }
+  }
+  twin_detail::CountVector(static_cast<uint64_t>(repeatTimes) * ascend_twin::kRepeatBytes);
 }
 
 template <typename T>
