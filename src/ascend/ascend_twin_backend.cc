@@ -8,9 +8,12 @@
 #include <exception>
 #include <system_error>
 
+#include "ascend/blocked_mask.h"
 #include "ascend/twin_launch.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/rules.h"
+#include "core/validate.h"
 
 namespace relugrad {
 namespace {
@@ -132,8 +135,99 @@ relugrad_status ReluGradMask(const KernelParams& params, const Execution&, int64
 constexpr BackendOps kAscendTwin = {"ascend_twin",   true,        Supports, ReluGrad,
                                     ReluForwardMask, ReluGradMask};
 
+// The checks of the blocked entry points (blocked_mask.h): options, dtype,
+// format, shape, the arrays. *count = N*C*H*W and *mask_bytes on success.
+relugrad_status CheckBlocked(relugrad_dtype dtype, relugrad_x_format format, const BlockedShape& s,
+                             const relugrad_options* options, const void* in, const void* mask,
+                             const void* out, KernelParams* params, int64_t* count,
+                             int64_t* mask_bytes) {
+  RELUGRAD_RETURN_IF_ERROR(ValidateDtypeAndCount(dtype, 0));
+  Rules rules;
+  Execution execution;
+  RELUGRAD_RETURN_IF_ERROR(ResolveOptions(options, &rules, &execution));
+  if (execution.backend != RELUGRAD_BACKEND_ASCEND_TWIN) {
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "the blocked ReluV2 mask is served by the ascend_twin backend only, not %s",
+                FindBackendOps(execution.backend)->name);
+  }
+  if (format != RELUGRAD_X_NCHW && format != RELUGRAD_X_NHWC) {
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "x format %d: the blocked mask is built from an NCHW or an NHWC x",
+                static_cast<int>(format));
+  }
+  *mask_bytes = relugrad_mask_blocked_bytes(s.n, s.c, s.h, s.w);
+  int64_t nc = 0, nch = 0;
+  if (*mask_bytes < 0 || __builtin_mul_overflow(s.n, s.c, &nc) ||
+      __builtin_mul_overflow(nc, s.h, &nch) || __builtin_mul_overflow(nch, s.w, count)) {
+    return Fail(RELUGRAD_INVALID_ARGUMENT,
+                "shape (%lld, %lld, %lld, %lld): a dimension is negative or the size overflows",
+                static_cast<long long>(s.n), static_cast<long long>(s.c),
+                static_cast<long long>(s.h), static_cast<long long>(s.w));
+  }
+  const int64_t elem = static_cast<int64_t>(relugrad_dtype_size(dtype));
+  RELUGRAD_RETURN_IF_ERROR(ValidateCount(*count, elem));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("input", in, *count, elem));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("output", out, *count, elem));
+  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("mask", mask, *mask_bytes, 1));
+  RELUGRAD_RETURN_IF_ERROR(
+      ValidateAliasing("output", out, *count * elem, "input", in, *count * elem));
+  *params = MakeKernelParams(static_cast<Dtype>(dtype), rules);
+  return RELUGRAD_OK;
+}
+
+ascend::BlockedTilingRequest BlockedRequest(ascend::MaskOp op, const KernelParams& params,
+                                            relugrad_x_format format, const BlockedShape& s) {
+  ascend::BlockedTilingRequest request;
+  request.op = op;
+  request.dtype = params.dtype;
+  request.format = format;
+  request.n = s.n;
+  request.c = s.c;
+  request.h = s.h;
+  request.w = s.w;
+  request.cores = TwinCores();
+  return request;
+}
+
 }  // namespace
 
 const BackendOps& AscendTwinBackendOps() { return kAscendTwin; }
+
+relugrad_status AscendTwinReluForwardBlocked(relugrad_dtype dtype, relugrad_x_format format,
+                                             const BlockedShape& shape, const void* x, void* y,
+                                             uint8_t* mask, const relugrad_options* options) {
+  KernelParams params;
+  int64_t count = 0, mask_bytes = 0;
+  RELUGRAD_RETURN_IF_ERROR(
+      CheckBlocked(dtype, format, shape, options, x, mask, y, &params, &count, &mask_bytes));
+  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing(
+      "mask", mask, mask_bytes, "x", x, count * static_cast<int64_t>(relugrad_dtype_size(dtype))));
+  if (count == 0) return RELUGRAD_OK;
+  return RunMask([&](const char** why) {
+    ascend::BlockedTwinRun run;
+    return ascend::RunBlockedOnTwin(BlockedRequest(ascend::MaskOp::kForward, params, format, shape),
+                                    params, x, nullptr, y, mask, &run, why);
+  });
+}
+
+relugrad_status AscendTwinReluGradMaskBlocked(relugrad_dtype dtype, relugrad_x_format format,
+                                              const BlockedShape& shape, const void* dy,
+                                              const uint8_t* mask, void* dx,
+                                              const relugrad_options* options) {
+  KernelParams params;
+  int64_t count = 0, mask_bytes = 0;
+  RELUGRAD_RETURN_IF_ERROR(
+      CheckBlocked(dtype, format, shape, options, dy, mask, dx, &params, &count, &mask_bytes));
+  RELUGRAD_RETURN_IF_ERROR(
+      ValidateAliasing("dx", dx, count * static_cast<int64_t>(relugrad_dtype_size(dtype)), "mask",
+                       mask, mask_bytes));
+  if (count == 0) return RELUGRAD_OK;
+  return RunMask([&](const char** why) {
+    ascend::BlockedTwinRun run;
+    return ascend::RunBlockedOnTwin(
+        BlockedRequest(ascend::MaskOp::kBackward, params, format, shape), params, dy, mask, dx,
+        nullptr, &run, why);
+  });
+}
 
 }  // namespace relugrad

@@ -2,7 +2,9 @@
 // converted to the 910B blocked layout and back by the CLI equals what the C API gives, and bad
 // input exits non-zero with one line and no output file. `forward --mask-out` and `run --mask`
 // with --backend ascend_twin (the AscendC ReluV2 / ReluGradV2 kernels on the CPU twin) write the
-// cpu backend's files.
+// cpu backend's files; with --mask-layout blocked (the blocked kernels, NCHW and NHWC x) the
+// mask is `mask-layout --to blocked` of the cpu backend's, y and dx the cpu backend's; what
+// --mask-layout blocked refuses writes no file.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -126,6 +128,137 @@ TEST(AscendMaskLayoutCli, ForwardAndRunMaskOnTheTwinMatchTheCpuBackend) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("ascend-twin"), std::string::npos) << r.err;
   EXPECT_FALSE(Exists(dir + "/never_m.npy"));
+}
+
+// --mask-layout blocked on the twin (the AscendC blocked kernels from NCHW and NHWC x) against
+// the cpu backend: y and dx byte for byte, the mask equal to `mask-layout --to blocked` of the
+// cpu backend's flat mask.
+TEST(AscendMaskLayoutCli, BlockedForwardAndRunOnTheTwinMatchTheCpuBackend) {
+  if (!relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN)) GTEST_SKIP() << "twin not built";
+  const int64_t n = 2, c = 19, h = 3, w = 5, count = n * c * h * w;
+  const std::string dir = ScratchDir();
+  std::string error;
+  struct Case {
+    const char* layout;
+    const char* descr;
+    std::vector<int64_t> shape;
+  };
+  const Case cases[] = {{"nchw", "<f2", {n, c, h, w}},
+                        {"nhwc", "<f2", {n, h, w, c}},
+                        {"nchw", "<f4", {n, c, h, w}},
+                        {"nhwc", "<f4", {n, h, w, c}}};
+  for (const Case& k : cases) {
+    const bool f32 = std::string(k.descr) == "<f4";
+    std::vector<uint32_t> x(static_cast<size_t>(count)), dy(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      // Every sign, NaNs, zeros: 16-bit patterns spread over the range (f32: in the high half).
+      const uint32_t a = static_cast<uint32_t>(i * 40503u) & 0xffffu;
+      const uint32_t b = static_cast<uint32_t>(i * 2654435761u >> 7) & 0xffffu;
+      x[static_cast<size_t>(i)] = f32 ? a << 16 | b : a;
+      dy[static_cast<size_t>(i)] = f32 ? b << 16 | a : b;
+    }
+    const size_t elem = f32 ? 4 : 2;
+    std::vector<uint8_t> xb(static_cast<size_t>(count) * elem), dyb(xb.size());
+    for (size_t i = 0; i < static_cast<size_t>(count); ++i) {
+      std::memcpy(&xb[i * elem], &x[i], elem);  // little-endian: the low bytes
+      std::memcpy(&dyb[i * elem], &dy[i], elem);
+    }
+    const std::string tag = std::string(k.layout) + (f32 ? "_f32" : "_f16");
+    const std::string p = dir + "/" + tag;
+    ASSERT_TRUE(npy::Write(p + "_x.npy", k.descr, k.shape, xb.data(), xb.size(), &error)) << error;
+    ASSERT_TRUE(npy::Write(p + "_dy.npy", k.descr, k.shape, dyb.data(), dyb.size(), &error))
+        << error;
+    const std::string blocked = " --backend ascend_twin --mask-layout blocked --layout " +
+                                std::string(k.layout) + " --shape 2,19,3,5";
+    // The cpu backend, flat; its mask converted by the CLI.
+    auto r =
+        RunCli("forward --x " + p + "_x.npy -o " + p + "_y_cpu.npy --mask-out " + p + "_m_cpu.npy");
+    ASSERT_EQ(r.status, 0) << tag << ": " << r.err;
+    r = RunCli("run --dy " + p + "_dy.npy --mask " + p + "_m_cpu.npy -o " + p + "_dx_cpu.npy");
+    ASSERT_EQ(r.status, 0) << tag << ": " << r.err;
+    r = RunCli("mask-layout --to blocked --layout " + std::string(k.layout) +
+               " --shape 2,19,3,5 --mask " + p + "_m_cpu.npy -o " + p + "_mb_cpu.npy");
+    ASSERT_EQ(r.status, 0) << tag << ": " << r.err;
+    // The twin, blocked.
+    r = RunCli("forward --x " + p + "_x.npy -o " + p + "_y_twin.npy --mask-out " + p +
+               "_m_twin.npy" + blocked);
+    ASSERT_EQ(r.status, 0) << tag << ": " << r.err;
+    r = RunCli("run --dy " + p + "_dy.npy --mask " + p + "_m_twin.npy -o " + p + "_dx_twin.npy" +
+               blocked);
+    ASSERT_EQ(r.status, 0) << tag << ": " << r.err;
+    EXPECT_EQ(ReadBytes(p + "_y_twin.npy"), ReadBytes(p + "_y_cpu.npy")) << tag;
+    std::vector<int64_t> shape;
+    EXPECT_EQ(ReadMask(p + "_m_twin.npy", &shape), ReadBytes(p + "_mb_cpu.npy")) << tag;
+    EXPECT_EQ(shape, (std::vector<int64_t>{2, 2, 3, 5, 2})) << tag;
+    EXPECT_EQ(ReadBytes(p + "_dx_twin.npy"), ReadBytes(p + "_dx_cpu.npy")) << tag;
+  }
+}
+
+// What --mask-layout blocked refuses: one line, exit non-zero, no output file.
+TEST(AscendMaskLayoutCli, BlockedRefusalsWriteNothing) {
+  const std::string dir = ScratchDir();
+  std::string error;
+  std::vector<float> x(2 * 19 * 3 * 5, 1.0f);
+  std::vector<int32_t> xi(x.size(), 1);
+  std::vector<double> xd(x.size(), 1.0);
+  std::vector<uint8_t> m(static_cast<size_t>(relugrad_mask_blocked_bytes(2, 19, 3, 5)), 0xff);
+  ASSERT_TRUE(npy::Write(dir + "/x.npy", "<f4", {2, 3, 5, 19}, x.data(), x.size() * 4, &error));
+  ASSERT_TRUE(npy::Write(dir + "/xi.npy", "<i4", {2, 3, 5, 19}, xi.data(), xi.size() * 4, &error));
+  ASSERT_TRUE(npy::Write(dir + "/xd.npy", "<f8", {2, 3, 5, 19}, xd.data(), xd.size() * 8, &error));
+  ASSERT_TRUE(npy::Write(dir + "/m.npy", "|u1", {static_cast<int64_t>(m.size())}, m.data(),
+                         m.size(), &error));
+  const std::string out = " -o " + dir + "/never.npy --mask-out " + dir + "/never_m.npy";
+  const std::string nhwc = " --mask-layout blocked --layout nhwc --shape 2,19,3,5";
+  // twin: the case names --backend ascend_twin (refused as "not built" without the twin).
+  const struct {
+    std::string args, says;
+    bool twin;
+  } cases[] = {
+      // Another backend.
+      {"forward --x " + dir + "/x.npy" + out + nhwc, "ascend_twin only", false},
+      {"run --dy " + dir + "/x.npy --mask " + dir + "/m.npy -o " + dir + "/never.npy" + nhwc,
+       "ascend_twin only", false},
+      // A shape that is not the array's: NCHW order for an NHWC array, a wrong dimension.
+      {"forward --x " + dir + "/x.npy" + out +
+           " --backend ascend_twin --mask-layout blocked --layout nchw --shape 2,19,3,5",
+       "is not --shape 2,19,3,5 in NCHW order", true},
+      {"forward --x " + dir + "/x.npy" + out +
+           " --backend ascend_twin --mask-layout blocked --layout nhwc --shape 2,18,3,5",
+       "is not --shape", true},
+      {"run --dy " + dir + "/x.npy --mask " + dir + "/m.npy -o " + dir +
+           "/never.npy --backend ascend_twin --mask-layout blocked --layout nhwc --shape 2,17,3,5",
+       "is not --shape", true},
+      // Non-float and f64 data.
+      {"forward --x " + dir + "/xi.npy" + out + " --backend ascend_twin" + nhwc, "integer", true},
+      {"forward --x " + dir + "/xd.npy" + out + " --backend ascend_twin" + nhwc, "f64", true},
+      // Flags that belong to the blocked layout, a layout that does not exist.
+      {"forward --x " + dir + "/x.npy" + out + " --layout nhwc", "--mask-layout blocked only",
+       false},
+      {"forward --x " + dir + "/x.npy" + out + " --backend ascend_twin --mask-layout tiled",
+       "flat or blocked", true},
+      {"forward --x " + dir + "/x.npy" + out +
+           " --backend ascend_twin --mask-layout blocked --layout hwcn --shape 2,19,3,5",
+       "nchw or nhwc", true},
+  };
+  const bool twin = relugrad_backend_available(RELUGRAD_BACKEND_ASCEND_TWIN) != 0;
+  for (const auto& k : cases) {
+    if (k.twin && !twin) continue;
+    const auto r = RunCli(k.args);
+    EXPECT_NE(r.status, 0) << k.args;
+    EXPECT_NE(r.err.find(k.says), std::string::npos) << k.args << "\n" << r.err;
+    EXPECT_FALSE(Exists(dir + "/never.npy")) << k.args;
+    EXPECT_FALSE(Exists(dir + "/never_m.npy")) << k.args;
+  }
+  if (!twin) return;
+  // A blocked mask one byte short.
+  std::vector<uint8_t> shortm(m.size() - 1, 0);
+  ASSERT_TRUE(npy::Write(dir + "/short.npy", "|u1", {static_cast<int64_t>(shortm.size())},
+                         shortm.data(), shortm.size(), &error));
+  const auto r = RunCli("run --dy " + dir + "/x.npy --mask " + dir + "/short.npy -o " + dir +
+                        "/never.npy --backend ascend_twin" + nhwc);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("the blocked mask of --shape has 120"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(dir + "/never.npy"));
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 // relugrad forward --x X.npy -o Y.npy --mask-out M.npy [semantics flags]
+//   [--backend ascend_twin --mask-layout blocked --layout nchw|nhwc --shape N,C,H,W]
 //
 // y = relu(x) with the preset's forward rules, and the 1-bit mask that
 // `relugrad run --dy DY.npy --mask M.npy` reads back: a '|u1' array of
 // ceil(n/8) bytes, bit i = gate open for element i (LSB first). --backend
 // cpu (default) or ascend_twin (the AscendC ReluV2 kernel on the CPU twin).
+// With --mask-layout blocked (ascend_twin only) the mask is the 910B's
+// (N, C1, H, W, 16) bits, written as a '|u1' array (N, C1, H, W, 2) by the
+// blocked ReluV2 kernel from x's layout; y keeps x's layout.
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "io/npy.h"
+#include "mask_layout_flags.h"
 #include "npy_dtype.h"
 #include "semantics_flags.h"
 
@@ -31,6 +36,7 @@ std::vector<FlagSpec> ForwardFlags() {
       {"dtype", true, "bf16 to read 2-byte integer/void data as bfloat16; or a check: f16/f32/f64"},
       {"help|h", false, "this help"},
   };
+  for (auto& s : MaskLayoutFlagSpecs()) specs.push_back(s);
   for (auto& s : SemanticsFlagSpecs()) specs.push_back(s);
   return specs;
 }
@@ -80,19 +86,31 @@ int ForwardCommand(int argc, char** argv, int first) {
     throw UsageError("--backend " + args.Get("backend") +
                      " is not built in this relugrad (see relugrad info)");
   }
+  const MaskLayout layout = MaskLayoutFromFlags(args, options);
 
   npy::Array x;
   std::string error;
   if (!npy::Read(x_path, &x, &error)) throw UsageError(x_path + ": " + error);
   const relugrad_dtype d = DtypeFromDescr(x_path, x.descr, requested);
-  std::vector<uint8_t> mask(static_cast<size_t>(relugrad_mask_bytes(x.count)));
+  std::vector<uint8_t> mask;
+  std::vector<int64_t> mask_shape;
   // In place: y overwrites x's buffer.
-  CheckStatus(
-      relugrad_relu_forward(d, x.count, x.data.data(), x.data.data(), mask.data(), &options),
-      "relu_forward");
+  if (layout.blocked) {
+    CheckArrayShape(layout, x_path, x.shape, x.count);
+    mask.resize(static_cast<size_t>(BlockedMaskBytes(layout.shape)));
+    mask_shape = BlockedMaskShape(layout.shape);
+    CheckStatus(AscendTwinReluForwardBlocked(d, layout.format, layout.shape, x.data.data(),
+                                             x.data.data(), mask.data(), &options),
+                "relu_forward (blocked mask)");
+  } else {
+    mask.resize(static_cast<size_t>(relugrad_mask_bytes(x.count)));
+    mask_shape = {static_cast<int64_t>(mask.size())};
+    CheckStatus(
+        relugrad_relu_forward(d, x.count, x.data.data(), x.data.data(), mask.data(), &options),
+        "relu_forward");
+  }
   // The mask first: if it cannot be written, no y appears either.
-  if (!npy::Write(mask_path, "|u1", {static_cast<int64_t>(mask.size())}, mask.data(), mask.size(),
-                  &error)) {
+  if (!npy::Write(mask_path, "|u1", mask_shape, mask.data(), mask.size(), &error)) {
     throw UsageError(mask_path + ": " + error);
   }
   if (!npy::Write(y_path, x.descr, x.shape, x.data.data(), x.data.size(), &error)) {

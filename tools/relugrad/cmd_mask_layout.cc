@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "io/npy.h"
+#include "mask_layout_flags.h"
 #include "relugrad/relugrad.h"
 #include "semantics_flags.h"
 
@@ -36,22 +37,9 @@ int MaskLayoutCommand(int argc, char** argv, int first) {
   const std::string to = args.Require("to");
   if (to != "blocked" && to != "flat")
     throw UsageError("--to must be blocked or flat, got '" + to + "'");
-  const std::string layout = args.Require("layout");
-  relugrad_x_format format;
-  if (layout == "nchw" || layout == "NCHW") {
-    format = RELUGRAD_X_NCHW;
-  } else if (layout == "nhwc" || layout == "NHWC") {
-    format = RELUGRAD_X_NHWC;
-  } else {
-    throw UsageError("--layout must be nchw or nhwc, got '" + layout + "'");
-  }
-  const auto dims = args.GetList("shape", "");
-  if (dims.size() != 4) throw UsageError("--shape needs four dimensions N,C,H,W");
-  int64_t d[4];
-  for (int i = 0; i < 4; ++i) {
-    d[i] = ParseInt(dims[i], "--shape");
-    if (d[i] < 0) throw UsageError("--shape dimensions must be >= 0");
-  }
+  const relugrad_x_format format = ParseXFormat(args.Require("layout"), "--layout");
+  const BlockedShape shape = ParseShape(args.GetList("shape", ""), "--shape");
+  const int64_t d[4] = {shape.n, shape.c, shape.h, shape.w};
   const std::string in_path = args.Require("mask");
   const std::string out_path = args.Require("output");
 
@@ -70,17 +58,17 @@ int MaskLayoutCommand(int argc, char** argv, int first) {
                      std::to_string(want));
   const auto* src = reinterpret_cast<const uint8_t*>(in.data.data());
   std::vector<uint8_t> out(static_cast<size_t>(to == "blocked" ? blocked_bytes : flat_bytes));
-  std::vector<int64_t> shape;
+  std::vector<int64_t> out_shape;
   if (to == "blocked") {
     CheckStatus(relugrad_mask_to_blocked(format, d[0], d[1], d[2], d[3], src, out.data()),
                 "mask_to_blocked");
-    shape = {d[0], (d[1] + 15) / 16, d[2], d[3], 2};
+    out_shape = BlockedMaskShape(shape);
   } else {
     CheckStatus(relugrad_mask_from_blocked(format, d[0], d[1], d[2], d[3], src, out.data()),
                 "mask_from_blocked");
-    shape = {flat_bytes};
+    out_shape = {flat_bytes};
   }
-  if (!npy::Write(out_path, "|u1", shape, out.data(), out.size(), &error))
+  if (!npy::Write(out_path, "|u1", out_shape, out.data(), out.size(), &error))
     throw UsageError(out_path + ": " + error);
   return 0;
 }

@@ -1,5 +1,7 @@
 // relugrad run --dy DY.npy --x S.npy -o DX.npy [semantics flags]
 // relugrad run --dy DY.npy --mask M.npy -o DX.npy [semantics flags]  (1-bit mask path)
+//   [--backend ascend_twin --mask-layout blocked --layout nchw|nhwc --shape N,C,H,W]
+//   (the 910B blocked mask of `relugrad forward --mask-layout blocked`; padding bits not read)
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -8,6 +10,7 @@
 #include "device_staging.h"
 #include "commands.h"
 #include "io/npy.h"
+#include "mask_layout_flags.h"
 #include "npy_dtype.h"
 #include "semantics_flags.h"
 
@@ -24,6 +27,7 @@ std::vector<FlagSpec> RunFlags() {
       {"dtype", true, "bf16 to read 2-byte integer/void data as bfloat16; or a check: f16/f32/f64"},
       {"help|h", false, "this help"},
   };
+  for (auto& s : MaskLayoutFlagSpecs()) specs.push_back(s);
   for (auto& s : SemanticsFlagSpecs()) specs.push_back(s);
   return specs;
 }
@@ -63,6 +67,8 @@ int RunCommand(int argc, char** argv, int first) {
     throw UsageError("--backend " + args.Get("backend") +
                      " is not built in this relugrad (see relugrad info)");
   }
+  const MaskLayout layout = MaskLayoutFromFlags(args, options);
+  if (layout.blocked && !use_mask) throw UsageError("--mask-layout blocked needs --mask");
 
   npy::Array dy = Load(dy_path);
   npy::Array s = Load(s_path);
@@ -72,16 +78,28 @@ int RunCommand(int argc, char** argv, int first) {
     if (s.descr != "|u1" && s.descr != "<u1") {
       throw UsageError(s_path + ": a mask must be uint8 ('|u1'), the file holds '" + s.descr + "'");
     }
-    const int64_t want = relugrad_mask_bytes(dy.count);
-    if (s.count != want) {
-      throw UsageError(s_path + ": mask has " + std::to_string(s.count) + " bytes, " + dy_path +
-                       " has " + std::to_string(dy.count) +
-                       " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(s.data.data());
+    if (layout.blocked) {
+      CheckArrayShape(layout, dy_path, dy.shape, dy.count);
+      const int64_t want = BlockedMaskBytes(layout.shape);
+      if (s.count != want) {
+        throw UsageError(s_path + ": mask has " + std::to_string(s.count) +
+                         " bytes, the blocked mask of --shape has " + std::to_string(want));
+      }
+      CheckStatus(AscendTwinReluGradMaskBlocked(d, layout.format, layout.shape, dy.data.data(),
+                                                bits, dy.data.data(), &options),
+                  "relu_grad_mask (blocked mask)");
+    } else {
+      const int64_t want = relugrad_mask_bytes(dy.count);
+      if (s.count != want) {
+        throw UsageError(s_path + ": mask has " + std::to_string(s.count) + " bytes, " + dy_path +
+                         " has " + std::to_string(dy.count) +
+                         " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
+      }
+      CheckStatus(
+          relugrad_relu_grad_mask(d, dy.count, dy.data.data(), bits, dy.data.data(), &options),
+          "relu_grad_mask");
     }
-    CheckStatus(relugrad_relu_grad_mask(d, dy.count, dy.data.data(),
-                                        reinterpret_cast<const uint8_t*>(s.data.data()),
-                                        dy.data.data(), &options),
-                "relu_grad_mask");
     std::string error;
     if (!npy::Write(out_path, dy.descr, dy.shape, dy.data.data(), dy.data.size(), &error)) {
       throw UsageError(out_path + ": " + error);
