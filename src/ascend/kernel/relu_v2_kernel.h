@@ -532,6 +532,12 @@ class ReluGradV2BlockedKernel {
 // DeQue), so their forward bits are 0; the backward selects them but never
 // copies them out, so a set padding bit changes no dx. y and dx are
 // scattered back with the gather's strides (DataCopyPad, byte-exact rows).
+// Blocks own whole aligned image runs as from NCHW (relu_v2_tiling.h): a
+// block's positions cover every group, and a split inside an image would
+// keep each group's mask run in whole granules only at 16-position
+// boundaries with HW % 16 == 0 (not done: one image, one core). What the
+// twin models rather than knows: the strided DataCopyPad (as the NCHW
+// kernel's) and the level-0 Duplicate's block strides, from the AscendC docs.
 template <typename I>
 struct RowCopy {
   uint32_t bytes, gap;  // per row: data bytes, UB blocks between its padded end and the next row
