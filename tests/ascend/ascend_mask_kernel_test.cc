@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "ascend/blocked_mask.h"
 #include "ascend/cost_model.h"
 #include "ascend/twin_launch.h"
 #include "ascend_test_util.h"
@@ -261,6 +262,60 @@ TEST(AscendMaskBackend, RefusesWhatTheKernelsDoNotServe) {
             RELUGRAD_UNSUPPORTED);
   EXPECT_NE(std::string(relugrad_last_error()).find("multiply"), std::string::npos)
       << relugrad_last_error();
+}
+
+// The twin's blocked entry points (the CLI's --mask-layout blocked): the C API's checks, the
+// kernels' refusals, and the bits of the flat kernels converted.
+TEST(AscendMaskBackend, BlockedEntryPointsCheckAndRun) {
+  const relugrad::BlockedShape shape{2, 19, 3, 5};
+  const int64_t count = 2 * 19 * 3 * 5;
+  const std::vector<uint8_t> x = rg_ascend_test::MakeBits(Dtype::kF16, count, 9);
+  std::vector<uint8_t> y(x.size()),
+      mask(static_cast<size_t>(relugrad_mask_blocked_bytes(2, 19, 3, 5)));
+  std::vector<uint8_t> flat(MaskBytes(count)), want(mask.size()), y0(x.size());
+  relugrad_options o;
+  relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+  ASSERT_EQ(relugrad_relu_forward(RELUGRAD_F16, count, x.data(), y0.data(), flat.data(), &o),
+            RELUGRAD_OK);
+  ASSERT_EQ(relugrad_mask_to_blocked(RELUGRAD_X_NHWC, 2, 19, 3, 5, flat.data(), want.data()),
+            RELUGRAD_OK);
+  // The cpu backend does not write the blocked mask.
+  EXPECT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F16, RELUGRAD_X_NHWC, shape, x.data(),
+                                                   y.data(), mask.data(), &o),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(relugrad_last_error()).find("ascend_twin backend only"), std::string::npos)
+      << relugrad_last_error();
+  o.backend = RELUGRAD_BACKEND_ASCEND_TWIN;
+  EXPECT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F16, static_cast<relugrad_x_format>(3),
+                                                   shape, x.data(), y.data(), mask.data(), &o),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F16, RELUGRAD_X_NHWC, {2, -19, 3, 5},
+                                                   x.data(), y.data(), mask.data(), &o),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F16, RELUGRAD_X_NHWC, shape, x.data(),
+                                                   y.data(), nullptr, &o),
+            RELUGRAD_INVALID_ARGUMENT);
+  EXPECT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F64, RELUGRAD_X_NHWC, {1, 1, 1, 1},
+                                                   x.data(), y.data(), mask.data(), &o),
+            RELUGRAD_UNSUPPORTED);
+  EXPECT_NE(std::string(relugrad_last_error()).find("f64"), std::string::npos)
+      << relugrad_last_error();
+  ASSERT_EQ(relugrad::AscendTwinReluForwardBlocked(RELUGRAD_F16, RELUGRAD_X_NHWC, shape, x.data(),
+                                                   y.data(), mask.data(), &o),
+            RELUGRAD_OK)
+      << relugrad_last_error();
+  EXPECT_EQ(y, y0);
+  EXPECT_EQ(mask, want);
+  std::vector<uint8_t> dx = x, dx0(x.size());  // in place on dy
+  relugrad_options cpu;
+  relugrad_options_init(&cpu, RELUGRAD_PRESET_TORCH);
+  ASSERT_EQ(relugrad_relu_grad_mask(RELUGRAD_F16, count, x.data(), flat.data(), dx0.data(), &cpu),
+            RELUGRAD_OK);
+  ASSERT_EQ(relugrad::AscendTwinReluGradMaskBlocked(RELUGRAD_F16, RELUGRAD_X_NHWC, shape, dx.data(),
+                                                    mask.data(), dx.data(), &o),
+            RELUGRAD_OK)
+      << relugrad_last_error();
+  EXPECT_EQ(dx, dx0);
 }
 
 // ---- The blocked layout ----
