@@ -17,8 +17,9 @@ cp "$root/src/ascend/kernel/relu_grad_kernel.h" "$root/src/ascend/kernel/relu_gr
 # The host tiling needs relugrad's semantics, reference and work plan.
 cat >> "$out/op_host/CMakeLists.txt" <<CMAKE
 target_sources(cust_optiling PRIVATE
-  $root/src/ascend/host/relu_grad_tiling_host.cc $root/src/api/presets.cc $root/src/core/error.cc
-  $root/src/core/float_convert.cc $root/src/core/reference.cc $root/src/core/semantics.cc
+  $root/src/ascend/host/relu_grad_tiling_host.cc $root/src/api/presets.cc $root/src/api/names.cc
+  $root/src/core/error.cc $root/src/core/float_convert.cc $root/src/core/gate_keys.cc
+  $root/src/core/reference.cc $root/src/core/rules.cc $root/src/core/semantics.cc
   $root/src/core/work_plan.cc)
 target_include_directories(cust_optiling PRIVATE $root/src $root/include $root/src/ascend/kernel)
 CMAKE
