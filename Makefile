@@ -56,7 +56,7 @@ test:
 	  if grep -Eq '^(make )?[a-z0-9-]+: .*SKIPPED' $$out; then skipped="$$skipped $$tier"; \
 	    echo "make test: tier $$tier ran with parts SKIPPED (the lines above say why) in $$(( $$(date +%s) - start )) s"; \
 	  else echo "make test: tier $$tier passed in $$(( $$(date +%s) - start )) s"; fi; done; rm -f $$out; \
-	echo "make test: every test tier ran in $$(( $$(date +%s) - total )) s, none failed;$${skipped:+ parts SKIPPED in:$$skipped}"
+	echo "make test: every test tier ran in $$(( $$(date +%s) - total )) s, none failed$${skipped:+; parts SKIPPED in:$$skipped}"
 
 # The main job: what the build is (info), that every bit is right (verify), and how fast against this
 # machine's memory (bench: each relugrad row against the triad that stores as relugrad chose, cached

@@ -581,7 +581,7 @@ TEST(AscendMaskTiling, BlockedTilesFitAndBlocksOwnAlignedImageRuns) {
   relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
   relugrad::Rules sem;
   relugrad::ascend::BlockedTilingRequest bad = BlockedF32(1, 16, 2, 2, 1);
-  bad.format = static_cast<relugrad_x_format>(7);
+  bad.format = static_cast<relugrad_x_format>(3);
   ReluV2BlockedTilingData td;
   const char* why = "";
   EXPECT_FALSE(relugrad::ascend::MakeReluV2BlockedTiling(
