@@ -167,6 +167,37 @@ TEST(Cli, CudaBackendEitherMatchesOrFailsCleanly) {
   }
 }
 
+TEST(Cli, CudaMaskBackwardEitherMatchesOrFailsCleanly) {
+  // run --mask on the CUDA backend stages dy and the mask as the plain path does: with a GPU the
+  // result equals the CPU backend's mask backward bit for bit; without one it fails cleanly.
+  const relugrad_dtype d = RELUGRAD_F32;
+  const size_t n = 1003;  // a partial last mask byte
+  const auto dy = Pack(d, RandomBits(d, n, 5));
+  std::vector<unsigned char> mask(static_cast<size_t>(relugrad_mask_bytes(n)));
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = static_cast<unsigned char>(i * 37 + 11);
+  mask.back() &= 0x07;  // bits past n are 0 (1003 = 125 * 8 + 3)
+  const std::string pdy = Save("cuda_mask_dy.npy", "<f4", {static_cast<int64_t>(n)}, dy);
+  const std::string pm = Save("cuda_mask_m.npy", "|u1", {static_cast<int64_t>(mask.size())}, mask);
+  const std::string out = ScratchDir() + "/cuda_mask_dx.npy";
+  ::unlink(out.c_str());
+  const CliResult r = RunCli("run --backend cuda --mask " + pm + " --dy " + pdy + " -o " + out);
+  if (r.status == 0) {
+    npy::Array got;
+    std::string error;
+    ASSERT_TRUE(npy::Read(out, &got, &error)) << error;
+    std::vector<unsigned char> want(dy.size());
+    relugrad_options o;
+    relugrad_options_init(&o, RELUGRAD_PRESET_TORCH);
+    ASSERT_EQ(relugrad_relu_grad_mask(d, n, dy.data(), mask.data(), want.data(), &o), RELUGRAD_OK);
+    EXPECT_EQ(CompareBits(d, want.data(), got.data.data(), n), "");
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(Exists(out));
+  }
+}
+
 // Field `key` of one JSON line as text ("" when missing): enough for the
 // flat objects `relugrad bench --json` prints.
 std::string JsonField(const std::string& line, const std::string& key) {

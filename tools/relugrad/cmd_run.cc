@@ -96,9 +96,21 @@ int RunCommand(int argc, char** argv, int first) {
                          " has " + std::to_string(dy.count) +
                          " elements (needs ceil(n/8) = " + std::to_string(want) + ")");
       }
-      CheckStatus(
-          relugrad_relu_grad_mask(d, dy.count, dy.data.data(), bits, dy.data.data(), &options),
-          "relu_grad_mask");
+      if (options.backend == RELUGRAD_BACKEND_CUDA) {
+        // Device pointers only, as for the plain path: stage dy and the mask, in place on dy's
+        // copy.
+        RunOnDevice({{dy.data.data(), dy.data.size()}, {s.data.data(), s.data.size()}}, 0,
+                    [&](const std::vector<void*>& dev) {
+                      CheckStatus(relugrad_relu_grad_mask(d, dy.count, dev[0],
+                                                          static_cast<const uint8_t*>(dev[1]),
+                                                          dev[0], &options),
+                                  "relu_grad_mask");
+                    });
+      } else {
+        CheckStatus(
+            relugrad_relu_grad_mask(d, dy.count, dy.data.data(), bits, dy.data.data(), &options),
+            "relu_grad_mask");
+      }
     }
     std::string error;
     if (!npy::Write(out_path, dy.descr, dy.shape, dy.data.data(), dy.data.size(), &error)) {
