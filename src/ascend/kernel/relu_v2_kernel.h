@@ -109,6 +109,29 @@ __aicore__ inline MaskSpan BlockSpan(const ReluV2TilingData& td, uint64_t b) {
   return {begin, MaskMin(td.n, begin + td.blockElems) - begin};
 }
 
+// The forward's vector sequence on c lanes of x, shared by the flat and the
+// NHWC blocked kernels: gate and keep by raw-pattern membership, y = x &
+// (gate | keep), and the bits from Compares(GT, 0) on lanes holding exactly
+// 1.0 or +0 (lanes c..c256 set to +0, so every compared lane was written).
+// calc holds tile slots `slot` elements apart: 0 gate  1-2 temporaries
+// 3 keep  4 the constant 1.0  5 compare operand.
+template <typename F, typename I = typename Layout<F>::I>
+__aicore__ inline void ForwardLanes(const LocalTensor<I>& x, const LocalTensor<I>& y,
+                                    const LocalTensor<uint8_t>& m, const RgRawSet& gateSet,
+                                    const RgRawSet& keepSet, const LocalTensor<I>& calc,
+                                    uint32_t slot, uint32_t c, uint32_t c256) {
+  using C = typename MaskLane<F>::C;
+  const LocalTensor<I> gate = calc[0], t1 = calc[slot], t2 = calc[2 * slot];
+  const LocalTensor<I> keep = calc[3 * slot], one = calc[4 * slot], cmp = calc[5 * slot];
+  Member(gate, x, gateSet, t1, t2, c);
+  Member(keep, x, keepSet, t1, t2, c);
+  BitOr(t1, gate, keep, c);
+  BitAnd(y, x, t1, c);
+  BitAnd(cmp, gate, one, c);
+  if (c256 > c) Duplicate(cmp[c], static_cast<I>(0), static_cast<int32_t>(c256 - c));
+  Compares(m, cmp.template ReinterpretCast<C>(), C{}, CMPMODE::GT, c256);
+}
+
 template <typename F>
 class ReluV2Kernel {
   using I = typename Layout<F>::I;
@@ -169,15 +192,8 @@ class ReluV2Kernel {
     LocalTensor<uint8_t> m = outM_.template AllocTensor<uint8_t>();
     const uint32_t c = RoundUp(cnt, kCopyBytes / static_cast<uint32_t>(sizeof(I)));
     const uint32_t c256 = RoundUp(cnt, kRgMaskGranuleElems);  // whole 256-byte compare repeats
-    const LocalTensor<I> gate = Slot(0), t1 = Slot(1), t2 = Slot(2), keep = Slot(3);
-    const LocalTensor<I> one = Slot(4), cmp = Slot(5);
-    Member(gate, x, td_.gate, t1, t2, c);
-    Member(keep, x, td_.keep, t1, t2, c);
-    BitOr(t1, gate, keep, c);
-    BitAnd(y, x, t1, c);
-    BitAnd(cmp, gate, one, c);
-    if (c256 > c) Duplicate(cmp[c], static_cast<I>(0), static_cast<int32_t>(c256 - c));
-    Compares(m, cmp.template ReinterpretCast<C>(), C{}, CMPMODE::GT, c256);
+    const uint32_t slot = tileBytes_ / static_cast<uint32_t>(sizeof(I));
+    ForwardLanes<F>(x, y, m, td_.gate, td_.keep, calc_.template Get<I>(), slot, c, c256);
     outY_.EnQue(y);
     outM_.EnQue(m);
     inX_.FreeTensor(x);
@@ -632,15 +648,8 @@ class ReluV2BlockedNhwcKernel {
     const uint32_t c = 16 * cnt;  // whole rows: whole 32-byte blocks
     const uint32_t c256 =
         RoundUp(c, kRgMaskGranuleElems);  // whole compare repeats and mask granules
-    const LocalTensor<I> gate = Slot(0), t1 = Slot(1), t2 = Slot(2), keep = Slot(3);
-    const LocalTensor<I> one = Slot(4), cmp = Slot(5);
-    Member(gate, x, td_.gate, t1, t2, c);
-    Member(keep, x, td_.keep, t1, t2, c);
-    BitOr(t1, gate, keep, c);
-    BitAnd(y, x, t1, c);
-    BitAnd(cmp, gate, one, c);
-    if (c256 > c) Duplicate(cmp[c], static_cast<I>(0), static_cast<int32_t>(c256 - c));
-    Compares(m, cmp.template ReinterpretCast<C>(), C{}, CMPMODE::GT, c256);
+    const uint32_t slot = lanes_;
+    ForwardLanes<F>(x, y, m, td_.gate, td_.keep, calc_.template Get<I>(), slot, c, c256);
     outY_.EnQue(y);
     outM_.EnQue(m);
     inX_.FreeTensor(x);
