@@ -156,9 +156,8 @@ relugrad_status CheckBlocked(relugrad_dtype dtype, relugrad_x_format format, con
                 static_cast<int>(format));
   }
   *mask_bytes = relugrad_mask_blocked_bytes(s.n, s.c, s.h, s.w);
-  int64_t nc = 0, nch = 0;
-  if (*mask_bytes < 0 || __builtin_mul_overflow(s.n, s.c, &nc) ||
-      __builtin_mul_overflow(nc, s.h, &nch) || __builtin_mul_overflow(nch, s.w, count)) {
+  *count = BlockedShapeElements(s);
+  if (*mask_bytes < 0 || *count < 0) {
     return Fail(RELUGRAD_INVALID_ARGUMENT,
                 "shape (%lld, %lld, %lld, %lld): a dimension is negative or the size overflows",
                 static_cast<long long>(s.n), static_cast<long long>(s.c),

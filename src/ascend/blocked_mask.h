@@ -22,6 +22,16 @@ struct BlockedShape {
   int64_t n = 0, c = 0, h = 0, w = 0;
 };
 
+// N*C*H*W, or -1 if a dimension is negative or the product overflows.
+inline int64_t BlockedShapeElements(const BlockedShape& s) {
+  int64_t nc = 0, nch = 0, nchw = 0;
+  if (s.n < 0 || s.c < 0 || s.h < 0 || s.w < 0 || __builtin_mul_overflow(s.n, s.c, &nc) ||
+      __builtin_mul_overflow(nc, s.h, &nch) || __builtin_mul_overflow(nch, s.w, &nchw)) {
+    return -1;
+  }
+  return nchw;
+}
+
 // y (x's layout, may equal x) and the blocked mask
 // (relugrad_mask_blocked_bytes(n, c, h, w) bytes, padding bits 0).
 relugrad_status AscendTwinReluForwardBlocked(relugrad_dtype dtype, relugrad_x_format format,

@@ -63,11 +63,9 @@ void CheckArrayShape(const MaskLayout& layout, const std::string& path,
   const bool nhwc = layout.format == RELUGRAD_X_NHWC;
   const std::vector<int64_t> want =
       nhwc ? std::vector<int64_t>{s.n, s.h, s.w, s.c} : std::vector<int64_t>{s.n, s.c, s.h, s.w};
-  int64_t nc = 0, nch = 0, nchw = 0;
-  const bool fits = !__builtin_mul_overflow(s.n, s.c, &nc) &&
-                    !__builtin_mul_overflow(nc, s.h, &nch) &&
-                    !__builtin_mul_overflow(nch, s.w, &nchw);
-  const bool match = array_shape.size() == 4 ? array_shape == want : fits && count == nchw;
+  // BlockedShapeElements is -1 for a shape that overflows: never an array's count.
+  const bool match =
+      array_shape.size() == 4 ? array_shape == want : count == BlockedShapeElements(s);
   if (!match) {
     std::string have;
     for (int64_t d : array_shape) have += (have.empty() ? "" : ",") + std::to_string(d);
