@@ -119,6 +119,54 @@ def inductor_decomposition_tables() -> tuple:
     return inductor.decompositions, inductor.select_decomp_table()
 
 
+# ---- Inductor's partitioner hook (relugrad.torch.saved_bits) ---------------------------------
+# Inductor decides what a compiled training graph saves for backward in its partitioner, and
+# lets a CustomPartitionerFn replace it (torch._inductor.config.custom_partitioner_fn, read when a
+# graph is compiled; its uuid() enters the FX graph cache key). Public: none; torch releases
+# without it (the hook landed after 2.8) get None from partitioner_hook() and the reason.
+def partitioner_hook():
+    """(CustomPartitionerFn, the inductor config module, stock's min-cut partitioner, the
+    file-hash function for uuid()), or a str saying why this torch has no such hook."""
+    try:
+        from torch._functorch.partitioners import min_cut_rematerialization_partition
+        from torch._inductor import config
+        from torch._inductor.custom_graph_pass import CustomPartitionerFn, get_hash_for_files
+    except ImportError as e:
+        return f"torch {torch.__version__} has no inductor partitioner hook ({e})"
+    if not hasattr(config, "custom_partitioner_fn"):
+        return f"torch {torch.__version__} has no torch._inductor.config.custom_partitioner_fn"
+    return CustomPartitionerFn, config, min_cut_rematerialization_partition, get_hash_for_files
+
+
+def fake_mode_of(t: Tensor):
+    """The FakeTensorMode a graph node's fake value belongs to. Public: none
+    (torch._guards.detect_fake_mode searches the same attribute)."""
+    return t.fake_mode
+
+
+def current_compile_backend():
+    """The backend the dynamo trace running now compiles for (None outside one). Public: none
+    (torch.compile's backend argument is not readable once compiling)."""
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+        tx = InstructionTranslator.current_tx()
+    except Exception:  # outside a trace, or a torch without it
+        return None
+    fn = getattr(getattr(tx, "output", None), "compiler_fn", None)
+    while fn is not None and hasattr(fn, "_torchdynamo_orig_backend"):
+        fn = fn._torchdynamo_orig_backend
+    return fn
+
+
+def is_inductor_backend(fn) -> bool:
+    """Whether a backend (current_compile_backend()) is inductor's: torch.compile's default
+    wrapper or compile_fx itself."""
+    wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
+    if wrapper is not None and isinstance(fn, wrapper):
+        return True
+    return getattr(fn, "__name__", "") in ("compile_fx", "inductor")
+
+
 # ---- Module hooks, modes and saved-tensor hooks --------------------------------------------
 def global_module_hooks() -> tuple:
     """nn.Module's global hook dicts (register_module_forward_hook and friends, which are public;

@@ -1,0 +1,301 @@
+"""Saved booleans as bits in compiled training graphs (relugrad.torch.saved_bits).
+
+A compiled training step keeps, for backward, what inductor's partitioner chooses: among them
+booleans at one byte per element (ReLU gates `le`, dropout's keep mask `gt`, any other saved
+comparison). With saved_bits on, every boolean the partitioner saves is saved packed, one bit per
+element, LSB first (bit k of byte j is element 8j + k of the tensor's storage order, as relugrad's
+mask), written by the forward graph and read by the backward graph through inductor's own code
+generation (C++ on the CPU, Triton on a GPU): the rewrite adds aten ops, never a kernel of its own.
+
+Where: after stock's partitioner. The partitioner decides what is saved (and what is recomputed);
+saved_bits keeps every one of those decisions and only changes how a saved boolean crosses from the
+forward graph to the backward graph: in the forward graph, pack(b) replaces b among the saved
+outputs; in the backward graph, a uint8 placeholder replaces b's and unpack(bits) feeds b's
+users. Nothing is recomputed, no random op moves, so outputs, gradients and the RNG stream are
+compiled stock's bit for bit (the booleans read back are the ones written).
+
+Packing is integer arithmetic on 64-bit words, which inductor vectorizes: the bool buffer viewed
+as int64 words of 8 bytes of 0/1, each half word multiplied by 0x10204080 (carry-free: every
+partial product lands in its own bit), bits 28..31 of each product being 4 packed bits. Unpacking
+is (bits[i // 8] >> (i % 8)) & 1, which inductor inlines into the backward kernel that reads b.
+
+Left as they are (saved_bits.decisions() says which and why): a boolean that is also a graph
+output (its bytes exist anyway), a graph input, one with a symbolic shape (dynamic shapes: the
+backward graph would lose the symbols its size binds), one that is not dense in memory, and one of
+fewer than MIN_ELEMENTS elements (no saving worth a kernel).
+
+How it is turned on: saved_bits() (process-wide, or as a context manager around the calls that
+compile: torch.compile compiles at the first call), and replace_relu(model, mask=True), which
+turns it on for the process. Off (the default), inductor's config is untouched and the compiled
+graph is stock's, byte for byte. On a torch without the hook, or under another backend than
+inductor, nothing changes and one warning says why.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import warnings
+from typing import List, NamedTuple, Optional
+
+import torch
+
+from .. import _compat
+
+__all__ = ["saved_bits", "is_enabled", "decisions", "Decision", "MIN_ELEMENTS"]
+
+aten, prims = torch.ops.aten, torch.ops.prims
+
+# Below a 64-bit word of bits the packed copy saves fewer bytes than one allocation's alignment
+# (torch's allocators round every block to at least 64 bytes).
+MIN_ELEMENTS = 64
+# The 4-byte multiplier that gathers bytes b0..b3 (each 0 or 1) of a word into bits 28..31.
+_GATHER4 = 0x10204080
+
+
+class Decision(NamedTuple):
+    """What the rewrite did with one saved boolean: packed, or left and why."""
+    name: str
+    shape: tuple
+    packed: bool
+    reason: str
+
+
+_lock = threading.Lock()
+_state = {"on": False, "installed": None, "warned": set()}
+_decisions: collections.deque = collections.deque(maxlen=256)
+
+
+def is_enabled() -> bool:
+    """Whether compiled training graphs save their booleans as bits now."""
+    return _state["on"]
+
+
+def decisions() -> List[Decision]:
+    """The rewrite's decisions for the graphs compiled since the last call (oldest first), then
+    forgotten: which saved booleans were packed, which were left and why."""
+    with _lock:
+        out = list(_decisions)
+        _decisions.clear()
+    return out
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _state["warned"]:
+        _state["warned"].add(key)
+        warnings.warn(f"relugrad.torch.saved_bits: {message}", RuntimeWarning, stacklevel=3)
+
+
+class saved_bits:
+    """Turns bit-packed saved booleans in compiled training graphs on (enabled=True) or off.
+
+    Called, it sets the state for the process; as a context manager, it restores the state it
+    found on exit (as torch.set_grad_enabled). It applies to graphs compiled while it is on:
+    torch.compile compiles at a model's first call (and at each recompilation), so turn it on
+    before that call. Where this torch has no inductor partitioner hook it warns once and
+    changes nothing."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        if not isinstance(enabled, bool):
+            raise TypeError(f"saved_bits: enabled must be a bool, not {type(enabled).__name__}")
+        self.prev = _state["on"]
+        _set(enabled)
+
+    def __enter__(self) -> "saved_bits":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _set(self.prev)
+
+    def __repr__(self) -> str:
+        return f"saved_bits({_state['on']})"
+
+
+def _set(on: bool) -> None:
+    with _lock:
+        hook = _compat.partitioner_hook()
+        if isinstance(hook, str):
+            _state["on"] = False
+            if on:
+                _warn_once("hook", hook + "; compiled graphs save booleans as stock does")
+            return
+        _, config, _, _ = hook
+        if on and _state["installed"] is None:
+            # Wrap whatever partitioner is configured (a user's own included): it decides, then
+            # the saved booleans are packed.
+            _state["installed"] = _Partitioner(config.custom_partitioner_fn)
+            config.custom_partitioner_fn = _state["installed"]
+        elif not on and _state["installed"] is not None:
+            if config.custom_partitioner_fn is _state["installed"]:
+                config.custom_partitioner_fn = _state["installed"].inner
+            _state["installed"] = None
+        _state["on"] = on
+
+
+def warn_if_not_inductor() -> None:
+    """Called while dynamo traces a relugrad module with saved_bits on: warns once where the
+    backend is not inductor's (its partitioner is the only one that calls saved_bits)."""
+    if not _state["on"]:
+        return
+    backend = _compat.current_compile_backend()
+    if backend is not None and not _compat.is_inductor_backend(backend):
+        name = getattr(backend, "__name__", type(backend).__name__)
+        _warn_once("backend", f"backend {name!r} is not inductor: its graphs save booleans as "
+                              "stock does (saved_bits rewrites inductor's partition only)")
+
+
+def _partitioner_base():
+    hook = _compat.partitioner_hook()
+    return object if isinstance(hook, str) else hook[0]
+
+
+class _Partitioner(_partitioner_base()):
+    """inductor's custom_partitioner_fn: the configured partitioner (stock's min-cut, or the
+    user's), then the saved booleans packed."""
+
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def __call__(self, gm, joint_inputs, **kwargs):
+        _, _, min_cut, _ = _compat.partitioner_hook()
+        if self.inner is not None:
+            fw, bw = self.inner(gm, joint_inputs, **kwargs)
+        else:
+            fw, bw = min_cut(gm, joint_inputs, **kwargs)
+        made = rewrite(fw, bw, kwargs["num_fwd_outputs"])
+        with _lock:
+            _decisions.extend(made)
+        return fw, bw
+
+    def uuid(self):
+        _, _, _, file_hash = _compat.partitioner_hook()
+        inner = self.inner.uuid() if self.inner is not None else None
+        return (file_hash((__file__,)), inner)
+
+
+# ---- The rewrite -------------------------------------------------------------------------------
+
+def _emit(graph, fake_mode, target, *args, **kwargs):
+    """A call_function node with its fake value (inductor lowers by node.meta["val"])."""
+    node = graph.call_function(target, args, kwargs)
+
+    def val(a):
+        return a.meta["val"] if isinstance(a, torch.fx.Node) else a
+    with fake_mode:
+        node.meta["val"] = target(*[val(a) for a in args], **{k: val(v) for k, v in kwargs.items()})
+    return node
+
+
+def _memory_order(v: torch.Tensor) -> Optional[list]:
+    """The permutation that makes a dense tensor contiguous (dims by stride, outermost first), or
+    None where it is not dense (overlapping or with gaps)."""
+    if v.is_contiguous():
+        return list(range(v.dim()))
+    dims = sorted(range(v.dim()), key=lambda d: (-v.stride(d), d))
+    expected = 1
+    for d in reversed(dims):
+        if v.shape[d] != 1 and v.stride(d) != expected:
+            return None
+        expected *= v.shape[d]
+    return dims
+
+
+def _why_left(node, v, outputs) -> Optional[str]:
+    if node.op != "call_function":
+        return "a graph input"
+    if node in outputs:
+        return "also a graph output"
+    if any(not isinstance(s, int) for s in (*v.shape, *v.stride(), v.storage_offset())):
+        return "symbolic shape"
+    if v.numel() < MIN_ELEMENTS:
+        return f"fewer than {MIN_ELEMENTS} elements"
+    if _memory_order(v) is None:
+        return "not dense in memory"
+    return None
+
+
+def _pack(graph, fm, b, v):
+    """uint8[ceil(n/8)]: b's elements in memory order, 8 to a byte, LSB first."""
+    n = v.numel()
+    order = _memory_order(v)
+    if order != list(range(v.dim())):
+        b = _emit(graph, fm, aten.permute.default, b, order)
+    flat = _emit(graph, fm, aten.view.default, b, [n])  # contiguous once in memory order
+    words = -(-n // 8)
+    if words * 8 != n:  # a new buffer of whole words, zero bits after the last element
+        flat = _emit(graph, fm, aten.constant_pad_nd.default, flat, [0, words * 8 - n], 0.0)
+    elif v.storage_offset() % 8:  # a view off a word boundary: its own buffer
+        flat = _emit(graph, fm, aten.clone.default, flat)
+    w = _emit(graph, fm, aten.view.dtype, flat, torch.int64)
+
+    def four(half):  # bytes b0..b3 (0/1) of a 32-bit half -> bits 0..3
+        t = _emit(graph, fm, aten.mul.Tensor, half, _GATHER4)
+        t = _emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, t, 28)
+        return _emit(graph, fm, aten.bitwise_and.Scalar, t, 15)
+    lo = four(_emit(graph, fm, aten.bitwise_and.Scalar, w, 0xFFFFFFFF))
+    hi = four(_emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, w, 32))
+    hi = _emit(graph, fm, aten.bitwise_left_shift.Tensor_Scalar, hi, 4)
+    packed = _emit(graph, fm, aten.bitwise_or.Tensor, lo, hi)
+    return _emit(graph, fm, prims.convert_element_type.default, packed, torch.uint8)
+
+
+def _unpack(graph, fm, bits, v):
+    """The boolean tensor _pack packed, with v's shape and strides."""
+    n = v.numel()
+    words = -(-n // 8)
+    e = _emit(graph, fm, aten.unsqueeze.default, bits, 1)
+    shifts = _emit(graph, fm, prims.iota.default, 8, start=0, step=1, dtype=torch.uint8, device=v.device,
+                   requires_grad=False)
+    t = _emit(graph, fm, aten.bitwise_right_shift.Tensor, e, shifts)
+    t = _emit(graph, fm, aten.bitwise_and.Scalar, t, 1)
+    t = _emit(graph, fm, aten.view.default, t, [words * 8])
+    if words * 8 != n:
+        t = _emit(graph, fm, aten.slice.Tensor, t, 0, 0, n)
+    order = _memory_order(v)
+    t = _emit(graph, fm, aten.view.default, t, [v.shape[d] for d in order])
+    if order != list(range(v.dim())):
+        inverse = sorted(range(v.dim()), key=order.__getitem__)
+        t = _emit(graph, fm, aten.permute.default, t, inverse)
+    return _emit(graph, fm, aten.ne.Scalar, t, 0)
+
+
+def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs: int) -> List[Decision]:
+    """Packs the saved booleans of a partitioned pair (fw returns its num_fwd_outputs outputs,
+    then what bw takes by the same names); edits both graphs in place, returns the decisions."""
+    out = fw.graph.output_node()
+    values = list(out.args[0])
+    outputs = {a for a in values[:num_fwd_outputs] if isinstance(a, torch.fx.Node)}
+    bw_inputs = {n.name: n for n in bw.graph.nodes if n.op == "placeholder"}
+    made: List[Decision] = []
+    for i in range(num_fwd_outputs, len(values)):
+        b = values[i]
+        v = b.meta.get("val") if isinstance(b, torch.fx.Node) else None
+        if not isinstance(v, torch.Tensor) or v.dtype is not torch.bool:
+            continue
+        reason = _why_left(b, v, outputs)
+        if reason is None and b.name not in bw_inputs:
+            reason = "not a backward input by its name"
+        if reason is not None:
+            made.append(Decision(b.name, tuple(v.shape), False, reason))
+            continue
+        fm = _compat.fake_mode_of(v)
+        with fw.graph.inserting_before(out):
+            bits = _pack(fw.graph, fm, b, v)
+        values[i] = bits
+        old = bw_inputs[b.name]
+        with bw.graph.inserting_before(old):
+            new = bw.graph.placeholder(b.name + "_bits")
+        new.meta["val"] = bits.meta["val"]
+        first = next(n for n in bw.graph.nodes if n.op != "placeholder")
+        with bw.graph.inserting_before(first):
+            unpacked = _unpack(bw.graph, fm, new, v)
+        old.replace_all_uses_with(unpacked)
+        bw.graph.erase_node(old)
+        made.append(Decision(b.name, tuple(v.shape), True, "packed"))
+    if any(d.packed for d in made):
+        out.args = (tuple(values),)
+        fw.graph.lint()
+        bw.graph.lint()
+        fw.recompile()
+        bw.recompile()
+    return made
