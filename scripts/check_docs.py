@@ -15,7 +15,7 @@ What it checks:
        docs/design.md, "One CPU launch policy"          (code or docs; path from the root)
        docs/design.md, "Streaming stores and fresh pages", "Fresh pages faulted in ahead"
        docs/python.md "Install"                          (a space instead of the comma)
-       README "Test tiers"  /  README.md, "Test tiers"
+       README "Development"  /  README.md, "Development"
        [ascend.md](ascend.md), "CANN's semantics"         (a Markdown link in the docs)
        [torch.md](torch.md#the-three-paths)               (a link with an anchor)
 
@@ -25,12 +25,12 @@ What it checks:
    comment lines. The cited file must exist. A section of a hand-written page (docs/*.md,
    README.md) must be one of its headings, word for word (backticks dropped, spaces
    collapsed), or a heading's lead before its first ": " ("Compatibility" names the heading
-   "Compatibility: relugrad.torch in PyTorch's toolchain"); a section of a generated results file (docs/results/) must occur in its text,
-   since those reports name their rows rather than give each a heading. An anchor must be the
-   GitHub slug of a heading. Scanned: src/ include/ python/ tools/ bench/ tests/ scripts/ mk/
-   fuzz/ cmake/ docs/, Makefile, CMakeLists.txt, pyproject.toml, README.md (not this file: its
-   examples and seeded defects are no citations); Markdown links are read in docs/*.md and
-   README.md.
+   "Compatibility: relugrad.torch in PyTorch's toolchain"), outside code blocks. A section of
+   a generated results file (docs/results/) must occur in its text: those reports name their
+   rows rather than give each a heading. An anchor must be the GitHub slug of a heading.
+   Scanned: src/ include/ python/ tools/ bench/ tests/ scripts/ mk/ fuzz/ cmake/ docs/,
+   Makefile, CMakeLists.txt, pyproject.toml, README.md (not this file: its examples and seeded
+   defects are no citations); Markdown links are read in docs/*.md and README.md.
 2. Line lengths. A docs/*.md line is at most 400 characters, a table row (a line starting
    with "|") at most 1,000; a README.md line at most 300. Generated results files
    (docs/results/) are not held to it: their writers are.
