@@ -4,7 +4,7 @@
 #   make test   installs what is missing, builds, runs every test tier (CI calls it)
 # Only deps (every group), run, test (the groups they need) and the venv install packages
 # (scripts/packages.txt, python/requirements-test.txt); the build and tier targets expect them.
-# Test tiers, each runnable alone (README "Test tiers" has their times):
+# Test tiers, each runnable alone (README "Development" has the table; make test prints each one's time):
 #   make check          quick: the C++ quick tier (every kernel on every SIMD target) and the Python
 #                       lint (ruff, relugrad.torch's import layers: make python-lint)
 #   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
