@@ -4,9 +4,10 @@
 #   make test   installs what is missing, builds, runs every test tier (CI calls it)
 # Only deps (every group), run, test (the groups they need) and the venv install packages
 # (scripts/packages.txt, python/requirements-test.txt); the build and tier targets expect them.
-# Test tiers, each runnable alone (README "Test tiers" has their times):
-#   make check          quick: the C++ quick tier (every kernel on every SIMD target) and the Python
-#                       lint (ruff, relugrad.torch's import layers: make python-lint)
+# Test tiers, each runnable alone (README "Development" has the table; make test prints each one's time):
+#   make check          quick: the C++ quick tier (every kernel on every SIMD target), the Python
+#                       lint (ruff, relugrad.torch's import layers: make python-lint) and the docs
+#                       check (cited docs and sections exist, line and size limits: make docs-check)
 #   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
 #   make python-test    python: the pytest suite (not the live checks)
 #   make test-live      live: relugrad against the installed torch, bit for bit
@@ -22,7 +23,7 @@ CLI := build/release/relugrad
 RUN_PACKAGES := build test onednn
 TEST_PACKAGES := build test onednn python fuzz
 
-.PHONY: all deps build check test-cpp test-sweep test run clean
+.PHONY: all deps build check docs-check test-cpp test-sweep test run clean
 all: build
 
 deps:
@@ -32,8 +33,15 @@ build:
 	cmake --preset release $(CMAKE_ARGS) >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-check: build python-lint
+check: build python-lint docs-check
 	ctest --preset quick -j $(JOBS)
+
+# Every docs file and quoted section the code and docs cite exists, docs lines and the docs' total
+# stay within their limits (scripts/check_docs.py); --self-test first shows that it fails on each
+# kind of defect. python3 only: no build, no venv.
+docs-check:
+	python3 scripts/check_docs.py --self-test
+	python3 scripts/check_docs.py
 
 test-sweep: build
 	ctest --preset sweep -j $(JOBS)

@@ -1,5 +1,5 @@
 // The oracle itself, checked against expectations written by hand from the
-// frameworks' documented and measured behaviour (README.md "Semantics"),
+// frameworks' documented and measured behaviour (docs/semantics.md, "Presets"),
 // so that the kernel suites are not just comparing the code with itself.
 #include <gtest/gtest.h>
 
@@ -76,7 +76,7 @@ TEST(ReferenceF32, JaxIsSelectWithPassIfGreaterAndDazGate) {
   EXPECT_EQ(One(d, o, kMinus3, kQNaN), kPos0);  // NaN gate closed, +0
   EXPECT_EQ(One(d, o, kInf, kMinus3), kPos0);
   EXPECT_EQ(One(d, o, kSNaN, kOne), kSNaN);  // bits copied
-  // Measured on JAX 0.10.2 CPU (docs/python.md): XLA compares a subnormal
+  // Measured on JAX 0.10.2 CPU (docs/semantics.md): XLA compares a subnormal
   // gate as 0, but the selected dy bits are never flushed.
   EXPECT_EQ(One(d, o, kMinus3, kSub), kPos0);
   EXPECT_EQ(One(d, o, kSub, kOne), kSub);

@@ -128,8 +128,8 @@ typedef enum relugrad_stores {
   RELUGRAD_STORES_STREAMING = 2, /* non-temporal stores for every size */
 } relugrad_stores;
 
-/* Named framework presets (see README: semantics table; each was settled by
- * running the framework, docs/python.md). */
+/* Named framework presets (docs/semantics.md, "Presets"; each was settled by
+ * running the framework: "What the frameworks compute"). */
 typedef enum relugrad_preset {
   RELUGRAD_PRESET_TORCH = 0,      /* zero_if_le + select, IEEE */
   RELUGRAD_PRESET_TENSORFLOW = 1, /* pass_if_gt + multiply, FTZ/DAZ */

@@ -211,7 +211,7 @@ def _dist_ok(dist: str) -> bool:
 
 
 # Where a framework's NaN *bits* depend on the element's position or size of
-# the call (measured, see docs/python.md "Measurements"), relugrad can match
+# the call (measured: docs/semantics.md, "What the frameworks compute"), relugrad can match
 # only the NaN class there. Everything else is compared bit for bit.
 NAN_BY_CLASS = {
     # vector body (blocks of 32) writes 0xffff for every NaN; the scalar tail copies bits

@@ -1,6 +1,6 @@
 // The framework presets (their names are in names.cc).
-// Which framework/device each preset reproduces, and how it was confirmed,
-// is in the README's semantics table.
+// Which framework/device each preset reproduces is in docs/semantics.md,
+// "Presets"; how each was confirmed, in "What the frameworks compute".
 #include <cstring>
 #include <limits>
 
@@ -38,19 +38,22 @@ relugrad_status relugrad_options_init(relugrad_options* options, relugrad_preset
       o.combine = RELUGRAD_COMBINE_SELECT;
       // Measured (jax 0.10.2 CPU, eager and jit, f32/f64/bf16): XLA CPU compares
       // a subnormal x as 0 (DAZ); the selected dy bits are not flushed.
-      // Evidence: docs/python.md "Measurements"; python/compat/probe.py.
+      // Evidence: docs/semantics.md, "What the frameworks compute";
+      // python/compat/probe.py.
       o.denormals = RELUGRAD_DENORMALS_FTZ_DAZ;
       break;
     case RELUGRAD_PRESET_ONEDNN:  // eltwise_relu bwd: s > 0 ? dd : dd * alpha (JIT multiplies)
       // Measured (Debian oneDNN 2.6.3, jit:avx512_core/avx2/sse41, f32 and bf16,
       // src and use_dst_for_bwd): the JIT opens the gate for a NaN s, i.e.
-      // closed iff s <= 0. Evidence: tests/onednn/onednn_test.cc, docs/python.md.
+      // closed iff s <= 0. Evidence: tests/onednn/onednn_test.cc, docs/semantics.md,
+      // "What the frameworks compute".
       o.gate = RELUGRAD_GATE_ZERO_IF_LE;
       o.combine = RELUGRAD_COMBINE_MULTIPLY;
       break;
     case RELUGRAD_PRESET_MINDSPORE:
       // Measured (MindSpore 2.10 CPU ReluGrad, f32/f16/f64): select(y > 0, dy, 0)
-      // with IEEE subnormals. Evidence: docs/python.md, tests/golden (mindspore rows).
+      // with IEEE subnormals. Evidence: docs/semantics.md, "What the frameworks
+      // compute"; tests/golden (mindspore rows).
       o.gate = RELUGRAD_GATE_PASS_IF_GT;
       o.combine = RELUGRAD_COMBINE_SELECT;
       break;
