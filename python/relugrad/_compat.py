@@ -144,18 +144,31 @@ def fake_mode_of(t: Tensor):
     return t.fake_mode
 
 
-def current_compile_backend():
-    """The backend the dynamo trace running now compiles for (None outside one). Public: none
-    (torch.compile's backend argument is not readable once compiling)."""
-    try:
-        from torch._dynamo.symbolic_convert import InstructionTranslator
-        tx = InstructionTranslator.current_tx()
-    except Exception:  # outside a trace, or a torch without it
-        return None
-    fn = getattr(getattr(tx, "output", None), "compiler_fn", None)
-    while fn is not None and hasattr(fn, "_torchdynamo_orig_backend"):
-        fn = fn._torchdynamo_orig_backend
-    return fn
+def on_compile_start(callback) -> None:
+    """callback(args) at the start of every dynamo compilation, registered once: torch._dynamo.reset()
+    forgets it, so callers register again where it may have run. Public: none
+    (torch._dynamo.callback_handler is what torch's own tooling registers with)."""
+    import torch._dynamo
+    if callback not in torch._dynamo.callback_handler.start_callbacks:
+        torch._dynamo.callback_handler.register_start_callback(callback)
+
+
+def compiling_backend():
+    """The backend of the dynamo compilation running on this thread (None outside one): the
+    compiler_fn of dynamo's _compile frame, unwrapped. Public: none (torch.compile's backend is
+    not readable once compiling)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_compile" and "compiler_fn" in frame.f_locals \
+                and frame.f_globals.get("__name__") == "torch._dynamo.convert_frame":
+            fn = frame.f_locals["compiler_fn"]
+            while hasattr(fn, "_torchdynamo_orig_backend"):
+                fn = fn._torchdynamo_orig_backend
+            while hasattr(fn, "compiler_fn") and not hasattr(fn, "__name__"):  # WrapBackendDebug
+                fn = fn.compiler_fn
+            return fn
+        frame = frame.f_back
+    return None
 
 
 def is_inductor_backend(fn) -> bool:

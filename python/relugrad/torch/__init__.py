@@ -22,6 +22,11 @@ Modules (relugrad.torch.modules):
                                                                     # summed in the ReluGrad pass
     hardtanh_grad(dy, s, min_val, max_val)                          # aten::hardtanh_backward's bits
 
+Compiled training (relugrad.torch.compiled):
+
+    saved_bits(enabled=True)    # booleans a compiled training graph saves (ReLU gates, dropout
+                                # masks, any saved comparison) kept as bits; also a context manager
+
 Model surgery (relugrad.torch.surgery):
 
     replace_relu(model, semantics="torch", threads=0, mask=False, *, functional=False, strict=False,
@@ -44,6 +49,7 @@ fusion and mask_probe; surgery and testing (the hooks relugrad's own tests need,
 there). Every private torch API they use is in relugrad._compat.
 """
 from .modules import NATIVE, NATIVE_STATUS, LinearReLU, ReLU, ReLUDropout, hardtanh_grad, use_native
+from .compiled import saved_bits
 from .ops import decompositions, inductor_decompositions, relu, relu_grad, relu_grad_mask, relu_mask
 from .surgery import (
                       ReplaceEntry,
@@ -58,4 +64,4 @@ from .surgery import (
 __all__ = ["relu_grad", "relu", "relu_mask", "relu_grad_mask", "decompositions", "inductor_decompositions",
            "ReLU", "ReLUDropout", "LinearReLU", "hardtanh_grad", "NATIVE", "NATIVE_STATUS",
            "use_native", "replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError",
-           "ReplaceWarning", "fuse_custom_config"]
+           "ReplaceWarning", "fuse_custom_config", "saved_bits"]

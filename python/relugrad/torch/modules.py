@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from .. import _relugrad as _C
 from .._options import _config
 from .. import _compat
-from . import _kernels, _layout, _model_hooks, _native, _stock, ops
+from . import _kernels, _layout, _model_hooks, _native, _stock, compiled, ops
 from ._kernels import check_semantics, check_threads
 
 __all__ = ["ReLU", "ReLUDropout", "LinearReLU", "hardtanh_grad", "NATIVE", "NATIVE_STATUS",
@@ -56,7 +56,9 @@ class ReLU(nn.ReLU):
         where the custom ops serve (NATIVE_STATUS says which); N > 0:
         relugrad's pool with N threads.
       mask: keep only a packed 1-bit mask for backward (relugrad::relu_mask):
-        ceil(n/8) bytes instead of the n-element y. Forward y is relugrad's
+        ceil(n/8) bytes instead of the n-element y. Under torch.compile with saved_bits on
+        (relugrad.torch.saved_bits), the torch preset is what inductor sees as aten.relu, and
+        the gate the compiled graph saves is kept as bits. Forward y is relugrad's
         (for the torch preset torch.relu's bits, -0 and NaN kept; the other
         presets write their framework's y, +0 for x = -0);
         gradients are the same bits as mask=False. When autograd records
@@ -125,7 +127,10 @@ class ReLU(nn.ReLU):
             # threshold_backward on y): the ops cannot alias x, and copying their y into x leaves
             # a zero gradient for the old x to be added into the compiled backward.
             return torch.relu_(x)
-        if self.mask:
+        if self.mask and not (self.semantics == "torch" and compiled.is_enabled() and _kernels.is_compiling()):
+            # Under compile with saved_bits on, the torch preset is relugrad::relu, which inductor
+            # sees as aten.relu: the partitioner keeps what it needs (often nothing: a gate it
+            # recomputes from a saved y) and a saved gate is packed to bits in the same graph.
             y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads, True)[0]  # mask in y's order
         else:
             y = torch.ops.relugrad.relu(x, self.semantics, self.threads)

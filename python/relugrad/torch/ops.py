@@ -25,7 +25,7 @@ from torch import Tensor
 
 from .. import _relugrad as _C
 from .. import _compat
-from . import _kernels, _layout, _stock
+from . import _kernels, _layout, _stock, compiled
 from ._kernels import check_semantics, check_threads
 
 # The kernels below run on both devices: the bindings pick the backend from the tensors' DLPack
@@ -111,6 +111,7 @@ def relu(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
 @relu.register_fake
 def _relu_fake(x: Tensor, semantics: str = "torch", threads: int = 0) -> Tensor:
     _let_inductor_see_through()
+    compiled.check_backend()
     return torch.relu(x)  # its layout, from TensorIterator's meta
 
 

@@ -36,7 +36,7 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 from .. import _compat
-from . import _kernels, _model_hooks, _script, _stale, fusion, mask_probe, modules
+from . import _kernels, _model_hooks, _script, _stale, compiled, fusion, mask_probe, modules
 from ._kernels import check_semantics, check_threads
 
 __all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "ReplaceWarning",
@@ -382,7 +382,8 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     fuse_linear=True (torch preset, no mask) has each nn.Sequential run an nn.Linear directly
     followed by a replaced nn.ReLU as one pass whose backward sums the bias gradient in the ReLU
     pass (same bits but for the bias gradient's rounding: modules.LinearReLU); mask=True runs a replaced
-    nn.ReLU directly followed by an nn.Dropout as one pass keeping two bits per element. The
+    nn.ReLU directly followed by an nn.Dropout as one pass keeping two bits per element, and turns
+    saved_bits on for the process (torch.compile: saved booleans as bits). The
     modules stay where they are; the parent runs a pair fused where it qualifies at that call
     (fusion.py).
     strict=True raises ReplaceError, leaving the model unchanged, if anything relu-like would be
@@ -426,6 +427,9 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
                     "runs fused with the nn.Dropout {second} (2 bits per element kept for backward)")
         mask_probe.install(model, list(made.values()))
         _script.install(model)
+    if mask:
+        # Compiled training: the booleans compiled graphs save (gates, dropout masks) as bits.
+        compiled.request()
     if functional and not isinstance(model, (modules.ReLU, torch.jit.ScriptModule)):
         _remove_scope(model)
         scope = _FunctionalScope(semantics, threads, mask)

@@ -1,4 +1,5 @@
-"""Saved booleans as bits in compiled training graphs (relugrad.torch.saved_bits).
+"""Saved booleans as bits in compiled training graphs: relugrad.torch.saved_bits, the switch, and
+the graph rewrite it turns on.
 
 A compiled training step keeps, for backward, what inductor's partitioner chooses: among them
 booleans at one byte per element (ReLU gates `le`, dropout's keep mask `gt`, any other saved
@@ -66,8 +67,9 @@ _decisions: collections.deque = collections.deque(maxlen=256)
 
 
 def is_enabled() -> bool:
-    """Whether compiled training graphs save their booleans as bits now."""
-    return _state["on"]
+    """Whether compiled training graphs save their booleans as bits now (on, and this torch has
+    inductor's partitioner hook)."""
+    return _state["on"] and _state["installed"] is not None
 
 
 def decisions() -> List[Decision]:
@@ -110,12 +112,16 @@ class saved_bits:
         return f"saved_bits({_state['on']})"
 
 
-def _set(on: bool) -> None:
+def _set(on: bool, quiet: bool = False) -> None:
+    """Turns the rewrite on or off. Where this torch has no hook, on is remembered and the
+    warning comes now (quiet=False) or at the next compilation (replace_relu's quiet request)."""
     with _lock:
+        _state["on"] = on
         hook = _compat.partitioner_hook()
+        if on:
+            _compat.on_compile_start(check_backend)
         if isinstance(hook, str):
-            _state["on"] = False
-            if on:
+            if on and not quiet:
                 _warn_once("hook", hook + "; compiled graphs save booleans as stock does")
             return
         _, config, _, _ = hook
@@ -128,19 +134,33 @@ def _set(on: bool) -> None:
             if config.custom_partitioner_fn is _state["installed"]:
                 config.custom_partitioner_fn = _state["installed"].inner
             _state["installed"] = None
-        _state["on"] = on
 
 
-def warn_if_not_inductor() -> None:
-    """Called while dynamo traces a relugrad module with saved_bits on: warns once where the
-    backend is not inductor's (its partitioner is the only one that calls saved_bits)."""
+def request() -> None:
+    """replace_relu(mask=True)'s request: on for the process, warning (if this torch has no hook)
+    at the first compilation rather than in eager code that never compiles."""
+    if not _state["on"]:
+        _set(True, quiet=True)
+
+
+def check_backend(_args=None) -> None:
+    """At each dynamo compilation while saved_bits is on (and from relugrad's ops while dynamo
+    traces them): one warning where the backend is not inductor (its partitioner is the only one
+    that calls saved_bits)."""
     if not _state["on"]:
         return
-    backend = _compat.current_compile_backend()
+    _compat.on_compile_start(check_backend)  # again after a torch._dynamo.reset()
+    hook = _compat.partitioner_hook()
+    if isinstance(hook, str):
+        _warn_once("hook", hook + "; compiled graphs save booleans as stock does")
+        return
+    if "backend" in _state["warned"]:
+        return
+    backend = _compat.compiling_backend()
     if backend is not None and not _compat.is_inductor_backend(backend):
         name = getattr(backend, "__name__", type(backend).__name__)
-        _warn_once("backend", f"backend {name!r} is not inductor: its graphs save booleans as "
-                              "stock does (saved_bits rewrites inductor's partition only)")
+        _warn_once("backend", f"backend {name!r} is not inductor: its graphs save booleans as stock "
+                              "does (saved_bits rewrites inductor's partition only)")
 
 
 def _partitioner_base():
