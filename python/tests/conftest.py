@@ -19,3 +19,12 @@ def no_vmap_fallback_warning():
         warnings.filterwarnings("error", message=".*performance drop.*")
         warnings.filterwarnings("error", message=".*batching rule.*")
         yield
+
+
+@pytest.fixture(autouse=True)
+def saved_bits_off():
+    """replace_relu(mask=True) turns relugrad.torch.saved_bits on for the process: each test
+    starts with it off (and inductor's partitioner config as torch ships it)."""
+    yield
+    if "relugrad.torch" in sys.modules:
+        sys.modules["relugrad.torch"].saved_bits(False)

@@ -17,8 +17,13 @@ compiled stock's bit for bit (the booleans read back are the ones written).
 
 Packing is integer arithmetic on 64-bit words, which inductor vectorizes: the bool buffer viewed
 as int64 words of 8 bytes of 0/1, each half word multiplied by 0x10204080 (carry-free: every
-partial product lands in its own bit), bits 28..31 of each product being 4 packed bits. Unpacking
-is (bits[i // 8] >> (i % 8)) & 1, which inductor inlines into the backward kernel that reads b.
+partial product lands in its own bit), bits 28..31 of each product being 4 packed bits.
+Unpacking is the inverse (each nibble times 0x00204081, masked to the low bit of each byte), into
+int64 words viewed as the bool buffer. Both ends go through that bitcast on purpose: a bitcast
+that changes the element size makes inductor materialize the bool buffer, so the forward kernels
+that write it and the backward kernels that read it are stock's own, fused as stock fuses them
+(an unpack inlined into a backward kernel changes that kernel's loop, its vectorization and so
+the order of its reductions: other bits). The cost is one pass over n bytes each way.
 
 Left as they are (saved_bits.decisions() says which and why): a boolean that is also a graph
 output (its bytes exist anyway), a graph input, one with a symbolic shape (dynamic shapes: the
@@ -49,8 +54,11 @@ aten, prims = torch.ops.aten, torch.ops.prims
 # Below a 64-bit word of bits the packed copy saves fewer bytes than one allocation's alignment
 # (torch's allocators round every block to at least 64 bytes).
 MIN_ELEMENTS = 64
-# The 4-byte multiplier that gathers bytes b0..b3 (each 0 or 1) of a word into bits 28..31.
+# The 4-byte multiplier that gathers bytes b0..b3 (each 0 or 1) of a word into bits 28..31, and
+# the one that spreads bits 0..3 of a nibble to bits 0, 8, 16, 24 (after & 0x01010101): both
+# carry-free, every product below 2**62.
 _GATHER4 = 0x10204080
+_SPREAD4 = 0x00204081
 
 
 class Decision(NamedTuple):
@@ -260,15 +268,19 @@ def _pack(graph, fm, b, v):
 
 
 def _unpack(graph, fm, bits, v):
-    """The boolean tensor _pack packed, with v's shape and strides."""
+    """The boolean tensor _pack packed, with v's shape and strides, as a buffer of its own."""
     n = v.numel()
     words = -(-n // 8)
-    e = _emit(graph, fm, aten.unsqueeze.default, bits, 1)
-    shifts = _emit(graph, fm, prims.iota.default, 8, start=0, step=1, dtype=torch.uint8, device=v.device,
-                   requires_grad=False)
-    t = _emit(graph, fm, aten.bitwise_right_shift.Tensor, e, shifts)
-    t = _emit(graph, fm, aten.bitwise_and.Scalar, t, 1)
-    t = _emit(graph, fm, aten.view.default, t, [words * 8])
+    p = _emit(graph, fm, prims.convert_element_type.default, bits, torch.int64)
+
+    def four(nibble):  # bits 0..3 -> bytes b0..b3 (0/1) of a 32-bit word
+        t = _emit(graph, fm, aten.mul.Tensor, nibble, _SPREAD4)
+        return _emit(graph, fm, aten.bitwise_and.Scalar, t, 0x01010101)
+    lo = four(_emit(graph, fm, aten.bitwise_and.Scalar, p, 15))
+    hi = four(_emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, p, 4))
+    hi = _emit(graph, fm, aten.bitwise_left_shift.Tensor_Scalar, hi, 32)
+    w = _emit(graph, fm, aten.bitwise_or.Tensor, lo, hi)
+    t = _emit(graph, fm, aten.view.dtype, w, torch.bool)
     if words * 8 != n:
         t = _emit(graph, fm, aten.slice.Tensor, t, 0, 0, n)
     order = _memory_order(v)
@@ -276,7 +288,7 @@ def _unpack(graph, fm, bits, v):
     if order != list(range(v.dim())):
         inverse = sorted(range(v.dim()), key=order.__getitem__)
         t = _emit(graph, fm, aten.permute.default, t, inverse)
-    return _emit(graph, fm, aten.ne.Scalar, t, 0)
+    return t
 
 
 def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs: int) -> List[Decision]:
@@ -306,7 +318,10 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
         with bw.graph.inserting_before(old):
             new = bw.graph.placeholder(b.name + "_bits")
         new.meta["val"] = bits.meta["val"]
-        first = next(n for n in bw.graph.nodes if n.op != "placeholder")
+        # Unpacked just before its first reader: the n-byte buffer lives as long as stock's did
+        # from there on, and not before.
+        first = next((n for n in bw.graph.nodes if old in n.all_input_nodes),
+                     next(n for n in bw.graph.nodes if n.op != "placeholder"))
         with bw.graph.inserting_before(first):
             unpacked = _unpack(bw.graph, fm, new, v)
         old.replace_all_uses_with(unpacked)
