@@ -6,6 +6,7 @@
   report      every point-of-use target in one run, with verdicts (module, steps as children)
   module      forward + backward of one ReLU module against nn.ReLU, over sizes/dtypes/threads/layouts
   steps       whole training steps of models: time, saved bytes, peak memory, compiled
+  compile-memory  compiled training steps: saved bytes, peak, time, bits with relugrad.torch.saved_bits
   linear      the fused bias gradient and Linear + ReLU steps against stock
   relu-sites  a torchvision model's ReLU calls alone, on their own shapes
   consumers   experiment: ReLU's backward with the node that reads its dx
@@ -19,6 +20,7 @@ SUBCOMMANDS = {
     "report": ("report", "every point-of-use target in one run, with verdicts"),
     "module": ("module", "forward + backward of one ReLU module against nn.ReLU"),
     "steps": ("steps", "whole training steps of models: time, saved bytes, peak memory, compiled"),
+    "compile-memory": ("compile_memory", "compiled training: saved bytes, peak and time with saved_bits"),
     "linear": ("linear", "the fused bias gradient and Linear + ReLU steps against stock"),
     "relu-sites": ("relu_sites", "a torchvision model's ReLU calls alone, on their own shapes"),
     "consumers": ("consumers", "experiment: ReLU's backward with the node that reads its dx"),

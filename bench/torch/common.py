@@ -166,6 +166,13 @@ MODELS = {
     "mlp": (mlp, (1024, 512), False),
     "mlp_dropout": (mlp_dropout, (1024, 512), False),
     "transformer": (transformer, (8, 128, 256), False),
+    # compile-memory's models: the MLP batch, and torchvision models at 64x64.
+    "mlp_dropout-b2048": (mlp_dropout, (2048, 512), False),
+    "resnet50-64": (lambda: torchvision_model("resnet50"), (4, 3, 64, 64), True),
+    "resnet18-64": (lambda: torchvision_model("resnet18"), (4, 3, 64, 64), True),
+    "densenet121-64": (lambda: torchvision_model("densenet121"), (4, 3, 64, 64), True),
+    "mobilenet_v2-64": (lambda: torchvision_model("mobilenet_v2"), (4, 3, 64, 64), True),
+    "vgg11-64": (lambda: torchvision_model("vgg11"), (4, 3, 64, 64), True),
 }
 
 

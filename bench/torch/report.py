@@ -15,7 +15,11 @@ OUT.log:
   memory   steps --mask --peak --with-control: saved-for-backward bytes, peak memory and step time
            of transformer, mlp_dropout, mlp and resnet50 with replace_relu(mask=True);
   compile  steps --compile inductor --with-control: compiled resnet18/resnet50 against compiled
-           stock (the torch preset compiles to stock's own graph: its A/A is the bench's noise).
+           stock (the torch preset compiles to stock's own graph: its A/A is the bench's noise);
+  compile_memory  compile-memory: compiled training with replace_relu(mask=True) (saved_bits on)
+           against compiled stock, beside eager stock and eager relugrad: saved bytes, peak, step
+           and compile time, the same bits (the transformer, the MLP with dropout at batch 2048,
+           and torchvision resnet50, resnet18, densenet121, mobilenet_v2, vgg11 at 64x64).
 Then OUT.md: the tables and, per target, what was measured and its verdict (verdicts.py).
 
 Verdicts. A module row meets "at most nn.ReLU's time" when its ratio (median of per-round ratios)
@@ -39,9 +43,12 @@ import sys
 import time
 
 from .common import ROOT
-from .verdicts import MEETS, N16_LIMIT, all_verdicts, ratio_text, verdict_memory, verdict_module, verdict_step
+from .verdicts import (MEETS, N16_LIMIT, all_verdicts, ratio_text, verdict_compiled, verdict_memory, verdict_module,
+                       verdict_step)
 
 FULL_MODULE_SIZES = "16,64K,256K,1M,4M,16M,64M"
+COMPILE_MEMORY_MODELS = "transformer,mlp_dropout-b2048,resnet50-64,resnet18-64,densenet121-64,mobilenet_v2-64,vgg11-64"
+COMPILE_MEMORY_QUICK = "transformer,mlp_dropout-b2048,resnet18-64"
 QUICK_MODULE_SIZES = "16,64K,1M,16M"
 
 
@@ -59,6 +66,8 @@ def parts(quick: bool, module_sizes: str = "") -> dict:
                    "--steps", "3", "--peak-runs", "3" if quick else "5"],
         "compile": ["steps", "--compile", "inductor", "--with-control", "--models", "resnet18,resnet50",
                     "--layouts", "nchw", "--rounds", "5" if quick else "15", "--steps", "3"],
+        "compile_memory": ["compile-memory", "--models", COMPILE_MEMORY_QUICK if quick else COMPILE_MEMORY_MODELS,
+                           "--rounds", "5" if quick else "11", "--steps", "2", "--peak-runs", "1" if quick else "3"],
     }
 
 
@@ -133,6 +142,17 @@ def memory_section(data: dict) -> list:
     return lines + [""]
 
 
+def compiled_memory_section(data: dict) -> list:
+    from .compile_memory import HEADER, line
+    lines = [f"### Compiled training: replace_relu(mask=True), saved booleans as bits ({data['seconds'] / 60:.0f} min)",
+             "", f"    {data['command']}", "", HEADER, "|---" * HEADER.count(" | ") + "|---|"]
+    lines += [line(r) for r in data["rows"]]
+    lines += ["", "| model | target | measured | verdict |", "|---|---|---|---|"]
+    for r in data["rows"]:
+        lines += [f"| {r['model']} | {what} | {measured} | {verdict} |" for what, measured, verdict in verdict_compiled(r)]
+    return lines + [""]
+
+
 def report(results: dict, started: str, seconds: float) -> str:
     import torch  # here, after the children ran: this process measures nothing
 
@@ -151,6 +171,8 @@ def report(results: dict, started: str, seconds: float) -> str:
     if "compile" in results:
         lines += steps_section("Training steps under torch.compile (inductor), against compiled stock",
                                results["compile"])
+    if "compile_memory" in results:
+        lines += compiled_memory_section(results["compile_memory"])
     verdicts = [v for name, data in results.items() for v in all_verdicts(name, data)]
     counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
     lines += ["### All verdicts", "", ", ".join(f"{k}: {n}" for k, n in counts.items()) or "none", ""]
@@ -159,7 +181,7 @@ def report(results: dict, started: str, seconds: float) -> str:
 
 def add_arguments(ap) -> None:
     ap.add_argument("--quick", action="store_true", help="fewer sizes and rounds: a look, not a record")
-    ap.add_argument("--parts", default="module,steps,memory,compile")
+    ap.add_argument("--parts", default="module,steps,memory,compile,compile_memory")
     ap.add_argument("--module-sizes", default="",
                     help=f"the module part's sizes (default {FULL_MODULE_SIZES}; --quick: {QUICK_MODULE_SIZES}): "
                          "a quick run over every size takes the full list with the quick rounds")

@@ -16,6 +16,9 @@ A row without an interval or an A/A control is never a tie: nothing says what th
 """
 N16_LIMIT = 1.3
 SAVED_TARGETS = {"transformer": 0.88, "mlp_dropout": 0.70}
+# Compiled training with saved_bits against compiled stock (issue 51): saved bytes, and compile time.
+COMPILED_SAVED_TARGETS = {"transformer": 0.90, "mlp_dropout-b2048": 0.81}
+COMPILE_TIME_LIMIT = 1.10
 
 # The verdicts that meet an "at most stock" (or "at most its limit") target.
 MEETS = ("shown", "tie", "met")
@@ -94,9 +97,46 @@ def ratio_text(row: dict) -> str:
     return text
 
 
+def verdict_compiled(row: dict) -> list:
+    """[(what, measured, verdict)] for one compile-memory row (bench/torch/compile_memory.py):
+    the same bits; saved bytes at most compiled stock's and eager relugrad's, and the target where
+    one is set; peak at most compiled stock's, and below it where the saved bytes are; step time
+    at most compiled stock's (tie rule); compile time within COMPILE_TIME_LIMIT (a single compile
+    each: beside it the A/A ratio of a second compiled stock, its noise); no added graph, graph
+    break or recompilation."""
+    saved, s = row["saved"], row["saved"]["compiled_relugrad"] / row["saved"]["compiled_stock"]
+    out = [("same bits as compiled stock", "yes" if row["same_bits"] else "NO", "met" if row["same_bits"] else "over"),
+           ("saved bytes at most compiled stock's", f"{s:.3f}", "met" if s <= 1.0 else "over")]
+    e = saved["compiled_relugrad"] / saved["eager_relugrad"]
+    out.append(("saved bytes at most eager relugrad's", f"{e:.3f}", "met" if e <= 1.0 else "over"))
+    target = COMPILED_SAVED_TARGETS.get(row["model"])
+    if target is not None:
+        out.append((f"saved bytes at most {target:.2f}x compiled stock", f"{s:.3f}", "met" if s <= target else "over"))
+    if "peak" in row:
+        p = row["peak"]["compiled_relugrad"] / row["peak"]["compiled_stock"]
+        runs = row["peak_runs"]
+        spread = max(runs["compiled_stock"]) >= row["peak"]["compiled_relugrad"]
+        lower = s >= 1.0 or p < 1.0
+        verdict = "met" if (p <= 1.0 and lower) else ("within the children's spread" if spread else "over")
+        out.append(("peak at most compiled stock's (lower where saved is)", f"{p:.3f}", verdict))
+    out.append(("step time at most compiled stock's", ratio_text(row), verdict_step(row)))
+    c = row["compile_s"]
+    ratio, control = c["compiled_relugrad"] / c["compiled_stock"], c["compiled_copy"] / c["compiled_stock"]
+    out.append((f"compile time at most {COMPILE_TIME_LIMIT:.2f}x", f"{ratio:.2f} (A/A {control:.2f})",
+                "met" if ratio <= COMPILE_TIME_LIMIT else "over"))
+    d = row["dynamo"]
+    added = {k: d["compiled_relugrad"][k] - d["compiled_stock"][k] for k in ("graphs", "breaks", "recompiles")}
+    again = row["recompiled_while_timed"]["graphs"]
+    out.append(("no added graphs, breaks or recompilations", f"{added}, {again} while timed",
+                "met" if not any(added.values()) and not again else "over"))
+    return out
+
+
 def all_verdicts(part: str, data: dict) -> list:
-    """Every verdict of one part of the report (module, steps, memory, compile)."""
+    """Every verdict of one part of the report (module, steps, memory, compile, compile_memory)."""
     rows = data["rows"]
+    if part == "compile_memory":
+        return [v for r in rows for _, _, v in verdict_compiled(r)]
     if part == "module":
         return [verdict_module(r) for r in rows]
     if part == "memory":

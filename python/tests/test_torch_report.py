@@ -103,3 +103,36 @@ def test_a_module_row_ties_against_1_00_but_n16_keeps_its_own_limit(report):
               "ratio_ci95": [0.99, 1.01], "control_ratio": 1.003, "control_ci95": [0.99, 1.01]}
     assert report.verdict_memory(memory)[-1] == (
         "step time at most stock's", "1.002 [0.990, 1.010], A/A 1.003 [0.990, 1.010]", "tie")
+
+
+def compiled_row(saved_ours=80.0, eager_ours=90.0, peak_ours=95.0, compile_ours=10.5, graphs_ours=1, same=True,
+                 model="mlp_dropout-b2048"):
+    c = {"graphs": 1, "breaks": 0, "recompiles": 0}
+    return {"model": model, "same_bits": same,
+            "saved": {"eager_stock": 150.0, "eager_relugrad": eager_ours, "compiled_stock": 100.0,
+                      "compiled_relugrad": saved_ours},
+            "peak": {"compiled_stock": 100.0, "compiled_relugrad": peak_ours},
+            "peak_runs": {"compiled_stock": [99.0, 100.0, 101.0], "compiled_relugrad": [peak_ours] * 3},
+            "time_ratio": 0.98, "ratio_ci95": [0.96, 0.99], "control_ratio": 1.0, "control_ci95": [0.98, 1.02],
+            "compile_s": {"compiled_stock": 10.0, "compiled_relugrad": compile_ours, "compiled_copy": 10.2},
+            "dynamo": {"compiled_stock": c, "compiled_relugrad": dict(c, graphs=graphs_ours)},
+            "recompiled_while_timed": {"graphs": 0, "breaks": 0, "recompiles": 0}}
+
+
+def test_compiled_rows_hold_bits_bytes_peak_time_and_compile_to_their_limits(report):
+    def verdicts(row):
+        return {what: v for what, _, v in report.verdict_compiled(row)}
+    good = verdicts(compiled_row())
+    assert set(good.values()) == {"met", "shown"}, good
+    assert verdicts(compiled_row(saved_ours=81.0))["saved bytes at most 0.81x compiled stock"] == "met"
+    assert verdicts(compiled_row(saved_ours=81.1))["saved bytes at most 0.81x compiled stock"] == "over"
+    assert verdicts(compiled_row(saved_ours=100.1))["saved bytes at most compiled stock's"] == "over"
+    assert verdicts(compiled_row(eager_ours=79.0))["saved bytes at most eager relugrad's"] == "over"
+    assert verdicts(compiled_row(same=False))["same bits as compiled stock"] == "over"
+    assert verdicts(compiled_row(compile_ours=11.1))["compile time at most 1.10x"] == "over"
+    assert verdicts(compiled_row(graphs_ours=2))["no added graphs, breaks or recompilations"] == "over"
+    peak = "peak at most compiled stock's (lower where saved is)"
+    assert verdicts(compiled_row(peak_ours=100.0))[peak] == "within the children's spread"  # saved lower, peak not
+    assert verdicts(compiled_row(peak_ours=102.0))[peak] == "over"
+    assert verdicts(compiled_row(saved_ours=100.0, peak_ours=100.0, model="resnet50-64"))[peak] == "met"
+    assert report.all_verdicts("compile_memory", {"rows": [compiled_row()]}).count("over") == 0
