@@ -234,8 +234,37 @@ def table_memory(doc: str, machine: str) -> str:
     return "\n".join(out) + "\n"
 
 
+# --- memory-compiled: compiled training, saved booleans as bits (bench.torch compile-memory) ---
+
+COMPILED_FILE = "torch_report_compiled-compile_memory.json"
+COMPILED_COMMAND = (".venv/bin/python -m bench.torch report --parts compile_memory "
+                    "--out docs/results/{m}/torch_report_compiled")
+
+
+def table_memory_compiled(doc: str, machine: str) -> str:
+    data = load(machine, COMPILED_FILE)
+    mib = 1 << 20
+    out = ["| model | saved, eager stock | eager `mask=True` | compiled stock | compiled relugrad | saved ratio "
+           "| peak ratio | step time ratio [95%] | A/A control | compile time ratio (A/A) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        s, c = r["saved"], r["compile_s"]
+        peak = (f"{r['peak']['compiled_relugrad'] / r['peak']['compiled_stock']:.3f}" if r.get("peak") else "-")
+        out.append(f"| {r['model']} | {s['eager_stock'] / mib:.1f} MiB | {s['eager_relugrad'] / mib:.1f} MiB | "
+                   f"{s['compiled_stock'] / mib:.1f} MiB | {s['compiled_relugrad'] / mib:.1f} MiB | "
+                   f"{s['compiled_relugrad'] / s['compiled_stock']:.3f} | {peak} | {fmt_ci(r)} | "
+                   f"{fmt_control(r)} | {c['compiled_relugrad'] / c['compiled_stock']:.2f} "
+                   f"({c['compiled_copy'] / c['compiled_stock']:.2f}) |")
+    out.append("")
+    same = sum(1 for r in data["rows"] if r.get("same_bits"))
+    out.append(f"Outputs, gradients and RNG state bit-identical to compiled stock's: {same} of {len(data['rows'])} "
+               "models. " + provenance(doc, machine, COMPILED_COMMAND.format(m=machine), [COMPILED_FILE],
+                                       f", torch {data['meta']['torch'].split('+')[0]}, inductor"))
+    return "\n".join(out) + "\n"
+
+
 TABLES = {"kernel": table_kernel, "torch": table_torch, "torch-module": table_torch_module,
-          "compile": table_compile, "memory": table_memory}
+          "compile": table_compile, "memory": table_memory, "memory-compiled": table_memory_compiled}
 
 
 def render(doc: str, text: str) -> str:
