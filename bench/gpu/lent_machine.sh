@@ -23,8 +23,11 @@
 #   python  the CUDA tests of the Python package (test_cuda.py, torch_modules/test_native_cuda.py, ...)
 #   use     the point-of-use table: bench/gpu/torch_point_of_use.py (relugrad.torch on CUDA tensors
 #           against nn.ReLU: bits, models, module and whole-step time, peak memory)
+#   compiled  python -m bench.torch compile-memory --device cuda: compiled training with
+#           replace_relu(mask=True) (saved booleans as bits, Triton code) against compiled stock:
+#           saved bytes, CUDA peak, step and compile time, the same bits (compile_memory.json)
 #   cpu     python -m bench.torch report on the machine's own CPU (not in the default PARTS)
-# Time: BUDGET seconds in all (QUICK 170, full 470): each part's timeout is cut to what is left,
+# Time: BUDGET seconds in all (QUICK 200, full 520): each part's timeout is cut to what is left,
 # and a part with under 10 s left is skipped and logged as FAILED.
 # Results: one folder, <gpu>/ (h100, h200, ...; h100-quick for QUICK=1; RESULTS_NAME overrides):
 # $OUT/<gpu>/ when OUT is set (the device tool's output folder: copy it to docs/results/<gpu>/
@@ -36,23 +39,25 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 G="${PREBUILT:-$ROOT/build/gpu-lent}"
 QUICK="${QUICK:-0}"
-PARTS=",${PARTS:-wheel,tests,bench,ab,torch,python,use},"
+PARTS=",${PARTS:-wheel,tests,bench,ab,torch,python,use,compiled},"
 if [[ "$QUICK" == 1 ]]; then
   SIZES="${SIZES:-64K,1M,16M}"
   AB_SIZES="${AB_SIZES:-1M,16M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
   USE_ARGS="${USE_ARGS:---quick --parts bits,kernels,module --rounds 3}"
   PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/torch_modules/test_native_cuda.py}"
-  BUDGET="${BUDGET:-170}"
-  T_TESTS=60 T_BENCH=40 T_AB=20 T_TORCH=40 T_PY=60 T_USE=60
+  BUDGET="${BUDGET:-200}"
+  COMPILED_ARGS="${COMPILED_ARGS:---models mlp_dropout-b2048 --rounds 3 --steps 2}"
+  T_TESTS=60 T_BENCH=40 T_AB=20 T_TORCH=40 T_PY=60 T_USE=60 T_COMPILED=60
 else
   SIZES="${SIZES:-64K,256K,1M,4M,16M,64M,256M,1G}"
   AB_SIZES="${AB_SIZES:-1M,16M,64M,256M}"
   AB_DTYPES="${AB_DTYPES:-f32,bf16}"
   USE_ARGS="${USE_ARGS:-}"
   PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/test_api.py python/tests/test_mask.py python/tests/torch_modules/test_native_cuda.py python/tests/torch_modules/test_stock_path_and_fallbacks.py}"
-  BUDGET="${BUDGET:-470}"
-  T_TESTS=100 T_BENCH=120 T_AB=40 T_TORCH=90 T_PY=120 T_USE=150
+  BUDGET="${BUDGET:-520}"
+  COMPILED_ARGS="${COMPILED_ARGS:---models transformer,mlp_dropout-b2048 --rounds 7 --steps 3}"
+  T_TESTS=100 T_BENCH=120 T_AB=40 T_TORCH=90 T_PY=120 T_USE=150 T_COMPILED=120
 fi
 DTYPES="${DTYPES:-f32,f16,bf16}"
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
@@ -95,7 +100,7 @@ budget_ok() {
 }
 # The results folder after each part: the few files that come back whole, and every log packed.
 publish() {
-  for f in results.csv exactness.log table.md point_of_use.json; do
+  for f in results.csv exactness.log table.md point_of_use.json compile_memory.json; do
     [[ -f "$RES/$f" ]] && cp "$RES/$f" "$DEST/"
   done
   tar -C "$RES" -czf "$DEST/logs.tgz" . 2> /dev/null
@@ -253,6 +258,21 @@ if want use && [[ -d "$SITE/relugrad" ]]; then
   publish
 elif want use; then
   fail "use: no wheel installed in $SITE"
+fi
+
+if want compiled && [[ -d "$SITE/relugrad" ]]; then
+  log "compiled: compiled training with saved_bits against compiled stock, Triton (bench.torch compile-memory --device cuda $COMPILED_ARGS)"
+  lim=$(limit "$T_COMPILED")
+  if budget_ok compiled "$lim"; then
+    # shellcheck disable=SC2086 # COMPILED_ARGS is a list of arguments
+    PYTHONPATH="$SITE" timeout "$lim" "$PY" -m bench.torch compile-memory --device cuda --json "$RES/compile_memory.json" \
+      $COMPILED_ARGS 2>&1 | grep -v -E "Warning|warn" > "$RES/compiled.log"
+    [[ "${PIPESTATUS[0]}" == 0 ]] || fail "compile-memory (see compiled.log)"
+    tail -12 "$RES/compiled.log" >> "$SUMMARY"
+  fi
+  publish
+elif want compiled; then
+  fail "compiled: no wheel installed in $SITE"
 fi
 
 if want cpu && [[ -d "$SITE/relugrad" ]]; then

@@ -13,7 +13,8 @@ Measured:
     autograd is what it keeps), and which saved booleans the rewrite packed or left;
   - peak memory of one step, in a child process per candidate as `steps --peak` measures it (the
     median of --peak-runs children; the compiled children use inductor's caches, so they compile
-    once between them);
+    once between them); with --device cuda, in this process from the CUDA allocator's peak
+    statistics (max_memory_allocated over one step, less what was allocated before it);
   - step time in interleaved rounds (the order rotating): compiled relugrad / compiled stock, with
     the compiled copy / compiled stock A/A ratio taken in the same rounds, and eager relugrad /
     eager stock beside them; each the median of per-round ratios with its ~95% interval;
@@ -76,6 +77,15 @@ def saved_bytes(model, x) -> int:
     return total
 
 
+def rng_state(x) -> torch.Tensor:
+    return torch.cuda.get_rng_state(x.device) if x.is_cuda else torch.get_rng_state()
+
+
+def sync(x) -> None:
+    if x.is_cuda:
+        torch.cuda.synchronize(x.device)
+
+
 def first_step(model, x):
     """(output, every gradient, RNG state after) of one seeded step."""
     model.zero_grad(set_to_none=True)
@@ -84,7 +94,7 @@ def first_step(model, x):
     out.square().mean().backward()
     grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
     model.zero_grad(set_to_none=True)
-    return out.detach(), grads, torch.get_rng_state()
+    return out.detach(), grads, rng_state(x)
 
 
 def same_bits(a, b) -> bool:
@@ -94,9 +104,10 @@ def same_bits(a, b) -> bool:
         a[2], b[2])
 
 
-def candidate(name: str, who: str, x_layout: str = "nchw"):
+def candidate(name: str, who: str, device: str = "cpu"):
     """(model, x) for one candidate, built as the parent builds it (compiled ones not yet called)."""
-    stock, x = build_stock(name, x_layout)
+    stock, x = build_stock(name, "nchw")
+    stock, x = stock.to(device), x.to(device)
     if who in ("eager_relugrad", "compiled_relugrad"):
         model = rt.replace_relu(copy.deepcopy(stock), mask=True)
         rt.saved_bits(False)  # replace_relu turned it on: on only where relugrad's candidate compiles
@@ -114,6 +125,7 @@ def _call_first(model, x, who: str) -> float:
         torch.manual_seed(1)
         step(model, x)
         model.zero_grad(set_to_none=True)
+        sync(x)
         return time.perf_counter() - start
 
 
@@ -150,14 +162,28 @@ def peak_bytes(name: str, who: str, runs: int) -> list:
     return sorted(out)
 
 
-def measure(name: str, rounds: int, steps: int, peak_runs: int) -> dict:
+def cuda_peak(model, x) -> int:
+    """The CUDA allocator's peak over one step, less what was allocated before it."""
+    sync(x)
+    torch.cuda.reset_peak_memory_stats(x.device)
+    before = torch.cuda.memory_allocated(x.device)
+    torch.manual_seed(1)
+    step(model, x)
+    sync(x)
+    peak = torch.cuda.max_memory_allocated(x.device) - before
+    model.zero_grad(set_to_none=True)
+    return peak
+
+
+def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "cpu") -> dict:
     _caches(False)
-    torch.compile(lambda t: t.relu() * 2)(torch.randn(8, requires_grad=True)).sum().backward()  # warm-up
+    warm = torch.randn(8, device=device, requires_grad=True)
+    torch.compile(lambda t: t.relu() * 2)(warm).sum().backward()  # warm-up: inductor's first compile
     # Compile times, each in a fresh dynamo state: the A/A copy, stock, then relugrad.
     models, compile_s, counts = {}, {}, {}
     for who in ("compiled_copy", "compiled_stock", "compiled_relugrad"):
         torch._dynamo.reset()
-        models[who], x = candidate(name, who)
+        models[who], x = candidate(name, who, device)
         before = _dynamo_counts()
         rt_compiled.decisions()
         compile_s[who] = _call_first(models[who], x, who)
@@ -166,7 +192,7 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int) -> dict:
         if who == "compiled_relugrad":
             made = rt_compiled.decisions()
     for who in ("eager_stock", "eager_relugrad"):
-        models[who], x = candidate(name, who)
+        models[who], x = candidate(name, who, device)
         _call_first(models[who], x, who)  # the relugrad one's probe step
     for who in ("compiled_copy", "compiled_stock"):  # compiled before a reset: compiled again, untimed
         _call_first(models[who], x, who)
@@ -182,6 +208,7 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int) -> dict:
             for _ in range(steps):
                 step(model, x)
                 model.zero_grad(set_to_none=True)
+            sync(x)
             times[who].append((time.perf_counter() - start) / steps)
     during = _dynamo_counts()
     row = {"model": name, "shape": list(x.shape), "same_bits": same,
@@ -193,6 +220,10 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int) -> dict:
     row["time_ratio"], row["ratio_ci95"] = ratio_interval(times["compiled_relugrad"], times["compiled_stock"])
     row["control_ratio"], row["control_ci95"] = ratio_interval(times["compiled_copy"], times["compiled_stock"])
     row["eager_ratio"], row["eager_ci95"] = ratio_interval(times["eager_relugrad"], times["eager_stock"])
+    if device == "cuda" and peak_runs:
+        row["peak"] = {who: cuda_peak(models[who], x) for who in WHO[:4]}
+        row["peak_runs"] = {who: [row["peak"][who]] for who in WHO[:4]}
+        peak_runs = 0
     del models
     if peak_runs:
         row["peak"], row["peak_runs"] = {}, {}
@@ -234,6 +265,7 @@ def add_arguments(ap) -> None:
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (0: no peak)")
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # model:candidate, for the peak
 
@@ -248,17 +280,22 @@ def main(args, ap) -> None:
     unknown = [m for m in args.models.split(",") if m not in MODELS]
     if unknown:
         ap.error(f"unknown models {unknown}; known: {','.join(MODELS)}")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; inductor; ms per step: the fastest "
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("compile-memory: --device cuda: no CUDA device")
+    where = torch.cuda.get_device_name() if args.device == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__}, {where}; inductor; ms per step: the fastest "
           f"of {args.rounds} interleaved rounds of {args.steps} steps; ratios: medians of per-round ratios")
     print(HEADER)
     print("|---" * HEADER.count(" | ") + "|---|")
     rows = []
     for name in args.models.split(","):
-        row = measure(name, args.rounds, args.steps, args.peak_runs)
+        row = measure(name, args.rounds, args.steps, args.peak_runs, args.device)
         print(line(row), flush=True)
         rows.append(row)
     if args.json:
-        meta = {"torch": torch.__version__, "machine": cpu_name(), "threads": torch.get_num_threads(),
+        meta = {"torch": torch.__version__, "device": args.device,
+                "machine": torch.cuda.get_device_name() if args.device == "cuda" else cpu_name(),
+                "threads": torch.get_num_threads(),
                 "rounds": args.rounds, "steps": args.steps, "peak_runs": args.peak_runs, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
