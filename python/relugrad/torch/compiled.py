@@ -186,11 +186,22 @@ class _Partitioner(_partitioner_base()):
 
     def __call__(self, gm, joint_inputs, **kwargs):
         _, _, min_cut, _ = _compat.partitioner_hook()
-        if self.inner is not None:
-            fw, bw = self.inner(gm, joint_inputs, **kwargs)
-        else:
-            fw, bw = min_cut(gm, joint_inputs, **kwargs)
-        made = rewrite(fw, bw, kwargs["num_fwd_outputs"])
+
+        def partition():
+            if self.inner is not None:
+                return self.inner(gm, joint_inputs, **kwargs)
+            return min_cut(gm, joint_inputs, **kwargs)
+        fw, bw = partition()
+        if "num_fwd_outputs" not in kwargs:
+            _warn_once("outputs", "this torch's partitioner call does not say how many forward outputs there "
+                                  "are; compiled graphs save booleans as stock does")
+            return fw, bw
+        try:
+            made = rewrite(fw, bw, kwargs["num_fwd_outputs"])
+        except Exception as e:  # a graph the rewrite does not know: stock's partition, not a failed compile
+            _warn_once("rewrite", f"the rewrite failed ({type(e).__name__}: {e}); this graph saves "
+                                  "booleans as stock does")
+            return partition()
         with _lock:
             _decisions.extend(made)
         return fw, bw
@@ -299,11 +310,13 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
     outputs = {a for a in values[:num_fwd_outputs] if isinstance(a, torch.fx.Node)}
     bw_inputs = {n.name: n for n in bw.graph.nodes if n.op == "placeholder"}
     made: List[Decision] = []
+    done = set()
     for i in range(num_fwd_outputs, len(values)):
         b = values[i]
         v = b.meta.get("val") if isinstance(b, torch.fx.Node) else None
-        if not isinstance(v, torch.Tensor) or v.dtype is not torch.bool:
+        if not isinstance(v, torch.Tensor) or v.dtype is not torch.bool or b in done:
             continue
+        done.add(b)
         reason = _why_left(b, v, outputs)
         if reason is None and b.name not in bw_inputs:
             reason = "not a backward input by its name"

@@ -287,3 +287,20 @@ def test_the_switch_takes_a_bool_and_restores_as_a_context_manager():
             assert not compiled.is_enabled()
         assert compiled.is_enabled()
     assert not compiled.is_enabled()
+
+
+def test_a_rewrite_that_fails_leaves_stocks_partition_and_warns_once(monkeypatch):
+    def broken(*args):
+        raise RuntimeError("seeded")
+    monkeypatch.setattr(compiled, "rewrite", broken)
+    compiled._state["warned"].discard("rewrite")
+    torch.manual_seed(0)
+    model, x = ReluDropout(), torch.randn(32, 64)
+    stock, _ = compiled_step(copy.deepcopy(model), x, False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours, made = compiled_step(copy.deepcopy(model), x, True)
+    msgs = [str(w.message) for w in caught if "saved_bits" in str(w.message)]
+    assert len(msgs) == 1 and "the rewrite failed (RuntimeError: seeded)" in msgs[0], msgs
+    assert made == [] and nbytes(ours[2]) == nbytes(stock[2])
+    assert_same(stock, ours)
