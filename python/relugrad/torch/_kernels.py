@@ -4,8 +4,8 @@ read, and the one cache of configurations and plans (layer 0).
 The cache: a call's keyword arguments (semantics, threshold, alpha, threads) -> its
 configuration, relugrad.Options checked once (relugrad._options._torch_config) -> a plan per
 (op, dtype) on the CPU, or per (op, dtype, stream) on CUDA, made on first use and kept by the
-configuration (_options._Config). Every relugrad.torch kernel call looks its plan up there; there
-is no second memo in relugrad.torch.
+configuration (_options._Config). Every relugrad.torch kernel call looks its plan up there, by
+_Config.plan, the lookup relugrad's own calls use; there is no second memo in relugrad.torch.
 """
 from __future__ import annotations
 
@@ -23,12 +23,9 @@ from . import _layout
 
 # The dtypes relugrad's kernels read.
 DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
-# The plan-table key of a CPU plan is op * 8 + dtype code (_options._Config.plans).
-_KEY = 8
 
 __all__ = ["DTYPES", "DeviceScope", "check_semantics", "check_threads", "config", "device_plan", "host_code",
-           "host_dtype", "is_compiling", "kernels_serve", "plain_cpu", "plain_tensor", "plan", "run_relu_grad",
-           "threads_of"]
+           "host_dtype", "is_compiling", "kernels_serve", "plain_cpu", "plain_tensor", "run_relu_grad", "threads_of"]
 
 DeviceScope = _DeviceScope
 host_code = _torch_host_code
@@ -82,21 +79,15 @@ def config(semantics: str, threshold: float, alpha: float, threads: int):
     return _torch_config(semantics, float(threshold), float(alpha), threads_of(int(threads)))
 
 
-def plan(cfg, op: int, code: int):
-    """cfg's CPU plan of op for relugrad dtype code (made on first use)."""
-    return cfg.plans.get(op * _KEY + code) or cfg.plan(op, code)
-
-
 def device_plan(cfg, op: int, name: str, t: Tensor, scope):
-    """The plan of op for t's dtype on t's device: the CPU, or CUDA on the scope's stream
-    (torch's current stream of t's device); TypeError naming the argument for other dtypes."""
+    """cfg's plan of op for t's dtype on t's device (the scope's: _Config.plan, the one lookup);
+    TypeError naming the argument for other dtypes."""
     code = _torch_host_dtype(t.dtype)
     if code is None:
         raise _unsupported(name, str(t.dtype).replace("torch.", ""))
-    if t.device.type == "cuda":
+    if scope.stream is not None:
         _require_cuda(name, f"a tensor on {t.device}")
-        return cfg.cuda_plan(op, code, scope.stream)
-    return plan(cfg, op, code)
+    return cfg.plan(op, code, scope.stream)
 
 
 def run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, cfg) -> None:
@@ -104,7 +95,7 @@ def run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, cfg) -> None:
     if out.is_cpu:
         code = _torch_host_dtype(dy.dtype)
         if code is not None and s.dtype == dy.dtype and s.is_cpu and dy.is_cpu:
-            plan(cfg, _C.OP_RELU_GRAD, code).run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
+            cfg.plan(_C.OP_RELU_GRAD, code).run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
             return
     with _DeviceScope(dy) as scope:
         device_plan(cfg, _C.OP_RELU_GRAD, "dy", dy, scope)(_layout.flat(dy), _layout.flat(s), _layout.flat(out))

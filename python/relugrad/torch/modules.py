@@ -486,6 +486,6 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
         dy, s = _layout.in_order(dy, out.stride()), _layout.in_order(s, out.stride())
     config = _config("torch", float(min_val), 0.0, None, _kernels.threads_of(n_threads), None, None, None, None,
                      "auto", float(max_val))
-    plan = _kernels.plan(config, _C.OP_RELU_GRAD, _kernels.host_dtype(dy.dtype))
+    plan = config.plan(_C.OP_RELU_GRAD, _kernels.host_dtype(dy.dtype))
     plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
     return out
