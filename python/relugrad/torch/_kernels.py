@@ -9,23 +9,25 @@ _Config.plan, the lookup relugrad's own calls use; there is no second memo in re
 """
 from __future__ import annotations
 
+import numbers
 import warnings
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
 
 from .. import _relugrad as _C
 from .._arrays import _DeviceScope, _require_cuda, _torch_host_code, _torch_host_dtype, _unsupported
-from .._options import PRESETS, _thread_count, _torch_config
+from .._options import PRESETS, _real, _thread_count, _torch_config
 from .. import _compat
 from . import _layout
 
 # The dtypes relugrad's kernels read.
 DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
 
-__all__ = ["DTYPES", "DeviceScope", "check_semantics", "check_threads", "config", "device_plan", "host_code",
-           "host_dtype", "is_compiling", "kernels_serve", "plain_cpu", "plain_tensor", "run_relu_grad", "threads_of"]
+__all__ = ["DTYPES", "DeviceScope", "check_flag", "check_real", "check_semantics", "check_tensor", "check_threads",
+           "config", "device_plan", "host_code", "host_dtype", "is_compiling", "kernels_serve", "plain_cpu",
+           "plain_tensor", "run_relu_grad", "threads_of"]
 
 DeviceScope = _DeviceScope
 host_code = _torch_host_code
@@ -41,6 +43,33 @@ def check_threads(threads: Optional[int]) -> int:
     """The checked threads argument, as in every Python entry point: None or 0 -> 0 (torch's
     intra-op threads), N -> N."""
     return _thread_count(threads)
+
+
+# The argument checks of relugrad.torch's public entries, in the NumPy API's words (relugrad._options):
+# a wrong kind of argument is a TypeError, a wrong value a ValueError, and the message starts with
+# the argument's name. Symbolic numbers (torch.compile's SymInt and SymFloat) pass as numbers.
+_SYMBOLIC = (torch.SymInt, torch.SymFloat)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A flag argument as a bool: True or False (1 and 0 too, as nn.ReLU(1) is written)."""
+    if type(value) is bool:
+        return value
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
+
+
+def check_real(name: str, value: Any) -> Any:
+    """A real-number argument: a float (an int as a float), or a symbolic number as it is."""
+    return value if isinstance(value, _SYMBOLIC) else _real(name, value)
+
+
+def check_tensor(name: str, x: Any) -> None:
+    """A tensor argument: a torch.Tensor, or a tensor-like that torch's dispatch hands on through
+    __torch_function__ (an FX proxy while tracing)."""
+    if not isinstance(x, Tensor) and not hasattr(type(x), "__torch_function__"):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
 
 
 def threads_of(threads: int) -> int:
