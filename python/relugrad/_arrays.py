@@ -182,15 +182,20 @@ class _DeviceScope:
     """The CUDA device and stream a call runs on: for a torch tensor on
     cuda:k, device k made current (relugrad launches on the current device)
     and torch's current stream of that device; for other CUDA DLPack arrays
-    the current device and the default stream (0); for CPU arrays nothing."""
+    the current device and the default stream (0); for CPU arrays nothing,
+    stream None. stream is what _Config.plan takes to pick the backend."""
 
     def __init__(self, x: Any) -> None:
-        self.stream = 0
+        self.stream: Optional[int] = None
         self._ctx = None
-        if _kind(x) == "torch" and x.device.type == "cuda":
-            import torch
-            self._ctx = torch.cuda.device(x.device)
-            self.stream = int(torch.cuda.current_stream(x.device).cuda_stream)
+        kind = _kind(x)
+        if kind == "torch":
+            if x.device.type == "cuda":
+                import torch
+                self._ctx = torch.cuda.device(x.device)
+                self.stream = int(torch.cuda.current_stream(x.device).cuda_stream)
+        elif kind == "dlpack" and int(x.__dlpack_device__()[0]) in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+            self.stream = 0
 
     def __enter__(self) -> "_DeviceScope":
         if self._ctx is not None:

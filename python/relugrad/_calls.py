@@ -24,15 +24,7 @@ from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, 
                       _on_cuda, _same_dtype, _torch_host_code, _writable_out, wrote)
 from ._options import _config, _Config, _framework_threads
 
-# The plan-table key of a CPU relu_grad plan, less its dtype (_Config.plan).
-_GRAD = _C.OP_RELU_GRAD * 8
-
-
-def _device_plan(config: _Config, op: int, dtype: int, x: Any, scope: _DeviceScope) -> Any:
-    """The plan of op for dtype on x's device: CPU, or CUDA on the scope's stream."""
-    if _on_cuda(x):
-        return config.cuda_plan(op, dtype, scope.stream)
-    return config.plans.get(op * 8 + dtype) or config.plan(op, dtype)
+_GRAD = _C.OP_RELU_GRAD  # a module global: the hot paths below read it without an attribute lookup
 
 
 def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
@@ -50,7 +42,7 @@ def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
         result = out
     else:
         return None
-    plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
+    plan = config.plan(_GRAD, code)
     plan.run_host(dy.data_ptr(), s.data_ptr(), result.data_ptr(), dy.numel())
     if out is not None:
         wrote(out)
@@ -80,11 +72,11 @@ def _run(dy: ArrayLike, s: ArrayLike, semantics: str, threshold: float, alpha: f
     _same_dtype("out", out_code, "dy", code)
     # The plan checks the rest (contiguity, shapes, devices, overlap) and names the argument.
     if type(dy) is np.ndarray:  # host memory: no device scope, NumPy out
-        plan = config.plans.get(_GRAD + code) or config.plan(_C.OP_RELU_GRAD, code)
+        plan = config.plan(_GRAD, code)
         (plan.reference if reference else plan)(dy_v, s_v, out_v)
         return result
     with _DeviceScope(dy) as scope:
-        plan = _device_plan(config, _C.OP_RELU_GRAD, code, dy, scope)
+        plan = config.plan(_GRAD, code, scope.stream)
         (plan.reference if reference else plan)(dy_v, s_v, out_v)
     if out is None:
         return _as_kind_of(dy, result)
@@ -206,7 +198,7 @@ def relu_forward(x: ArrayLike, *, semantics: str = "torch", threshold: float = 0
     m_v = _mask_view("mask_out", mask)
     _same_dtype("y", y_code, "x", code)
     with _DeviceScope(x) as scope:
-        _device_plan(config, _C.OP_RELU_FORWARD_MASK, code, x, scope)(x_v, y_v, m_v)
+        config.plan(_C.OP_RELU_FORWARD_MASK, code, scope.stream)(x_v, y_v, m_v)
     y = _as_kind_of(x, y) if out is None else y
     mask = _as_kind_of(x, mask) if mask_out is None else mask
     for given in (out, mask_out):
@@ -238,7 +230,7 @@ def relu_grad_mask(dy: ArrayLike, mask: ArrayLike, *, semantics: str = "torch", 
     out_v, out_code = _binding_view("out", result)
     _same_dtype("out", out_code, "dy", code)
     with _DeviceScope(dy) as scope:
-        _device_plan(config, _C.OP_RELU_GRAD_MASK, code, dy, scope)(dy_v, m_v, out_v)
+        config.plan(_C.OP_RELU_GRAD_MASK, code, scope.stream)(dy_v, m_v, out_v)
     if out is None:
         return _as_kind_of(dy, result)
     wrote(out)

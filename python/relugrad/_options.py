@@ -131,8 +131,8 @@ def _checked_options(semantics: str, threshold: float, alpha: float, clip: Optio
 
 class _Config:
     """One configuration: its relugrad.Options (CPU backend) and the plans
-    made from it, each created on first use: per op and dtype on the CPU,
-    per op, dtype and stream on CUDA. The stream is an execution setting of
+    made from it, each created on first use (plan): per op and dtype on the
+    CPU, per op, dtype and stream on CUDA. The stream is an execution setting of
     the options (Options.with_execution), as in relugrad_options."""
 
     __slots__ = ("options", "plans")
@@ -141,20 +141,18 @@ class _Config:
         self.options = options
         self.plans: Dict[Any, Any] = {}
 
-    def plan(self, op: int, dtype: int) -> Any:
-        """The CPU plan of op for dtype. Hot callers read plans[op * 8 + dtype] first."""
+    def plan(self, op: int, dtype: int, stream: Optional[int] = None) -> Any:
+        """The plan of op for dtype: the CPU's (stream None), or the CUDA backend's launching on
+        stream (0: the default stream; _arrays._DeviceScope.stream gives a call's). The one plan
+        lookup of the calls and of relugrad.torch; the key is spelled here only: op * 8 + dtype
+        (the library's dtype codes are below 8), paired with the stream on CUDA."""
         key = op * 8 + dtype
+        if stream is not None:
+            key = (key, stream)
         plan = self.plans.get(key)
         if plan is None:
-            plan = self.plans[key] = Plan(op, dtype, self.options)
-        return plan
-
-    def cuda_plan(self, op: int, dtype: int, stream: int) -> Any:
-        """The plan of op for dtype on the CUDA backend, launching on stream (0: the default stream)."""
-        key = (op * 8 + dtype, stream)
-        plan = self.plans.get(key)
-        if plan is None:
-            plan = self.plans[key] = Plan(op, dtype, self.options.with_execution(_C.BACKEND_CUDA, stream))
+            options = self.options if stream is None else self.options.with_execution(_C.BACKEND_CUDA, stream)
+            plan = self.plans[key] = Plan(op, dtype, options)
         return plan
 
 

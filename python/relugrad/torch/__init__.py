@@ -12,7 +12,12 @@ kernels, vmap rules, autograd with jvp):
 The mask holds one bit per element of x in x's logical (row-major) order, whatever x's strides,
 so relu_grad_mask(dy, relu_mask(x)[1]) is threshold_backward(dy, relu(x), 0) for any layout of x
 and dy. Every result has the layout PyTorch's own op gives (channels_last stays channels_last).
-threads 0 = torch's intra-op threads.
+threads 0 = torch's intra-op threads. relugrad.torch.relu_grad, relu, relu_mask and relu_grad_mask
+call these ops with their arguments checked first (_checked_ops).
+
+Every public entry refuses an argument of the wrong kind with a TypeError (an unknown preset name or
+an out-of-range number with a ValueError) whose message starts with the argument's name, as
+relugrad's NumPy API does.
 
 Modules (relugrad.torch.modules):
 
@@ -44,13 +49,14 @@ threshold_backward(grad, result, 0), which is the gate zero_if_le on y with sele
 the preset computes.
 
 The package is in layers, each importing only from the layers below it (import-linter checks it;
-pyproject.toml): _layout, _kernels, _stock, _native and the hook helpers; ops; modules;
+pyproject.toml): _layout, _kernels, _stock, _native and the hook helpers; ops; modules and _checked_ops;
 fusion and mask_probe; surgery and testing (the hooks relugrad's own tests need, documented
 there). Every private torch API they use is in relugrad._compat.
 """
 from .modules import NATIVE, NATIVE_STATUS, LinearReLU, ReLU, ReLUDropout, hardtanh_grad, use_native
 from .compiled import saved_bits
-from .ops import decompositions, inductor_decompositions, relu, relu_grad, relu_grad_mask, relu_mask
+from .ops import decompositions, inductor_decompositions
+from ._checked_ops import relu, relu_grad, relu_grad_mask, relu_mask
 from .surgery import (
                       ReplaceEntry,
                       ReplaceError,

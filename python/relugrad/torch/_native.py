@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from typing import Iterable, Iterator, Optional, Tuple
+from typing import ContextManager, Iterable, Iterator, Optional, Tuple
 
 import torch
 
@@ -57,17 +57,25 @@ relu_dropout = _library.relu_dropout if LOADED else None
 ENTRIES = ("relu", "linear_relu", "relu_dropout")
 
 
-@contextlib.contextmanager
-def use_native(enabled: bool, entries: Iterable[str] = ENTRIES) -> Iterator[None]:
+def use_native(enabled: bool, entries: Iterable[str] = ENTRIES) -> ContextManager[None]:
     """Within the block, the named eager entries ("relu": ReLU, "linear_relu": LinearReLU,
     "relu_dropout": ReLUDropout; default all) are the torch-native ones (enabled=True, where they
     loaded) or not (False: ReLU takes the custom ops, the fused modules their unfused or composed
     path, as without the library). Process-wide, not per thread: for tests and benchmarks that
-    compare the paths."""
+    compare the paths. The arguments are checked when it is called, before the block."""
+    if type(enabled) is not bool:
+        raise TypeError(f"enabled: expected a bool, got {type(enabled).__name__}")
+    if isinstance(entries, str) or not isinstance(entries, Iterable):
+        raise TypeError(f"entries: expected an iterable of entry names {ENTRIES}, got {type(entries).__name__}")
     names = tuple(entries)
     unknown = [n for n in names if n not in ENTRIES]
     if unknown:
         raise ValueError(f"entries: {unknown} not among {ENTRIES}")
+    return _entries_set(enabled, names)
+
+
+@contextlib.contextmanager
+def _entries_set(enabled: bool, names: Tuple[str, ...]) -> Iterator[None]:
     module = globals()
     saved = {n: module[n] for n in ENTRIES}
     for n in names:

@@ -13,6 +13,7 @@ Each module picks one of three paths per call (docs/torch.md, "The three paths",
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Optional
 
 import torch
@@ -23,7 +24,7 @@ from .. import _relugrad as _C
 from .._options import _config
 from .. import _compat
 from . import _kernels, _layout, _model_hooks, _native, _stock, compiled, ops
-from ._kernels import check_semantics, check_threads
+from ._kernels import check_flag, check_real, check_semantics, check_tensor, check_threads
 
 __all__ = ["ReLU", "ReLUDropout", "LinearReLU", "hardtanh_grad", "NATIVE", "NATIVE_STATUS",
            "use_native", "fused_linear_relu", "fused_relu_dropout", "native_dropout_may_serve"]
@@ -77,9 +78,9 @@ class ReLU(nn.ReLU):
         nn.Module.__init__(self)
         check_semantics(semantics)
         self.semantics = semantics
-        self.inplace = bool(inplace)
+        self.inplace = check_flag("inplace", inplace)
         self.threads = check_threads(threads)
-        self.mask = bool(mask)
+        self.mask = check_flag("mask", mask)
 
     def forward(self, x: Tensor) -> Tensor:
         # The native entry decides in C++ whether x is its plain case (NotImplemented if not:
@@ -92,6 +93,7 @@ class ReLU(nn.ReLU):
             if y is not NotImplemented:
                 return y
         if not isinstance(x, Tensor) or _compat.tracing_state() is not None or _compat.is_exporting():
+            check_tensor("x", x)  # TypeError for what is not a tensor, as nn.ReLU's
             return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
         return self._forward_other(x)
 
@@ -308,14 +310,16 @@ class ReLUDropout(nn.Module):
     def __init__(self, p: float = 0.5, semantics: str = "torch", threads: int = 0, *,
                  relu_inplace: bool = False, dropout_inplace: bool = False) -> None:
         super().__init__()
+        p = check_real("p", p)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p: dropout probability has to be between 0 and 1, but got {p}")
         check_semantics(semantics)
         threads = check_threads(threads)
         self.p, self.semantics, self.threads = float(p), semantics, threads
-        self.relu_inplace, self.dropout_inplace = bool(relu_inplace), bool(dropout_inplace)
+        self.relu_inplace = check_flag("relu_inplace", relu_inplace)
+        self.dropout_inplace = check_flag("dropout_inplace", dropout_inplace)
         # Not a submodule: restore_relu and replace_relu see this module as one unit.
-        object.__setattr__(self, "_relu", ReLU(semantics, inplace=relu_inplace, threads=threads))
+        object.__setattr__(self, "_relu", ReLU(semantics, inplace=self.relu_inplace, threads=threads))
 
     def forward(self, x: Tensor) -> Tensor:
         if torch.jit.is_scripting():
@@ -327,6 +331,7 @@ class ReLUDropout(nn.Module):
     @torch.jit.unused
     def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            check_tensor("x", x)
             return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
                              self.dropout_inplace)
         out = fused_relu_dropout(x, self.p, self.training, self.semantics, self.threads)
@@ -406,8 +411,13 @@ class LinearReLU(nn.Linear):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
                  relu_inplace: bool = False, threads: Optional[int] = 0) -> None:
+        for name, value in (("in_features", in_features), ("out_features", out_features)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+            if value < 0:
+                raise ValueError(f"{name}: must be >= 0, got {value}")
         super().__init__(in_features, out_features, bias, device, dtype)
-        self.relu_inplace = bool(relu_inplace)
+        self.relu_inplace = check_flag("relu_inplace", relu_inplace)
         self.relu_threads = check_threads(threads)
         # Not a submodule: state_dict and restore_relu see one Linear.
         object.__setattr__(self, "_relu", ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
@@ -422,6 +432,7 @@ class LinearReLU(nn.Linear):
     @torch.jit.unused
     def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
+            check_tensor("x", x)
             return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
         y = fused_linear_relu(self, x)
         return self._relu(F.linear(x, self.weight, self.bias)) if y is None else y
@@ -470,6 +481,9 @@ def _output(dy: Tensor, s: Tensor):
 def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads: Optional[int] = 0) -> Tensor:
     """aten::hardtanh_backward(dy, s, min_val, max_val) by relugrad's kernels; s
     is the forward input or output (same result)."""
+    check_tensor("dy", dy)
+    check_tensor("s", s)
+    min_val, max_val = check_real("min_val", min_val), check_real("max_val", max_val)
     n_threads = check_threads(threads)
     # Plain tensors only (no subclass, no torch.func or is_grads_batched wrapper); a max_val of
     # +inf is torch's own op: there stock's gate s < max_val closes s = +inf, while relugrad's
@@ -486,6 +500,6 @@ def hardtanh_grad(dy: Tensor, s: Tensor, min_val: float, max_val: float, threads
         dy, s = _layout.in_order(dy, out.stride()), _layout.in_order(s, out.stride())
     config = _config("torch", float(min_val), 0.0, None, _kernels.threads_of(n_threads), None, None, None, None,
                      "auto", float(max_val))
-    plan = _kernels.plan(config, _C.OP_RELU_GRAD, _kernels.host_dtype(dy.dtype))
+    plan = config.plan(_C.OP_RELU_GRAD, _kernels.host_dtype(dy.dtype))
     plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), out.numel())
     return out

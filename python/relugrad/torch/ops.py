@@ -25,13 +25,14 @@ from torch import Tensor
 
 from .. import _relugrad as _C
 from .. import _compat
+from .._options import PRESETS
 from . import _kernels, _layout, _stock, compiled
 from ._kernels import check_semantics, check_threads
 
 # The kernels below run on both devices: the bindings pick the backend from the tensors' DLPack
 # device (CPU -> CPU backend, CUDA -> CUDA backend).
 _DEVICES = ("cpu", "cuda")
-_PRESET_CODES = {name: _C.preset_from_name(name) for name in ("torch", "tensorflow", "jax", "onednn", "mindspore")}
+_PRESETS = frozenset(PRESETS)  # the library's preset names
 
 __all__ = ["relu_grad", "relu", "relu_mask", "relu_grad_mask", "decompositions", "inductor_decompositions",
            "relu_grad_kernel", "relu_mask_kernel", "relu_grad_mask_kernel", "in_place_function",
@@ -44,11 +45,11 @@ def relu_grad_kernel(dy: Tensor, s: Tensor, semantics: str, threshold: float, al
                      threads: int) -> Tensor:
     """relugrad::relu_grad's kernel, also called directly by the eager Functions' backward."""
     code = _kernels.host_code(dy, s)
-    if code is not None and semantics in _PRESET_CODES and type(threads) is int and threads >= 0:
+    if code is not None and semantics in _PRESETS and type(threads) is int and threads >= 0:
         # Contiguous CPU tensors of one supported dtype and shape (every eager ReLU backward):
         # the configuration's plan by address into a fresh contiguous out (empty_like: the
         # cheapest allocation with dy's options).
-        plan = _kernels.plan(_kernels.config(semantics, threshold, alpha, threads), _C.OP_RELU_GRAD, code)
+        plan = _kernels.config(semantics, threshold, alpha, threads).plan(_C.OP_RELU_GRAD, code)
         out = torch.empty_like(dy, memory_format=torch.contiguous_format)
         plan.run_host(dy.data_ptr(), s.data_ptr(), out.data_ptr(), dy.numel())
         return out

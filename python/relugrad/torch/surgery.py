@@ -37,7 +37,7 @@ from torch.overrides import TorchFunctionMode
 
 from .. import _compat
 from . import _kernels, _model_hooks, _script, _stale, compiled, fusion, mask_probe, modules
-from ._kernels import check_semantics, check_threads
+from ._kernels import check_flag, check_semantics, check_threads
 
 __all__ = ["replace_relu", "restore_relu", "ReplaceReport", "ReplaceEntry", "ReplaceError", "ReplaceWarning",
            "fuse_custom_config"]
@@ -368,6 +368,12 @@ def functional_scope(model: nn.Module) -> Optional[_FunctionalScope]:
     return found[0] if found else None
 
 
+def _check_model(model) -> None:
+    if not isinstance(model, nn.Module):
+        what = f"the class {model.__name__}; pass an instance" if isinstance(model, type) else type(model).__name__
+        raise TypeError(f"model: expected a torch.nn.Module, got {what}")
+
+
 def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[int] = 0, mask: bool = False, *,
                  functional: bool = False, strict: bool = False, return_report: bool = False,
                  fuse_linear: bool = False):
@@ -390,8 +396,12 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
     left; otherwise anything left gets one ReplaceWarning (its count, reason and fix) unless
     return_report=True. Returns model (a ReLU if model itself is a replaceable nn.ReLU), or (model, report)
     with return_report=True."""
+    _check_model(model)
     check_semantics(semantics)
     threads = check_threads(threads)
+    mask = check_flag("mask", mask)
+    functional, strict = check_flag("functional", functional), check_flag("strict", strict)
+    return_report, fuse_linear = check_flag("return_report", return_report), check_flag("fuse_linear", fuse_linear)
     actions, report = _plan(model, functional, semantics)
     if strict and _relus_left(report):
         raise ReplaceError(report)
@@ -405,7 +415,7 @@ def replace_relu(model: nn.Module, semantics: str = "torch", threads: Optional[i
             continue
         new = made.get(id(child))
         if new is None:
-            new = modules.ReLU(semantics, inplace=child.inplace, threads=threads, mask=mask)
+            new = modules.ReLU(semantics, inplace=bool(child.inplace), threads=threads, mask=mask)
             made[id(child)] = new
             _model_hooks.move_hooks(child, new)
         if parent is None:
@@ -461,6 +471,8 @@ def restore_relu(model: nn.Module, *, return_report: bool = False):
     """Turns every relugrad ReLU in model back into nn.ReLU(inplace=<its>) (a transformer
     activation back into F.relu), keeping hooks, and removes the functional scope. state_dict
     is unchanged. Returns model (an nn.ReLU if model itself is a ReLU), or (model, report)."""
+    _check_model(model)
+    return_report = check_flag("return_report", return_report)
     report = ReplaceReport()
     made: Dict[int, nn.Module] = {}
 
