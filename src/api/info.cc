@@ -6,9 +6,9 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
 #include "hwy/highway.h"
+#include "isa/isa.h"
 #include "relugrad/relugrad.h"
 
 #define RG_STR2(x) #x

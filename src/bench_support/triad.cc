@@ -37,9 +37,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include "core/work_plan.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
 #include "cpu/thread_pool.h"
+#include "isa/isa.h"
 #include "bench_support/triad.h"
 
 namespace relugrad {

@@ -10,6 +10,7 @@
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
 #include "cpu/variants.h"
+#include "isa/isa.h"
 #include "profile/profile.h"
 
 namespace relugrad {

@@ -3,11 +3,11 @@
 #include <cstdint>
 
 #include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
 #include "cpu/mask_kernels.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
+#include "isa/isa.h"
 #include "profile/profile.h"
 
 namespace relugrad {

@@ -1,3 +1,5 @@
+#include "isa/isa.h"
+
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -5,7 +7,6 @@
 #include <mutex>
 
 #include "core/error.h"
-#include "cpu/cpu_kernels.h"
 #include "hwy/targets.h"
 
 #if defined(__x86_64__) || defined(__i386__)
