@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "cuda/device_checks.h"
 #include "cuda/dropout_kernels.h"
-#include "cuda/kernel_body.h"
+#include "cuda/launch_plan.h"
 
 namespace relugrad {
 

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "cuda/device_checks.h"
 #include "cuda/device_params.h"
-#include "cuda/kernel_body.h"
+#include "cuda/launch_plan.h"
 #include "cuda/mask_kernels.h"
 
 namespace relugrad {

@@ -13,8 +13,8 @@
 #include "core/dtype_traits.h"
 #include "cuda/device_params.h"
 #include "cuda/element.h"
-#include "cuda/kernel_body.h"
 #include "cuda/launch_config.h"
+#include "cuda/launch_plan.h"
 
 namespace relugrad {
 namespace cuda {

@@ -10,8 +10,8 @@
 
 #include "cuda/device_params.h"
 #include "cuda/element.h"
-#include "cuda/kernel_body.h"
 #include "cuda/launch_config.h"
+#include "cuda/launch_plan.h"
 
 namespace relugrad {
 namespace cuda {

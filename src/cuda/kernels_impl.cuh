@@ -1,8 +1,8 @@
 // The ReluGrad CUDA kernels: one rule per element (element.h), a 16-byte
 // vector body with scalar head and tail, or an all-scalar kernel when the
 // three pointers disagree on their offset within 16 bytes, in one of three
-// launch geometries (kernel_body.h holds the bodies, the split into
-// launches and the reasons). The work is memory-bound (3 bytes moved per
+// launch geometries (relu_grad_body.h holds the bodies, launch_plan.h the
+// split into launches and the reasons). The work is memory-bound (3 bytes moved per
 // byte of output), so the kernels are built for bytes in flight: 16-byte
 // loads/stores (the widest per-thread access), every load of a thread before
 // its stores, and no shared memory. dx may alias dy or s exactly, so no
@@ -21,12 +21,14 @@
 
 #include "cuda/kernels.h"
 #include "cuda/kernels_dtype.h"
+#include "cuda/launch_plan.h"
+#include "cuda/relu_grad_body.h"
 
 namespace relugrad {
 namespace cuda {
 namespace {
 
-// The bodies live in kernel_body.h (shared with the host tests); these
+// The bodies live in relu_grad_body.h (shared with the host tests); these
 // wrappers only supply the block and thread indices.
 template <Dtype D, Mode M>
 __global__ void __launch_bounds__(kOneShotThreads)
