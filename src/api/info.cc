@@ -5,8 +5,8 @@
 
 #include "core/backend.h"
 #include "core/error.h"
-#include "cpu/cpu_backend.h"
 #include "cpu/launch.h"
+#include "cpu/relu_grad_backend.h"
 #include "hwy/highway.h"
 #include "isa/isa.h"
 #include "relugrad/relugrad.h"

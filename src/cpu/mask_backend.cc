@@ -2,9 +2,9 @@
 
 #include <cstdint>
 
-#include "cpu/cpu_backend.h"
 #include "cpu/launch.h"
 #include "cpu/mask_kernels.h"
+#include "cpu/relu_grad_backend.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
 #include "isa/isa.h"

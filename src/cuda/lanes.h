@@ -1,5 +1,5 @@
 // 16-byte vectors and their lanes, the unit every CUDA kernel body moves
-// (kernels_impl.cuh, mask_kernels.cu, dropout_kernels.cu). Host-and-device
+// (relu_grad_kernels.cuh, mask_kernels.cu, dropout_kernels.cu). Host-and-device
 // code, as the bodies are (launch_plan.h).
 #ifndef RELUGRAD_CUDA_LANES_H_
 #define RELUGRAD_CUDA_LANES_H_

@@ -1,6 +1,6 @@
 // The host-side split of a CUDA call into launches, blocks and threads, and
 // the geometries the kernel bodies run in (relu_grad_body.h, mask_body.h,
-// dropout_body.h). Host-and-device code: kernels_impl.cuh, mask_kernels.cu
+// dropout_body.h). Host-and-device code: relu_grad_kernels.cuh, mask_kernels.cu
 // and dropout_kernels.cu wrap each body in a __global__ function (block and
 // thread from blockIdx/threadIdx) and launch it as the ForEach*Launch planners
 // below say; tests/cuda runs the very same bodies and planners on the CPU for
@@ -8,7 +8,7 @@
 // and bounds are tested without a GPU.
 //
 // Launch geometries (Geometry; RELUGRAD_CUDA_GEOMETRY selects one per process,
-// kernels.h):
+// relu_grad_kernels.h):
 //   one-shot     the default, PyTorch's elementwise geometry: 128-thread
 //                blocks, 8 elements per thread (16-byte vectors: two per input
 //                for f32, one for 16-bit, four for f64), a grid of

@@ -1,7 +1,7 @@
 // The bodies of the CUDA relu_grad kernels in the three launch geometries
 // (one-shot, grid-stride, pipelined; launch_plan.h describes them and the
 // aliasing rule that lets every body load before it stores). Host-and-device
-// code: kernels_impl.cuh wraps them in __global__ functions, and
+// code: relu_grad_kernels.cuh wraps them in __global__ functions, and
 // tests/cuda/cuda_kernel_host_test.cc runs them on the CPU.
 #ifndef RELUGRAD_CUDA_RELU_GRAD_BODY_H_
 #define RELUGRAD_CUDA_RELU_GRAD_BODY_H_

@@ -1,7 +1,7 @@
 // The CPU backend of the fused ReLU + dropout planes (relugrad.h, "ReLU
 // followed by dropout"): relugrad_pack_bits and relugrad_relu_dropout_grad.
-#ifndef RELUGRAD_CPU_DROPOUT_H_
-#define RELUGRAD_CPU_DROPOUT_H_
+#ifndef RELUGRAD_CPU_DROPOUT_BACKEND_H_
+#define RELUGRAD_CPU_DROPOUT_BACKEND_H_
 
 #include <cstdint>
 
@@ -17,4 +17,4 @@ relugrad_status CpuReluDropoutGrad(Dtype dtype, int64_t n, const void* dy, const
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CPU_DROPOUT_H_
+#endif  // RELUGRAD_CPU_DROPOUT_BACKEND_H_

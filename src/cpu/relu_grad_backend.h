@@ -1,7 +1,7 @@
 // The CPU backend: runs the dispatched Highway block kernel over the blocks
 // and chunks the launch policy (cpu/launch.h) decides, on the worker pool.
-#ifndef RELUGRAD_CPU_CPU_BACKEND_H_
-#define RELUGRAD_CPU_CPU_BACKEND_H_
+#ifndef RELUGRAD_CPU_RELU_GRAD_BACKEND_H_
+#define RELUGRAD_CPU_RELU_GRAD_BACKEND_H_
 
 #include <cstdint>
 
@@ -31,4 +31,4 @@ int DefaultThreads();
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CPU_CPU_BACKEND_H_
+#endif  // RELUGRAD_CPU_RELU_GRAD_BACKEND_H_

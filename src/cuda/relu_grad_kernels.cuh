@@ -8,21 +8,21 @@
 // its stores, and no shared memory. dx may alias dy or s exactly, so no
 // pointer is __restrict__ and no read-only-cache load (ld.global.nc) is used.
 //
-// Included by one translation unit per dtype (kernels_f32.cu, kernels_f16.cu,
-// kernels_bf16.cu, kernels_f64.cu), so a parallel build compiles the dtypes'
+// Included by one translation unit per dtype (relu_grad_kernels_f32.cu, relu_grad_kernels_f16.cu,
+// relu_grad_kernels_bf16.cu, relu_grad_kernels_f64.cu), so a parallel build compiles the dtypes'
 // instantiations side by side. Everything here has internal linkage: each
-// unit exports only its LaunchReluGrad<dtype> (kernels_dtype.h).
-#ifndef RELUGRAD_CUDA_KERNELS_IMPL_CUH_
-#define RELUGRAD_CUDA_KERNELS_IMPL_CUH_
+// unit exports only its LaunchReluGrad<dtype> (relu_grad_kernels_dtype.h).
+#ifndef RELUGRAD_CUDA_RELU_GRAD_KERNELS_CUH_
+#define RELUGRAD_CUDA_RELU_GRAD_KERNELS_CUH_
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "cuda/kernels.h"
-#include "cuda/kernels_dtype.h"
 #include "cuda/launch_plan.h"
 #include "cuda/relu_grad_body.h"
+#include "cuda/relu_grad_kernels.h"
+#include "cuda/relu_grad_kernels_dtype.h"
 
 namespace relugrad {
 namespace cuda {
@@ -154,4 +154,4 @@ cudaError_t LaunchMode(Mode mode, const VectorPlan& plan, int64_t n, const void*
 }  // namespace cuda
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CUDA_KERNELS_IMPL_CUH_
+#endif  // RELUGRAD_CUDA_RELU_GRAD_KERNELS_CUH_

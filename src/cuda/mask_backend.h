@@ -1,9 +1,9 @@
 // CUDA entry points of the 1-bit mask path (device pointers, launched on
 // `stream`, a cudaStream_t or nullptr for the default stream; arrays already
 // validated by the plan). The CUDA row of the backend interface
-// (cuda_backend.cc) calls them with its plan's stream.
-#ifndef RELUGRAD_CUDA_CUDA_MASK_H_
-#define RELUGRAD_CUDA_CUDA_MASK_H_
+// (backend_row.cc) calls them with its plan's stream.
+#ifndef RELUGRAD_CUDA_MASK_BACKEND_H_
+#define RELUGRAD_CUDA_MASK_BACKEND_H_
 
 #include <cstdint>
 
@@ -18,4 +18,4 @@ relugrad_status CudaReluGradMask(Dtype dtype, int64_t n, const void* dy, const u
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CUDA_CUDA_MASK_H_
+#endif  // RELUGRAD_CUDA_MASK_BACKEND_H_

@@ -1,7 +1,7 @@
 // Host side of the fused ReLU + dropout planes on CUDA: the device and
 // pointer checks every CUDA entry point runs (device_checks.h), then one
 // launch (per 2 GiB of an array) on the caller's stream.
-#include "cuda/cuda_dropout.h"
+#include "cuda/dropout_backend.h"
 
 #include "core/error.h"
 #include "cuda/device_checks.h"

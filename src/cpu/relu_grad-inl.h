@@ -1,5 +1,5 @@
 // ReluGrad kernels on raw bits, written once with Highway and compiled for
-// every target by cpu_kernels.cc (foreach_target). Included once per target.
+// every target by relu_grad_kernels.cc (foreach_target). Included once per target.
 // Each fast path is a row of variants.inc; RunVariant holds the rows' bodies.
 //
 // The rules are integer operations on bit patterns (KernelParams holds the
@@ -14,11 +14,11 @@
 // buffer: never a byte read or written outside [p, p + n).
 
 // Per-target include guard (Highway's idiom).
-#if defined(RELUGRAD_CPU_RELUGRAD_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef RELUGRAD_CPU_RELUGRAD_INL_H_
-#undef RELUGRAD_CPU_RELUGRAD_INL_H_
+#if defined(RELUGRAD_CPU_RELU_GRAD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef RELUGRAD_CPU_RELU_GRAD_INL_H_
+#undef RELUGRAD_CPU_RELU_GRAD_INL_H_
 #else
-#define RELUGRAD_CPU_RELUGRAD_INL_H_
+#define RELUGRAD_CPU_RELU_GRAD_INL_H_
 #endif
 
 #include <cstring>
@@ -26,7 +26,7 @@
 
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/relu_grad_kernels.h"
 #include "cpu/rules-inl.h"
 #include "cpu/scalar_alpha16.h"
 #include "cpu/variants.h"
@@ -268,7 +268,7 @@ HWY_NOINLINE void RunBlockF64(const KernelParams& p, const void* dy, const void*
                               int64_t b, int64_t e) {
   RunBlock<Dtype::kF64>(p, dy, s, dx, b, e);
 }
-// Streaming-store variants for large, non-aliasing outputs (cpu_backend.cc).
+// Streaming-store variants for large, non-aliasing outputs (relu_grad_backend.cc).
 HWY_NOINLINE void RunBlockStreamF16(const KernelParams& p, const void* dy, const void* s, void* dx,
                                     int64_t b, int64_t e) {
   RunBlock<Dtype::kF16, true>(p, dy, s, dx, b, e);
@@ -304,4 +304,4 @@ HWY_NOINLINE const BlockKernel* VariantKernelsF64(bool stream) {
 }  // namespace relugrad
 HWY_AFTER_NAMESPACE();
 
-#endif  // RELUGRAD_CPU_RELUGRAD_INL_H_
+#endif  // RELUGRAD_CPU_RELU_GRAD_INL_H_

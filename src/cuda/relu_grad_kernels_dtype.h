@@ -1,8 +1,8 @@
 // One launcher per dtype, each defined in its own translation unit
-// (kernels_<dtype>.cu, from kernels_impl.cuh) and dispatched by
-// LaunchReluGrad (kernels.cc). Arguments as LaunchReluGrad's.
-#ifndef RELUGRAD_CUDA_KERNELS_DTYPE_H_
-#define RELUGRAD_CUDA_KERNELS_DTYPE_H_
+// (kernels_<dtype>.cu, from relu_grad_kernels.cuh) and dispatched by
+// LaunchReluGrad (relu_grad_kernels.cc). Arguments as LaunchReluGrad's.
+#ifndef RELUGRAD_CUDA_RELU_GRAD_KERNELS_DTYPE_H_
+#define RELUGRAD_CUDA_RELU_GRAD_KERNELS_DTYPE_H_
 
 #include <cuda_runtime_api.h>
 
@@ -28,4 +28,4 @@ RG_DECLARE_LAUNCH(LaunchReluGradF64);
 }  // namespace cuda
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CUDA_KERNELS_DTYPE_H_
+#endif  // RELUGRAD_CUDA_RELU_GRAD_KERNELS_DTYPE_H_

@@ -1,9 +1,9 @@
 // Host side of the ReluGrad CUDA kernels: the environment's launch geometry
 // (read once), the kernels' names, and the dispatch on dtype to the
-// per-dtype translation units (kernels_<dtype>.cu, from kernels_impl.cuh,
+// per-dtype translation units (kernels_<dtype>.cu, from relu_grad_kernels.cuh,
 // which also says how the kernels are built and why).
-#include "cuda/kernels.h"
-#include "cuda/kernels_dtype.h"
+#include "cuda/relu_grad_kernels.h"
+#include "cuda/relu_grad_kernels_dtype.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,10 +1,10 @@
 // The CPU row of the backend interface (core/backend.h): every op, every
 // dtype and rule; the entry points hand the plan's params and its threads
-// and store hint to the CPU backend (cpu_backend.h, mask_backend.h, dropout.h).
+// and store hint to the CPU backend (relu_grad_backend.h, mask_backend.h, dropout_backend.h).
 #include "core/backend.h"
-#include "cpu/cpu_backend.h"
-#include "cpu/dropout.h"
+#include "cpu/dropout_backend.h"
 #include "cpu/mask_backend.h"
+#include "cpu/relu_grad_backend.h"
 #include "cpu/variants.h"
 
 namespace relugrad {

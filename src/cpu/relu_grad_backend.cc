@@ -1,12 +1,12 @@
-#include "cpu/cpu_backend.h"
+#include "cpu/relu_grad_backend.h"
 
 #include <cstdint>
 #include <thread>
 
 #include "core/error.h"
 #include "core/work_plan.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
+#include "cpu/relu_grad_kernels.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
 #include "cpu/variants.h"

@@ -16,7 +16,7 @@
 // backend's plan), so a block owns whole mask bytes. Mask bits go through a
 // padded stack copy because Highway's LoadMaskBits/StoreMaskBits may touch 8
 // bytes; the last partial group of a block goes through bounce buffers as in
-// relugrad-inl.h: never a byte read or written outside [p, p + n).
+// relu_grad-inl.h: never a byte read or written outside [p, p + n).
 //
 // Streaming: for large outputs that alias no input the backend asks for
 // non-temporal stores (Stream) of whole vector-aligned groups: no read for
@@ -24,11 +24,11 @@
 // element instead of 12.125. FlushStream orders them before the join.
 
 // Per-target include guard (Highway's idiom).
-#if defined(RELUGRAD_CPU_RELUGRAD_MASK_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
-#undef RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#if defined(RELUGRAD_CPU_MASK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef RELUGRAD_CPU_MASK_INL_H_
+#undef RELUGRAD_CPU_MASK_INL_H_
 #else
-#define RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#define RELUGRAD_CPU_MASK_INL_H_
 #endif
 
 #include <algorithm>
@@ -360,7 +360,7 @@ HWY_INLINE void RunMaskGradVariant(const KernelParams& p, const void* dy, const 
   } else if constexpr (V == Id::kMulZeroX86Flush || V == Id::kMulZeroX86 ||
                        V == Id::kMulZeroFlush || V == Id::kMulZero) {
     // tensorflow / onednn: the multiply rule with every option a constant,
-    // as in the gate-from-s kernel (relugrad-inl.h).
+    // as in the gate-from-s kernel (relu_grad-inl.h).
     constexpr bool kFlush = V == Id::kMulZeroX86Flush || V == Id::kMulZeroFlush;
     constexpr bool kNative = RELUGRAD_HAVE_FLOAT_MULTIPLY_RULE &&
                              (D == Dtype::kF32 || D == Dtype::kF64) &&
@@ -482,4 +482,4 @@ HWY_NOINLINE void GradMaskBlockF64(const KernelParams& p, const void* dy, const 
 }  // namespace relugrad
 HWY_AFTER_NAMESPACE();
 
-#endif  // RELUGRAD_CPU_RELUGRAD_MASK_INL_H_
+#endif  // RELUGRAD_CPU_MASK_INL_H_

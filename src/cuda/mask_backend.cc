@@ -1,6 +1,6 @@
 // Host side of the CUDA mask path: the same device and pointer checks as
 // ReluGrad (device_checks.h), then one launch on the caller's stream.
-#include "cuda/cuda_mask.h"
+#include "cuda/mask_backend.h"
 
 #include "core/error.h"
 #include "cuda/device_checks.h"

@@ -1,7 +1,7 @@
-// The per-target block kernels (cpu_kernels.cc); the run-time choice of SIMD
+// The per-target block kernels (relu_grad_kernels.cc); the run-time choice of SIMD
 // target they dispatch on is isa/isa.h.
-#ifndef RELUGRAD_CPU_CPU_KERNELS_H_
-#define RELUGRAD_CPU_CPU_KERNELS_H_
+#ifndef RELUGRAD_CPU_RELU_GRAD_KERNELS_H_
+#define RELUGRAD_CPU_RELU_GRAD_KERNELS_H_
 
 #include <cstdint>
 
@@ -23,4 +23,4 @@ BlockKernel DispatchStreamingBlockKernel(Dtype dtype);
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CPU_CPU_KERNELS_H_
+#endif  // RELUGRAD_CPU_RELU_GRAD_KERNELS_H_

@@ -1,14 +1,14 @@
-// Compiles relugrad-inl.h for every Highway target and exports a dispatch
+// Compiles relu_grad-inl.h for every Highway target and exports a dispatch
 // table (Highway's skeleton idiom: foreach_target + HWY_EXPORT).
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpu/cpu_kernels.cc"
+#define HWY_TARGET_INCLUDE "cpu/relu_grad_kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
-#include "cpu/relugrad-inl.h"
+#include "cpu/relu_grad-inl.h"
 #include "hwy/highway.h"
 
 #if HWY_ONCE
-#include "cpu/cpu_kernels.h"
+#include "cpu/relu_grad_kernels.h"
 #include "cpu/variants.h"
 
 namespace relugrad {

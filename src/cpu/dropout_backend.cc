@@ -7,7 +7,7 @@
 // serve the C API, the CLI and the tests; relugrad.torch's CPU ReLUDropout
 // keeps its own fused kernels, and the planes' hot path is the CUDA one
 // (cuda/dropout_kernels.cu), so no Highway kernel is written for them.
-#include "cpu/dropout.h"
+#include "cpu/dropout_backend.h"
 
 #include <cstring>
 

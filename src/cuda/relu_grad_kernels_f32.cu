@@ -1,5 +1,5 @@
-// The ReluGrad kernels for f32 data (kernels_impl.cuh).
-#include "cuda/kernels_impl.cuh"
+// The ReluGrad kernels for f32 data (relu_grad_kernels.cuh).
+#include "cuda/relu_grad_kernels.cuh"
 
 namespace relugrad {
 namespace cuda {

@@ -1,9 +1,9 @@
-// Launchers of the ReluGrad CUDA kernels (kernels.cc; the kernels are in
-// kernels_impl.cuh, compiled per dtype). The host policy
-// (device checks, pointer checks, error messages) lives in cuda_backend.cc;
+// Launchers of the ReluGrad CUDA kernels (relu_grad_kernels.cc; the kernels are in
+// relu_grad_kernels.cuh, compiled per dtype). The host policy
+// (device checks, pointer checks, error messages) lives in relu_grad_backend.cc;
 // this layer only picks a kernel and launches it on the given stream.
-#ifndef RELUGRAD_CUDA_KERNELS_H_
-#define RELUGRAD_CUDA_KERNELS_H_
+#ifndef RELUGRAD_CUDA_RELU_GRAD_KERNELS_H_
+#define RELUGRAD_CUDA_RELU_GRAD_KERNELS_H_
 
 #include <cuda_runtime_api.h>
 
@@ -45,4 +45,4 @@ cudaError_t LaunchReluGrad(Dtype dtype, Mode mode, const VectorPlan& plan, int64
 }  // namespace cuda
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CUDA_KERNELS_H_
+#endif  // RELUGRAD_CUDA_RELU_GRAD_KERNELS_H_

@@ -1,9 +1,9 @@
 // CUDA entry points of the fused ReLU + dropout planes (device pointers,
 // launched on `stream`, a cudaStream_t or nullptr for the default stream;
 // arguments already validated by api/dropout.cc). The CUDA row of the
-// backend interface (cuda_backend.cc) calls them with the options' stream.
-#ifndef RELUGRAD_CUDA_CUDA_DROPOUT_H_
-#define RELUGRAD_CUDA_CUDA_DROPOUT_H_
+// backend interface (backend_row.cc) calls them with the options' stream.
+#ifndef RELUGRAD_CUDA_DROPOUT_BACKEND_H_
+#define RELUGRAD_CUDA_DROPOUT_BACKEND_H_
 
 #include <cstdint>
 
@@ -17,4 +17,4 @@ relugrad_status CudaReluDropoutGrad(Dtype dtype, int64_t n, const void* dy, cons
 
 }  // namespace relugrad
 
-#endif  // RELUGRAD_CUDA_CUDA_DROPOUT_H_
+#endif  // RELUGRAD_CUDA_DROPOUT_BACKEND_H_
