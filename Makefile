@@ -5,9 +5,11 @@
 # Only deps (every group), run, test (the groups they need) and the venv install packages
 # (scripts/packages.txt, python/requirements-test.txt); the build and tier targets expect them.
 # Test tiers, each runnable alone (README "Development" has the table; make test prints each one's time):
-#   make check          quick: the C++ quick tier (every kernel on every SIMD target), the Python
-#                       lint (ruff, relugrad.torch's import layers: make python-lint) and the docs
-#                       check (cited docs and sections exist, line and size limits: make docs-check)
+#   make check          quick: the C++ quick tier (every kernel on every SIMD target; the style
+#                       checks: format, generated tables, no include loop between src/ folders by
+#                       scripts/check_includes.py), the Python lint (ruff, relugrad.torch's import
+#                       layers: make python-lint) and the docs check (cited docs and sections
+#                       exist, line and size limits: make docs-check)
 #   make test-sweep     sweep: exhaustive patterns, large arrays, packaging, a broken optional dependency
 #   make python-test    python: the pytest suite (not the live checks)
 #   make test-live      live: relugrad against the installed torch, bit for bit

@@ -124,7 +124,7 @@ LD_LIBRARY_PATH="$(dirname "$RG_LIB"):${LD_LIBRARY_PATH:-}" timeout 150 "$BENCH_
   --sizes "$SIZES" --dtypes "$DTYPES" --csv "$CSV" --probe-cudnn > "$RES/bench.log" 2>&1 || fail "relugrad_gpu_bench (see bench.log)"
 grep -E "^device|cudnn semantics" "$RES/bench.log" | tee -a "$RES/check.log"
 
-# A/B of the launch geometry (one-shot is the default; kernel_body.h): the
+# A/B of the launch geometry (one-shot is the default; src/cuda/launch_plan.h): the
 # relugrad rows again under RELUGRAD_CUDA_GEOMETRY=gridstride (tag _gs; with
 # RELUGRAD_CUDA_UNROLL=1, _gsu1) and =pipelined (_pipe).
 AB_SIZES="${AB_SIZES:-1M,64M,256M,1G}"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "check/check_data.h"
-#include "cpu/cpu_backend.h"
+#include "cpu/relu_grad_backend.h"
 #include "relugrad/relugrad.h"
 #include "variants.h"
 

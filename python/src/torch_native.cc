@@ -1,7 +1,9 @@
 // relugrad/_relugrad_torch.so: relugrad.torch.ReLU's eager forward and
 // backward in C++: NativeRelu (torch_native.h), called from Python through
 // the module function of torch_python_module.cc; its backward is an autograd
-// Node of this file (see Autograd nodes).
+// Node of this file (see Autograd nodes). The binding to the library, the
+// plans and the layouts it uses are torch_binding.cc, torch_plans.cc and
+// torch_layouts.cc.
 //
 // Why C++: with torch.autograd.Function in Python, a small ReLU's forward +
 // backward cost far more than nn.ReLU's, and most of it was Python:
@@ -13,16 +15,15 @@
 // CUDA device where the library has the CUDA backend (PlainCpu and PlainCuda in
 // torch_python_module.cc decide); relugrad/torch/modules.py sends everything else elsewhere
 // (custom ops, torch's own ops). A CUDA call is the CPU call's code with two differences, both in
-// Plan: one launch over the whole tensor on torch's current stream of its device (no split over
-// host threads), and plans keyed by that stream; memory comes from torch's allocator for the
-// device (the caching allocator on CUDA), so nothing here synchronises. Results have the
-// layouts of PyTorch's own ops (see Layouts below). Under create_graph the backward calls
+// Plan (torch_plans.cc): one launch over the whole tensor on torch's current stream of its device
+// (no split over host threads), and plans keyed by that stream; memory comes from torch's allocator
+// for the device (the caching allocator on CUDA), so nothing here synchronises. Results have the
+// layouts of PyTorch's own ops (torch_layouts.cc, "Layouts"). Under create_graph the backward calls
 // relugrad's torch.library ops, whose autograd formulas make it differentiable again. The library
 // is the _relugrad module's, reached through c_api_table.h, not a second copy.
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/relu.h>
@@ -39,19 +40,15 @@
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/library.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <initializer_list>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "c_api_table.h"
 #include "torch_native.h"
 #include "torch_node_api.h"
 
@@ -59,430 +56,6 @@ namespace relugrad_python {
 namespace {
 
 using torch::autograd::variable_list;
-
-// Set once by relugrad_native::bind, at relugrad.torch's import.
-std::atomic<const CApiTable*> g_api{nullptr};
-
-const CApiTable& Api() {
-  const CApiTable* api = g_api.load(std::memory_order_acquire);
-  TORCH_CHECK(api != nullptr,
-              "relugrad_native: not bound; import relugrad.torch instead of loading the library");
-  return *api;
-}
-
-void Bind(int64_t address) {
-  const auto* table = reinterpret_cast<const CApiTable*>(static_cast<uintptr_t>(address));
-  TORCH_CHECK(table != nullptr && table->version == kCApiTableVersion &&
-                  table->struct_size >= sizeof(CApiTable),
-              "relugrad_native: the _relugrad module's entry table does not match this library "
-              "(rebuild relugrad)");
-  g_api.store(table, std::memory_order_release);
-}
-
-void Check(relugrad_status status) {
-  TORCH_CHECK(status == RELUGRAD_OK, "relugrad: ", Api().last_error());
-}
-
-}  // namespace
-
-bool CudaServed() {
-  const CApiTable* api = g_api.load(std::memory_order_acquire);
-  return api != nullptr && api->backend_available(RELUGRAD_BACKEND_CUDA) != 0;
-}
-
-relugrad_dtype DtypeOf(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      return RELUGRAD_F32;
-    case at::kHalf:
-      return RELUGRAD_F16;
-    case at::kBFloat16:
-      return RELUGRAD_BF16;
-    case at::kDouble:
-      return RELUGRAD_F64;
-    default:
-      TORCH_CHECK(false, "relugrad: dtype ", t.scalar_type(),
-                  " is not supported (float32, float16, bfloat16, float64)");
-  }
-}
-
-at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options) {
-  TORCH_INTERNAL_ASSERT(options.device().is_cpu());
-  return at::detail::empty_cpu(sizes, options);
-}
-
-namespace {
-
-// How one call runs: relugrad's options, whether it is split over torch's
-// threads, and on which multiple of elements its parts start (decided once,
-// used by ForEachPart).
-//
-// With threads = 0 a call is split over torch's own intra-op threads, not
-// relugrad's pool: inside a torch program torch's OpenMP threads spin on the
-// cores after each parallel region, and a second pool waking on the same
-// cores made 2-thread steps up to 2x slower than nn.ReLU's. Whether to
-// split and which stores each part gets are relugrad's launch policy's
-// (relugrad_cpu_host_split; the rule: docs/design.md, "One CPU launch
-// policy").
-struct CallPlan {
-  const relugrad_plan* plan;  // the library's plan of each part's call
-  bool split;
-  int64_t part_unit;
-};
-
-// The plans this thread's calls run, one per configuration (op, dtype,
-// preset, the threads and store hint the launch policy gives a CPU part, or
-// the CUDA stream a launch goes to: a plan's options hold its stream),
-// created on first use and kept for the thread's life: a training step
-// repeats a handful of configurations, so every call after the first runs a
-// resolved plan (relugrad.h, "Plans") and never re-validates its options.
-// Per thread, so no lock: autograd's backward runs on its own threads. At
-// most kMaxPlans are kept, the oldest dropped first: a program that makes a
-// new CUDA stream per step must not grow the list without bound.
-class ThreadPlans {
- public:
-  ThreadPlans() = default;
-  ThreadPlans(const ThreadPlans&) = delete;
-  ThreadPlans& operator=(const ThreadPlans&) = delete;
-  ~ThreadPlans() {
-    const CApiTable* api = g_api.load(std::memory_order_acquire);
-    if (api == nullptr) return;  // no plan was ever created
-    for (const Entry& e : entries_) api->plan_destroy(e.plan);
-  }
-
-  // stream: nullptr for a CPU plan, else the CUDA stream (torch's, never the legacy default
-  // stream's null handle: torch's default stream of a device is a real cudaStream_t).
-  const relugrad_plan* Get(relugrad_plan_op op, relugrad_dtype dtype, relugrad_preset preset,
-                           int32_t threads, relugrad_stores stores, void* stream = nullptr,
-                           bool cuda = false) {
-    for (const Entry& e : entries_) {
-      if (e.op == op && e.dtype == dtype && e.preset == preset && e.threads == threads &&
-          e.stores == stores && e.stream == stream && e.cuda == cuda)
-        return e.plan;
-    }
-    const CApiTable& api = Api();
-    relugrad_options options;
-    Check(api.options_init(&options, preset));
-    options.threads = threads;
-    options.stores = stores;
-    if (cuda) {
-      options.backend = RELUGRAD_BACKEND_CUDA;
-      options.stream = stream;
-    }
-    // The torch preset's mask forward writes torch.relu's y: on the CPU -0
-    // kept (clamp_min's bits there), on CUDA +0 (CUDA's relu writes +0 for
-    // x = -0). Every other op ignores the field.
-    options.keep_negative_zero = preset == RELUGRAD_PRESET_TORCH && !cuda ? 1 : 0;
-    relugrad_plan* plan = nullptr;
-    Check(api.plan_create(op, dtype, &options, &plan));
-    if (entries_.size() >= kMaxPlans) {
-      api.plan_destroy(entries_.front().plan);
-      entries_.erase(entries_.begin());
-    }
-    entries_.push_back({op, dtype, preset, threads, stores, stream, cuda, plan});
-    return plan;
-  }
-
- private:
-  static constexpr size_t kMaxPlans = 64;
-  struct Entry {
-    relugrad_plan_op op;
-    relugrad_dtype dtype;
-    relugrad_preset preset;
-    int32_t threads;
-    relugrad_stores stores;
-    void* stream;
-    bool cuda;
-    relugrad_plan* plan;
-  };
-  std::vector<Entry> entries_;
-};
-
-ThreadPlans& ThisThreadsPlans() {
-  thread_local ThreadPlans plans;
-  return plans;
-}
-
-// `out`: the call's output, whose pages' residency the store choice reads
-// (CPU). On a CUDA device (settings.device) one launch on torch's current
-// stream of that device: the caller's stream, as for torch's own ops, which
-// the autograd engine also sets for a backward node (the forward's stream).
-CallPlan Plan(const Settings& settings, relugrad_plan_op op, int64_t n, relugrad_dtype dtype,
-              const void* out) {
-  if (settings.device.is_cuda()) {
-    const c10::Stream stream =
-        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(settings.device);
-    CallPlan plan;
-    plan.plan = ThisThreadsPlans().Get(op, dtype, settings.preset, 0, RELUGRAD_STORES_AUTO,
-                                       stream.native_handle(), /*cuda=*/true);
-    plan.split = false;
-    plan.part_unit = 1;
-    return plan;
-  }
-  const CApiTable& api = Api();
-  relugrad_host_split how;
-  Check(api.cpu_host_split(dtype, n, static_cast<int32_t>(settings.threads),
-                           static_cast<int32_t>(at::get_num_threads()), kTorchGrain, out, &how));
-  CallPlan plan;
-  plan.plan = ThisThreadsPlans().Get(op, dtype, settings.preset, how.threads, how.stores);
-  plan.split = how.split != 0;
-  plan.part_unit = how.part_unit_elems;
-  return plan;
-}
-
-// Calls run(begin, end) over [0, n): once, or over torch's threads (with
-// at::parallel_for) when the plan splits. Parts start at multiples of the
-// plan's unit: no two parts share a byte of the 1-bit mask, and in torch's
-// 64-byte-aligned allocations no two share a cache line of any array.
-template <typename Run>
-void ForEachPart(const CallPlan& plan, int64_t n, const Run& run) {
-  if (!plan.split) {
-    run(0, n);
-    return;
-  }
-  ForEachUnitPart(n, plan.part_unit, run);
-}
-
-// relugrad's Python-registered op `name` through the dispatcher (boxed: the
-// schema's types are torch.library's to choose), for create_graph.
-at::Tensor CallOp(const char* name, std::vector<c10::IValue> stack) {
-  static auto& dispatcher = c10::Dispatcher::singleton();
-  dispatcher.findSchemaOrThrow(name, "").callBoxed(stack);
-  return stack.at(0).toTensor();
-}
-
-}  // namespace
-
-// ---- Layouts ----------------------------------------------------------------
-// Every result has the strides PyTorch's own op gives it: ReLU's backward is
-// threshold_backward(grad, result, 0), a TensorIterator binary op, and the
-// forward torch.relu(x) a unary one. TensorIterator's fast setup
-// (compute_fast_setup_type) is mirrored here, since it costs a few flag reads:
-// all operands contiguous -> contiguous; all channels_last -> channels_last;
-// all non-overlapping and dense with equal strides -> those strides. In those
-// cases every operand has one storage order and the kernel runs once over
-// the storage. Any other case gets TensorIterator's general rule
-// (reorder_dimensions, allocate_or_resize_outputs), TiStrides below; the
-// tests compare both with PyTorch's own results.
-
-// The strides TensorIterator gives a new output of `sizes` from inputs of
-// those sizes with these strides: dims sorted by the inputs' strides, first
-// input first, stride 0 (broadcast) skipped, equal strides ordered by size;
-// C order when nothing moves.
-std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
-                               std::initializer_list<at::IntArrayRef> operands) {
-  const int64_t n = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> perm(n);
-  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const at::IntArrayRef st : operands) {
-      const int64_t s0 = st[d0], s1 = st[d1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 != s1) return s0 < s1 ? -1 : 1;
-      if (sizes[d0] > sizes[d1]) return 1;
-    }
-    return 0;
-  };
-  for (int64_t i = 1; i < n; ++i) {  // insertion sort with ambiguous comparisons
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
-      const int c = should_swap(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  bool moved = false;
-  for (int64_t i = 0; i < n; ++i) moved |= perm[i] != n - 1 - i;
-  std::vector<int64_t> out(n);
-  int64_t step = 1;
-  if (!moved) {
-    for (int64_t d = n; d-- > 0;) {
-      out[d] = step;
-      step *= sizes[d];
-    }
-    return out;
-  }
-  for (int64_t d : perm) {
-    out[d] = step;
-    step *= sizes[d];
-  }
-  return out;
-}
-
-// An uninitialised tensor of `like`'s sizes on `like`'s device with the given strides,
-// which its caller writes whole. On the CPU it is allocated as TensorIterator allocates a
-// structured op's output (threshold_backward's, clamp_min's): at::detail::empty_strided_cpu,
-// without the dispatcher's round trip and profiler event of at::empty_strided.
-at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides) {
-  if (like.device().is_cpu())
-    return at::detail::empty_strided_cpu(like.sizes(), strides, like.options());
-  return at::empty_strided(like.sizes(), strides, like.options());
-}
-
-// The strides TensorIterator's fast setup gives the output of (dy, s): true
-// and *strides set when it serves them.
-bool FastStrides(const at::Tensor& dy, const at::Tensor& s, c10::DimVector* strides) {
-  if (dy.is_contiguous() && s.is_contiguous()) {
-    *strides = c10::contiguous_strides(dy.sizes());
-  } else if (dy.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-             s.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    const std::vector<int64_t> channels_last = c10::get_channels_last_strides_2d(dy.sizes());
-    strides->assign(channels_last.begin(), channels_last.end());
-  } else if (dy.is_non_overlapping_and_dense() && s.is_non_overlapping_and_dense() &&
-             dy.strides() == s.strides()) {
-    strides->assign(dy.strides().begin(), dy.strides().end());
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// True when TensorIterator's fast setup serves (dy, s); *out is then its output.
-bool FastLayout(const at::Tensor& dy, const at::Tensor& s, at::Tensor* out) {
-  c10::DimVector strides;
-  if (!FastStrides(dy, s, &strides)) return false;
-  *out = EmptyStrided(dy, strides);
-  return true;
-}
-
-// The strides of threshold_backward(dy, s)'s output; true when dy and s share
-// its storage order (the fast setup). (Its TensorIterator takes s, then dy:
-// s's layout leads.)
-bool GradOutputStrides(const at::Tensor& dy, const at::Tensor& s, c10::DimVector* strides) {
-  if (FastStrides(dy, s, strides)) return true;
-  const std::vector<int64_t> general = TiStrides(dy.sizes(), {s.strides(), dy.strides()});
-  strides->assign(general.begin(), general.end());
-  return false;
-}
-
-// threshold_backward(dy, s)'s output, uninitialised; *flat: as GradOutputStrides.
-at::Tensor EmptyGradOutput(const at::Tensor& dy, const at::Tensor& s, bool* flat) {
-  c10::DimVector strides;
-  *flat = GradOutputStrides(dy, s, &strides);
-  return EmptyStrided(dy, strides);
-}
-
-// Dense tensors a (real) and strides b of the same sizes address their
-// elements in the same storage order: equal strides wherever the size is not 1.
-bool SameOrder(const at::Tensor& a, at::IntArrayRef b) {
-  if (!a.is_non_overlapping_and_dense()) return false;
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (a.size(d) != 1 && a.stride(d) != b[d]) return false;
-  }
-  return true;
-}
-
-// t itself when it is dense in the storage order `strides`, else a copy in that layout.
-at::Tensor InOrder(const at::Tensor& t, at::IntArrayRef strides) {
-  if (SameOrder(t, strides)) return t;
-  at::Tensor copy = EmptyStrided(t, strides);
-  copy.copy_(t);
-  return copy;
-}
-
-void* CurrentCudaStream(const at::Device& device) {
-  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
-}
-
-void RunForwardMask(const Settings& settings, const at::Tensor& src, const at::Tensor& y,
-                    uint8_t* mask) {
-  const int64_t n = src.numel();
-  const relugrad_dtype dtype = DtypeOf(src);
-  const int64_t size = static_cast<int64_t>(src.element_size());
-  const auto* x_p = static_cast<const char*>(src.const_data_ptr());
-  auto* y_p = static_cast<char*>(y.mutable_data_ptr());
-  const CallPlan plan = Plan(settings, RELUGRAD_OP_RELU_FORWARD_MASK, n, dtype, y_p);
-  ForEachPart(plan, n, [&](int64_t begin, int64_t end) {
-    Check(Api().plan_run_forward(plan.plan, end - begin, x_p + begin * size, y_p + begin * size,
-                                 mask + begin / 8));
-  });
-}
-
-namespace {
-
-// The options of a one-shot call of the fused dropout planes' functions on `device`: the CPU
-// backend (torch's threads) or CUDA on torch's current stream of the device.
-relugrad_options PlanesOptions(const at::Device& device) {
-  relugrad_options options;
-  Check(Api().options_init(&options, RELUGRAD_PRESET_TORCH));
-  if (device.is_cuda()) {
-    options.backend = RELUGRAD_BACKEND_CUDA;
-    options.stream = CurrentCudaStream(device);
-  } else {
-    options.threads = static_cast<int32_t>(at::get_num_threads());
-  }
-  return options;
-}
-
-}  // namespace
-
-void PackBits(const at::Tensor& bytes, const at::Tensor& bits) {
-  const relugrad_options options = PlanesOptions(bytes.device());
-  Check(Api().pack_bits(bytes.numel(), static_cast<const uint8_t*>(bytes.const_data_ptr()),
-                        static_cast<uint8_t*>(bits.mutable_data_ptr()), &options));
-}
-
-void ReluDropoutGrad(const at::Tensor& dy, const at::Tensor& gate, const at::Tensor& keep,
-                     double scale, const at::Tensor& dx) {
-  const relugrad_options options = PlanesOptions(dy.device());
-  Check(Api().relu_dropout_grad(DtypeOf(dy), dy.numel(), dy.const_data_ptr(),
-                                static_cast<const uint8_t*>(gate.const_data_ptr()),
-                                static_cast<const uint8_t*>(keep.const_data_ptr()), scale,
-                                dx.mutable_data_ptr(), &options));
-}
-
-const relugrad_plan* OneThreadCachedPlan(relugrad_plan_op op, relugrad_dtype dtype) {
-  return ThisThreadsPlans().Get(op, dtype, RELUGRAD_PRESET_TORCH, 1, RELUGRAD_STORES_CACHED);
-}
-
-void RunPlan(const relugrad_plan* plan, int64_t n, const void* dy, const void* s, void* dx) {
-  Check(Api().plan_run(plan, n, dy, s, dx));
-}
-
-void RunForwardPlan(const relugrad_plan* plan, int64_t n, const void* x, void* y, uint8_t* mask) {
-  Check(Api().plan_run_forward(plan, n, x, y, mask));
-}
-
-// True when the backward may write dx over the incoming gradient: nothing but
-// this call holds the tensor or its storage (the engine moved it in; a post
-// hook, a retained or stashed gradient, the profiler's inputs or a live view
-// would hold a second reference: torch's own rule, is_tensor_stealable, by
-// which AccumulateGrad takes a gradient without a copy), the storage is torch's
-// allocator's for grad's device (not a NumPy array, a DLPack import or another
-// owner's blob), grad covers
-// exactly that storage, and it already has dx's strides. dx = grad then costs
-// no allocation, and its stores land on the lines the kernel has just read.
-bool WritableInPlace(const at::Tensor& grad, at::IntArrayRef dx_strides) {
-  if (!torch::autograd::impl::is_tensor_stealable(grad) || grad.requires_grad() ||
-      grad.is_inference() || grad.storage_offset() != 0 || grad.strides() != dx_strides) {
-    return false;
-  }
-  const c10::Storage& storage = grad.storage();
-  const c10::Allocator* allocator =
-      grad.device().is_cpu() ? c10::GetCPUAllocator() : c10::GetAllocator(grad.device().type());
-  return storage.use_count() == 1 && storage.allocator() == allocator &&
-         storage.nbytes() == static_cast<size_t>(grad.numel()) * grad.element_size();
-}
-
-bool ReadableOn(const at::Tensor& t, const at::Device& device) {
-  if (!t.defined() || t.layout() != at::kStrided) return false;
-  if (device.is_cpu()) return t.device().is_cpu() && kPlainCpuKeys.isSupersetOf(t.key_set());
-  return t.device() == device && kPlainCudaKeys.isSupersetOf(t.key_set());
-}
-
-void CheckBitPlane(const at::Tensor& bits, int64_t n, const char* what, const at::Device& device) {
-  TORCH_CHECK(ReadableOn(bits, device) && bits.scalar_type() == at::kByte && bits.is_contiguous() &&
-                  bits.numel() >= (n + 7) / 8,
-              "relugrad: the saved ", what, " is not the forward's: ", n,
-              " elements need a contiguous uint8 tensor on ", device, " of ", (n + 7) / 8,
-              " bytes (a saved-tensor hook must return what it was given)");
-}
-
-namespace {
 
 at::Tensor GradFromGate(const at::Tensor& grad, const at::Tensor& y, const Settings& settings) {
   if (at::GradMode::is_enabled()) {  // create_graph=True: keep it differentiable
@@ -851,5 +424,3 @@ at::Tensor NativeRelu(const at::Tensor& x, c10::string_view semantics, int64_t t
 }
 
 }  // namespace relugrad_python
-
-TORCH_LIBRARY(relugrad_native, m) { m.def("bind(int c_api_table) -> ()", &relugrad_python::Bind); }

@@ -5,10 +5,10 @@
 
 #include "core/backend.h"
 #include "core/error.h"
-#include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
+#include "cpu/relu_grad_backend.h"
 #include "hwy/highway.h"
+#include "isa/isa.h"
 #include "relugrad/relugrad.h"
 
 #define RG_STR2(x) #x

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "api/one_shot_plan.h"
+#include "api/plan_run.h"
 #include "core/error.h"
-#include "core/plan.h"
 #include "core/validate.h"
 #include "relugrad/relugrad.h"
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "api/plan_run.h"
 #include "core/error.h"
-#include "core/plan.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {

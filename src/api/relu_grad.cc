@@ -2,8 +2,8 @@
 // (the thread's one-shot plan, api/one_shot_plan.h), and the scalar
 // reference. No computation happens here.
 #include "api/one_shot_plan.h"
+#include "api/plan_run.h"
 #include "core/error.h"
-#include "core/plan.h"
 #include "core/reference.h"
 #include "core/rules.h"
 #include "core/validate.h"

@@ -36,10 +36,10 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "core/work_plan.h"
-#include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/relu_grad_backend.h"
 #include "cpu/launch.h"
 #include "cpu/thread_pool.h"
+#include "isa/isa.h"
 #include "bench_support/triad.h"
 
 namespace relugrad {
@@ -54,7 +54,7 @@ struct TriadJob {
   bool streaming;
   WorkPlan plan;
 };
-// Chunked and scheduled as relugrad's own calls (cpu_backend.cc), so the
+// Chunked and scheduled as relugrad's own calls (cpu/relu_grad_backend.cc), so the
 // two stay comparable.
 void RunTriadChunk(void* ctx, int block, int chunk) {
   const TriadJob& j = *static_cast<const TriadJob*>(ctx);

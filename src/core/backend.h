@@ -62,7 +62,7 @@ struct BackendOps {
   ReluDropoutGradEntry relu_dropout_grad = nullptr;
 };
 
-// The rows: cpu/cpu_backend_ops.cc, cuda/cuda_backend.cc (or
+// The rows: cpu/backend_row.cc, cuda/backend_row.cc (or
 // cuda/cuda_unavailable.cc), ascend/ascend_twin_backend.cc (or
 // ascend/ascend_twin_unavailable.cc).
 const BackendOps& CpuBackendOps();

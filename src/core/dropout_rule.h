@@ -1,5 +1,5 @@
 // The rule of relugrad_relu_dropout_grad for one element, on raw bits, written
-// once for the CPU backend (cpu/dropout.cc), the CUDA kernels
+// once for the CPU backend (cpu/dropout_backend.cc), the CUDA kernels
 // (cuda/dropout_body.h) and the tests that run both on this machine.
 //
 // It is PyTorch CUDA's backward of relu -> dropout as two kernels compute it:

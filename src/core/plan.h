@@ -1,11 +1,8 @@
 // The plan: one operator for one dtype with its options resolved once.
 // Create validates every option, splits them into Rules and Execution,
 // derives the KernelParams, picks the backend's row and asks it whether it
-// implements the op; a run checks only n and the arrays, then calls the
-// row's entry point. The C ABI's plans (api/plan.cc) and its one-shot calls
-// (api/relu_grad.cc, api/mask.cc) both run through here, so a one-shot call
-// and a plan run of the same options give the same checks, messages and
-// bits.
+// implements the op; a run (api/plan_run.h) checks only n and the arrays,
+// then calls the row's entry point.
 #ifndef RELUGRAD_CORE_PLAN_H_
 #define RELUGRAD_CORE_PLAN_H_
 
@@ -17,7 +14,6 @@
 #include "core/rules.h"
 #include "core/semantics.h"
 #include "core/validate.h"
-#include "profile/profile.h"
 #include "relugrad/relugrad.h"
 
 // The C ABI's opaque type. Immutable after BuildPlan: runs only read it.
@@ -55,77 +51,6 @@ inline relugrad_status ValidateMaskDisjoint(const void* mask, int64_t mask_bytes
     return RELUGRAD_OK;
   return Fail(RELUGRAD_INVALID_ARGUMENT, "mask overlaps %s (the mask must not alias any array)",
               name);
-}
-
-// The runs of a built plan of the matching op: the array checks of the
-// op's one-shot call, then the backend's entry point, timed under
-// RELUGRAD_PROFILE. Inline, so a one-shot call pays no extra call for them.
-inline relugrad_status RunReluGrad(const relugrad_plan& plan, int64_t n, const void* dy,
-                                   const void* s, void* dx) {
-  const int64_t es = DtypeSize(plan.dtype);
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("s", s, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dx", dx, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "dy", dy, n * es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "s", s, n * es));
-  // RELUGRAD_PROFILE: a load and a branch when off.
-  profile::CallScope profile_scope(
-      "relu_grad", plan.dtype, n, 3.0 * static_cast<double>(n) * static_cast<double>(es),
-      profile::RuleLabel(plan.rules.gate == RELUGRAD_GATE_PASS_IF_GT,
-                         plan.rules.combine == RELUGRAD_COMBINE_MULTIPLY));
-  return plan.backend->relu_grad(plan.params, plan.execution, plan.variant, n, dy, s, dx);
-}
-
-namespace internal {
-
-// Returns run(), timed under RELUGRAD_PROFILE as `op` (both mask ops move
-// two arrays of n elements of es bytes and the mask). Off, run() stays a
-// tail call: a scope with a destructor around it shows in a call at n = 16
-// (docs/design.md, "Mask path fixed cost").
-template <class Run>
-relugrad_status ProfiledMaskOp(const char* op, const relugrad_plan& plan, int64_t n, int64_t es,
-                               const Run& run) {
-  if (!profile::Enabled()) return run();
-  profile::CallScope profile_scope(
-      op, plan.dtype, n, 2.0 * static_cast<double>(n) * static_cast<double>(es) + MaskBytes(n),
-      profile::RuleLabel(plan.rules.gate == RELUGRAD_GATE_PASS_IF_GT,
-                         plan.rules.combine == RELUGRAD_COMBINE_MULTIPLY));
-  return run();
-}
-
-}  // namespace internal
-
-inline relugrad_status RunReluForwardMask(const relugrad_plan& plan, int64_t n, const void* x,
-                                          void* y, uint8_t* mask) {
-  const int64_t es = DtypeSize(plan.dtype);
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
-  const int64_t mb = MaskBytes(n);
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("x", x, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("y", y, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("mask", mask, mb, 1));
-  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("y", y, n * es, "x", x, n * es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "x", x, n * es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "y", y, n * es));
-  return internal::ProfiledMaskOp("relu_forward", plan, n, es, [&] {
-    return plan.backend->relu_forward_mask(plan.params, plan.execution, n, x, y, mask);
-  });
-}
-
-inline relugrad_status RunReluGradMask(const relugrad_plan& plan, int64_t n, const void* dy,
-                                       const uint8_t* mask, void* dx) {
-  const int64_t es = DtypeSize(plan.dtype);
-  RELUGRAD_RETURN_IF_ERROR(ValidateCount(n, es));
-  const int64_t mb = MaskBytes(n);
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dy", dy, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("mask", mask, mb, 1));
-  RELUGRAD_RETURN_IF_ERROR(ValidatePointer("dx", dx, n, es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateAliasing("dx", dx, n * es, "dy", dy, n * es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dy", dy, n * es));
-  RELUGRAD_RETURN_IF_ERROR(ValidateMaskDisjoint(mask, mb, "dx", dx, n * es));
-  return internal::ProfiledMaskOp("relu_grad_mask", plan, n, es, [&] {
-    return plan.backend->relu_grad_mask(plan.params, plan.execution, n, dy, mask, dx);
-  });
 }
 
 }  // namespace relugrad

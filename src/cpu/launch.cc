@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cpu/cpu_backend.h"
+#include "cpu/relu_grad_backend.h"
 #include "cpu/thread_pool.h"
 
 namespace relugrad {

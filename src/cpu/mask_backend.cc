@@ -2,12 +2,12 @@
 
 #include <cstdint>
 
-#include "cpu/cpu_backend.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/launch.h"
 #include "cpu/mask_kernels.h"
+#include "cpu/relu_grad_backend.h"
 #include "cpu/scoped_ieee_float.h"
 #include "cpu/thread_pool.h"
+#include "isa/isa.h"
 #include "profile/profile.h"
 
 namespace relugrad {

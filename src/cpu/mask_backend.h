@@ -1,6 +1,6 @@
 // The CPU backend of the 1-bit mask path: the dispatched Highway block
 // kernels over the launch policy's blocks, which fall on whole mask bytes,
-// on the worker pool (as cpu_backend.h does for the gate-from-s path).
+// on the worker pool (as relu_grad_backend.h does for the gate-from-s path).
 #ifndef RELUGRAD_CPU_MASK_BACKEND_H_
 #define RELUGRAD_CPU_MASK_BACKEND_H_
 

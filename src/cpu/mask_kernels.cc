@@ -1,10 +1,10 @@
-// Compiles relugrad_mask-inl.h for every Highway target and exports its
-// dispatch tables (the skeleton idiom of cpu_kernels.cc).
+// Compiles mask-inl.h for every Highway target and exports its
+// dispatch tables (the skeleton idiom of relu_grad_kernels.cc).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/mask_kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
-#include "cpu/relugrad_mask-inl.h"
+#include "cpu/mask-inl.h"
 #include "hwy/highway.h"
 
 #if HWY_ONCE

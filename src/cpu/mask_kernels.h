@@ -1,5 +1,5 @@
 // The per-target block kernels of the 1-bit mask path (mask_kernels.cc,
-// compiled from relugrad_mask-inl.h for every Highway target).
+// compiled from mask-inl.h for every Highway target).
 #ifndef RELUGRAD_CPU_MASK_KERNELS_H_
 #define RELUGRAD_CPU_MASK_KERNELS_H_
 

@@ -1,6 +1,6 @@
 // The element rules of ReluGrad as Highway vector helpers, shared by the
-// gate-from-s kernels (relugrad-inl.h) and the gate-from-bitmask kernels
-// (relugrad_mask-inl.h): gate test on order keys, pass rules (multiply,
+// gate-from-s kernels (relu_grad-inl.h) and the gate-from-bitmask kernels
+// (mask-inl.h): gate test on order keys, pass rules (multiply,
 // FTZ, clip) and closed rules (+0, dy*0, dy*alpha). Every rule is an integer
 // operation on bit patterns precomputed in KernelParams, except dy*alpha for
 // alpha != 0 (float multiply; the caller pins MXCSR to IEEE) and, for f32/f64
@@ -363,7 +363,7 @@ hn::Vec<DU> FloatMultiplyZeroVec(DU du, hn::Mask<DU> open, hn::Vec<DU> dy);
 
 // Every rule given the gate decision: multiply on open lanes, clip, dy*0 or
 // dy*alpha on closed ones. Shared by the gate-from-s kernel (GeneralVec in
-// relugrad-inl.h) and the gate-from-bitmask kernel (relugrad_mask-inl.h), so
+// relu_grad-inl.h) and the gate-from-bitmask kernel (mask-inl.h), so
 // both apply the very same pass/closed rules. For 16-bit data with
 // alpha != 0 the closed lanes are left to the caller's scalar pass (see
 // scalar_alpha16.h); here they get +0 as a placeholder.

@@ -47,7 +47,7 @@ struct MxcsrNeed {
 };
 
 // True when the block kernels compute `p`'s rule with the float multiply
-// (RunBlock in relugrad-inl.h asks the same question).
+// (RunBlock in relu_grad-inl.h asks the same question).
 inline bool UsesFloatMultiplyRule(const KernelParams& p) {
 #if RELUGRAD_X86_MXCSR
   return (p.dtype == Dtype::kF32 || p.dtype == Dtype::kF64) && p.open_multiply && !p.clip &&

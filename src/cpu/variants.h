@@ -11,8 +11,8 @@
 
 #include "core/dtype_traits.h"
 #include "core/semantics.h"
-#include "cpu/cpu_kernels.h"
 #include "cpu/mask_kernels.h"
+#include "cpu/relu_grad_kernels.h"
 #include "cpu/scoped_ieee_float.h"
 
 namespace relugrad {

@@ -59,17 +59,18 @@ if(RELUGRAD_CUDA_ENABLED)
     CUDA_STANDARD_REQUIRED ON
     CUDA_VISIBILITY_PRESET hidden)
   target_sources(relugrad_objects PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cc
-    ${CMAKE_CURRENT_LIST_DIR}/cuda_dropout.cc
-    ${CMAKE_CURRENT_LIST_DIR}/dropout_kernels.cu
-    ${CMAKE_CURRENT_LIST_DIR}/cuda_mask.cc
+    ${CMAKE_CURRENT_LIST_DIR}/backend_row.cc
     ${CMAKE_CURRENT_LIST_DIR}/device_checks.cc
-    ${CMAKE_CURRENT_LIST_DIR}/kernels.cc
-    ${CMAKE_CURRENT_LIST_DIR}/kernels_f32.cu
-    ${CMAKE_CURRENT_LIST_DIR}/kernels_f16.cu
-    ${CMAKE_CURRENT_LIST_DIR}/kernels_bf16.cu
-    ${CMAKE_CURRENT_LIST_DIR}/kernels_f64.cu
-    ${CMAKE_CURRENT_LIST_DIR}/mask_kernels.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/dropout_backend.cc
+    ${CMAKE_CURRENT_LIST_DIR}/dropout_kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/mask_backend.cc
+    ${CMAKE_CURRENT_LIST_DIR}/mask_kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_backend.cc
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_kernels.cc
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_kernels_f32.cu
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_kernels_f16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_kernels_bf16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/relu_grad_kernels_f64.cu)
   # No -use_fast_math: element.h relies on IEEE __fmul_rn/__dmul_rn and
   # integer work only, but keep the whole file IEEE so no one is surprised.
   target_compile_options(relugrad_objects PRIVATE

@@ -1,10 +1,10 @@
 // The bodies of the fused ReLU + dropout planes' CUDA kernels (pack_bits and
-// relu_dropout_grad), host-and-device code as kernel_body.h's: the kernels
+// relu_dropout_grad), host-and-device code as mask_body.h's: the kernels
 // (dropout_kernels.cu) wrap them in __global__ functions, and
 // tests/cuda/cuda_dropout_host_test.cc runs them on the CPU for every
 // (block, thread) of a simulated grid against the CPU backend.
 //
-// Geometry: the one-shot geometry of the mask kernels (kernel_body.h): 128
+// Geometry: the one-shot geometry of the mask kernels (launch_plan.h): 128
 // threads per block, one plane byte (8 elements) per thread, all of a
 // thread's loads issued before its stores, a grid that covers the launch
 // once, launches of at most kMaxLaunchBytes per array. Only this geometry:
@@ -16,7 +16,9 @@
 #include <utility>
 
 #include "core/dropout_rule.h"
-#include "cuda/kernel_body.h"
+#include "cuda/lanes.h"
+#include "cuda/launch_plan.h"
+#include "cuda/mask_body.h"
 
 namespace relugrad {
 namespace cuda {

@@ -1,4 +1,4 @@
-// Which launch geometry the CUDA entry points use (kernel_body.h describes
+// Which launch geometry the CUDA entry points use (launch_plan.h describes
 // each), and its parsing from the environment. Plain C++ (no CUDA headers),
 // so the host tests check it on any machine.
 #ifndef RELUGRAD_CUDA_LAUNCH_CONFIG_H_
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "cuda/kernel_body.h"
+#include "cuda/launch_plan.h"
 
 namespace relugrad {
 namespace cuda {

@@ -1,11 +1,12 @@
 // The 1-bit mask path's CUDA kernels: thin __global__ wrappers around the
-// bodies in kernel_body.h (shared with the host tests), one thread per mask
+// bodies in mask_body.h (shared with the host tests), one thread per mask
 // byte, in the geometry the caller picks (one-shot by default).
 #include "cuda/mask_kernels.h"
 
 #include <cuda_runtime.h>
 
-#include "cuda/kernel_body.h"
+#include "cuda/launch_plan.h"
+#include "cuda/mask_body.h"
 
 namespace relugrad {
 namespace cuda {

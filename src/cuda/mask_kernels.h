@@ -9,7 +9,7 @@
 
 #include "core/dtype_traits.h"
 #include "cuda/device_params.h"
-#include "cuda/kernels.h"
+#include "cuda/relu_grad_kernels.h"
 
 namespace relugrad {
 namespace cuda {

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <tuple>
 
-#include "cpu/cpu_kernels.h"
 #include "hwy/targets.h"
+#include "isa/isa.h"
 
 namespace relugrad {
 namespace profile {

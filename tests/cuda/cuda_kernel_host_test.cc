@@ -1,11 +1,11 @@
-// The CUDA kernels' bodies (src/cuda/kernel_body.h: the one-shot geometry, the grid-stride loop
-// with both unrolls, the pipelined loop) run on the CPU over simulated grids: every (block,
-// thread) of every launch the launcher would make (with the launchers' own planners, and with
-// deliberately small launches and grids, so the split into launches and the loops' many turns
-// are exercised) executes the same code the device runs. Checked bit for bit against the reference
-// with guard bytes around dx, for every length 0..300 and around vector multiples, every 16-byte
-// phase of each pointer (vector path with head/tail, and the scalar kernel), and in place. Runs
-// with or without a GPU; the device suite repeats the checks on real hardware.
+// The CUDA kernels' bodies (src/cuda/relu_grad_body.h and launch_plan.h: the one-shot geometry, the
+// grid-stride loop with both unrolls, the pipelined loop) run on the CPU over simulated grids:
+// every (block, thread) of every launch the launcher would make (with the launchers' own planners,
+// and with deliberately small launches and grids, so the split into launches and the loops' many
+// turns are exercised) executes the same code the device runs. Checked bit for bit against the
+// reference with guard bytes around dx, for every length 0..300 and around vector multiples, every
+// 16-byte phase of each pointer (vector path with head/tail, and the scalar kernel), and in place.
+// Runs with or without a GPU; the device suite repeats the checks on real hardware.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,8 +15,9 @@
 #include "core/semantics.h"
 #include "cuda/device_params.h"
 #include "cuda/element.h"
-#include "cuda/kernel_body.h"
 #include "cuda/launch_config.h"
+#include "cuda/launch_plan.h"
+#include "cuda/relu_grad_body.h"
 #include "relugrad/relugrad.h"
 #include "support/guarded.h"
 #include "test_support.h"

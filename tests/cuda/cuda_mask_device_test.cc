@@ -16,7 +16,7 @@
 
 #include "core/mask_reference.h"
 #include "core/semantics.h"
-#include "cuda/cuda_mask.h"
+#include "cuda/mask_backend.h"
 #include "relugrad/relugrad.h"
 #include "support/cuda_device.h"
 #include "test_support.h"

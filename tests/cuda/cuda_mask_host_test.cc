@@ -1,4 +1,4 @@
-// The CUDA mask-path kernel bodies (kernel_body.h: ForwardMaskBody,
+// The CUDA mask-path kernel bodies (mask_body.h: ForwardMaskBody,
 // GradMaskBody and their one-shot and pipelined forms) run on the CPU over simulated grids, against
 // the mask reference (core/mask_reference.h), bit for bit: every config and dtype, lengths 0..130
 // and around byte/vector multiples, aligned (vector) and element-offset (scalar) data, in place,
@@ -13,8 +13,9 @@
 #include "core/mask_reference.h"
 #include "core/semantics.h"
 #include "cuda/device_params.h"
-#include "cuda/kernel_body.h"
 #include "cuda/launch_config.h"
+#include "cuda/launch_plan.h"
+#include "cuda/mask_body.h"
 #include "relugrad/relugrad.h"
 #include "support/guarded.h"
 #include "test_support.h"

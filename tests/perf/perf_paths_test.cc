@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend.h"
+#include "cpu/relu_grad_backend.h"
 #include "relugrad/relugrad.h"
 #include "support/guarded.h"
 #include "test_support.h"

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/semantics.h"
 #include "core/rules.h"
-#include "cpu/cpu_kernels.h"
+#include "core/semantics.h"
 #include "cpu/mask_kernels.h"
+#include "cpu/relu_grad_kernels.h"
 #include "relugrad/relugrad.h"
 
 namespace relugrad {

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "bench_operands.h"
+#include "bench_support/timer.h"
+#include "bench_support/triad.h"
 #include "bench_types.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "cpu/cpu_backend.h"
 #include "cpu/launch.h"
-#include "bench_support/triad.h"
+#include "cpu/relu_grad_backend.h"
 #include "io/aligned_buffer.h"
-#include "bench_support/timer.h"
 #include "relugrad/relugrad.h"
 #include "semantics_flags.h"
 

@@ -386,23 +386,30 @@ class ReluGradKernel {
   GlobalTensor<F> dyGm_, sGm_, dxGm_;
 };
 
+// Runs K<F>, F the tiling's dtype, over this block's share of a plan: the
+// one dtype switch of every kernel's entry (here and relu_v2_kernel.h).
+template <template <typename> class K, typename Td>
+__aicore__ inline void RunTyped(GM_ADDR a, GM_ADDR b, GM_ADDR c, const Td& td) {
+  if (td.dtype == kRgF32) {
+    K<float> op;
+    op.Init(a, b, c, td);
+    op.Process();
+  } else if (td.dtype == kRgF16) {
+    K<half> op;
+    op.Init(a, b, c, td);
+    op.Process();
+  } else if (td.dtype == kRgBF16) {
+    K<bfloat16_t> op;
+    op.Init(a, b, c, td);
+    op.Process();
+  }
+}
+
 // Runs this block's share of the plan; the entry points (relu_grad here,
 // relu_grad_custom in the CANN op package) only read the tiling and call it.
 __aicore__ inline void RunReluGrad(GM_ADDR dy, GM_ADDR s, GM_ADDR dx,
                                    const ReluGradTilingData& td) {
-  if (td.dtype == kRgF32) {
-    ReluGradKernel<float> op;
-    op.Init(dy, s, dx, td);
-    op.Process();
-  } else if (td.dtype == kRgF16) {
-    ReluGradKernel<half> op;
-    op.Init(dy, s, dx, td);
-    op.Process();
-  } else if (td.dtype == kRgBF16) {
-    ReluGradKernel<bfloat16_t> op;
-    op.Init(dy, s, dx, td);
-    op.Process();
-  }
+  RunTyped<ReluGradKernel>(dy, s, dx, td);
 }
 
 }  // namespace relugrad_ascend

@@ -23,7 +23,10 @@ cp "$here/op_kernel/relu_mask_custom.cpp" "$here/op_kernel/relu_mask_blocked_cus
    "$out/op_kernel/"
 # The kernel bodies and tiling structs travel with the kernel sources.
 cp "$root/src/ascend/kernel/relu_grad_kernel.h" "$root/src/ascend/kernel/relu_grad_tiling.h" \
-   "$root/src/ascend/kernel/relu_v2_kernel.h" "$root/src/ascend/kernel/relu_v2_tiling.h" "$out/op_kernel/"
+   "$root/src/ascend/kernel/relu_v2_kernel.h" "$root/src/ascend/kernel/relu_v2_tiling.h" \
+   "$root/src/ascend/kernel/relu_v2_tile.h" "$root/src/ascend/kernel/relu_v2_flat.h" \
+   "$root/src/ascend/kernel/relu_v2_blocked_nchw.h" "$root/src/ascend/kernel/relu_v2_blocked_nhwc.h" \
+   "$out/op_kernel/"
 # The host tiling needs relugrad's preset names, option rules, semantics and
 # the ReluGrad gate derivation (the set the tiling calls link against).
 cat >> "$out/op_host/CMakeLists.txt" <<CMAKE
