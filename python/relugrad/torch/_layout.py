@@ -7,7 +7,7 @@ contiguous; all channels_last -> channels_last; all non-overlapping and dense wi
 -> those strides. There every operand has one storage order and the kernel runs once over the
 storage. Any other case gets TensorIterator's general rule (reorder_dimensions,
 allocate_or_resize_outputs), ti_strides below. The C++ eager path has the same rules
-(python/src/torch_native.cc); python/tests compare both with PyTorch's own results.
+(python/src/torch_layouts.cc); python/tests compare both with PyTorch's own results.
 """
 from __future__ import annotations
 
