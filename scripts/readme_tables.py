@@ -71,9 +71,10 @@ def commit_of(path: str) -> str:
     return out or "uncommitted"
 
 
-def provenance(doc: str, machine: str, command: str, files: list[str], extra: str = "") -> str:
+def provenance(doc: str, machine: str, command: str, files: list[str], extra: str = "",
+               link_text: str = "") -> str:
     rel = os.path.relpath(RESULTS, os.path.dirname(os.path.join(ROOT, doc)))
-    links = ", ".join(f"[{f}]({rel}/{machine}/{f})" for f in files)
+    links = ", ".join(f"[{link_text or f}]({rel}/{machine}/{f})" for f in files)
     commit = commit_of(os.path.join(RESULTS, machine, files[0]))
     return f"*{MACHINES[machine]}{extra}; `{command}`; commit {commit}; {links}.*"
 
@@ -258,8 +259,8 @@ def table_memory_compiled(doc: str, machine: str) -> str:
     out.append("")
     same = sum(1 for r in data["rows"] if r.get("same_bits"))
     out.append(f"Outputs, gradients and RNG state bit-identical to compiled stock's: {same} of {len(data['rows'])} "
-               "models. " + provenance(doc, machine, COMPILED_COMMAND.format(m=machine), [COMPILED_FILE],
-                                       f", torch {data['meta']['torch'].split('+')[0]}, inductor"))
+               "models.\n" + provenance(doc, machine, COMPILED_COMMAND.format(m=machine), [COMPILED_FILE],
+                                       f", torch {data['meta']['torch'].split('+')[0]}", link_text="results"))
     return "\n".join(out) + "\n"
 
 
