@@ -88,10 +88,17 @@ class ReLU(nn.ReLU):
         # here first, so that dynamo sees the branch to the custom ops: one check, since this body
         # is part of every eager call (docs/design.md, "One check before the native entry").
         native = _native.relu
-        if native is not None and not _is_dynamo_compiling():
-            y = native(x, self.semantics, self.threads, self.mask, self.inplace)
-            if y is not NotImplemented:
-                return y
+        if not _is_dynamo_compiling():
+            if native is not None:
+                y = native(x, self.semantics, self.threads, self.mask, self.inplace)
+                if y is not NotImplemented:
+                    return y
+        elif (self.semantics == "torch" and (not self.mask or compiled.is_enabled()) and isinstance(x, Tensor)
+              and not _compat.is_exporting()):
+            # Under torch.compile the torch preset is stock's relu (what relugrad::relu decomposes
+            # to, its backward threshold_backward: the same graph and bits) and dynamo traces one
+            # call, not the checks below, which cost compile time at every ReLU of a model.
+            return torch.relu_(x) if self.inplace else torch.relu(x)
         if not isinstance(x, Tensor) or _compat.tracing_state() is not None or _compat.is_exporting():
             check_tensor("x", x)  # TypeError for what is not a tensor, as nn.ReLU's
             return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
