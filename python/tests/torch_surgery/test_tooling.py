@@ -543,8 +543,9 @@ def test_functional_scope_under_export_compile_fx_and_script():
     assert targets[torch.ops.relugrad.relu.default] == 8 and targets[torch.ops.aten.relu.default] == 1
     # torch.compile: dynamo routes six of the eight spellings through the scope; torch.relu_ and
     # F.relu_ reach its graph as torch.relu_ (torch's gradient: the same bits in the torch preset).
-    # In place under compile the torch preset's ReLU is stock's relu_ too, so the three in-place
-    # spellings the scope serves add three more torch.relu_ and the other three are relugrad::relu.
+    # Under compile the torch preset's ReLU is stock's relu (relu_ in place) itself, the graph
+    # relugrad::relu decomposed to: the three in-place spellings the scope serves add three more
+    # torch.relu_ and the other three are torch.relu (with the integer relu the scope leaves: 4).
     graphs = []
 
     def backend(gm, example_inputs):
@@ -553,8 +554,8 @@ def test_functional_scope_under_export_compile_fx_and_script():
 
     torch.compile(ours, backend=backend)(x)
     called = Counter(n.target for g in graphs for n in g.graph.nodes if n.op == "call_function")
-    assert called[torch.ops.relugrad.relu] + called[torch.ops.relugrad.relu.default] == 3
-    assert called[torch.relu_] == 5
+    assert called[torch.ops.relugrad.relu] + called[torch.ops.relugrad.relu.default] == 0
+    assert called[torch.relu] == 4 and called[torch.relu_] == 5  # torch.relu: 3 served, the integer one
     # FX calls the root's forward without its hooks: functional relu is recorded as written, and
     # a scope on the GraphModule serves it when the GraphModule runs.
     gm = torch.fx.symbolic_trace(ours)
