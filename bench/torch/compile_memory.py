@@ -27,7 +27,6 @@ Measured:
 """
 import argparse
 import copy
-import ctypes
 import json
 import os
 import statistics
@@ -41,6 +40,7 @@ import relugrad.torch as rt
 from relugrad.torch import compiled as rt_compiled
 
 from .common import MODELS, ROOT, build_stock, command_line, cpu_name, ratio_interval, rotated, step
+from .steps import step_peak
 
 WHO = ("eager_stock", "eager_relugrad", "compiled_stock", "compiled_relugrad", "compiled_copy")
 
@@ -130,27 +130,13 @@ def _call_first(model, x, who: str) -> float:
         return time.perf_counter() - start
 
 
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"/proc/self/status has no {field}")
-
-
 def child_peak(name: str, who: str) -> None:
     """Prints the peak memory (bytes) of one training step of one candidate (steps.py's --peak)."""
     _caches(True)
     model, x = candidate(name, who)
     for _ in range(2):
         _call_first(model, x, who)
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    before = _status_kib("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    torch.manual_seed(1)
-    step(model, x)
-    print(json.dumps({"peak_bytes": (_status_kib("VmHWM") - before) * 1024}))
+    print(json.dumps({"peak_bytes": step_peak(model, x)}))
 
 
 def peak_bytes(name: str, who: str, runs: int) -> list:

@@ -212,14 +212,19 @@ def child_peak(name: str, layout: str, mask: bool, which: str) -> None:
         torch.manual_seed(1)
         step(model, x)
         model.zero_grad(set_to_none=True)
+    print(json.dumps({"peak_bytes": step_peak(model, x)}))
+
+
+def step_peak(model: nn.Module, x: torch.Tensor) -> int:
+    """The resident-set high-water mark of one seeded step above the resident set before it
+    (bytes; see --peak), after warm-up steps the caller ran."""
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # what small-block arenas hold free goes back first
     before = _status_kib("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     torch.manual_seed(1)
     step(model, x)
-    peak = _status_kib("VmHWM")
-    print(json.dumps({"peak_bytes": (peak - before) * 1024}))
+    return (_status_kib("VmHWM") - before) * 1024
 
 
 def peak_bytes(name: str, layout: str, mask: bool, which: str, threads: int, runs: int) -> list:
