@@ -21,8 +21,9 @@ Measured:
   - the same bits: compiled relugrad's output, every gradient and the RNG state after one step
     against compiled stock's;
   - compile time (the first call; inductor's FX graph and AOTAutograd caches off, its kernel cache
-    warmed by one untimed compile of each): compiled relugrad / compiled stock, with a compiled copy
-    of stock compiled first in a fresh dynamo state as the A/A; and dynamo's graph,
+    warmed by one untimed compile of each), in --compile-rounds interleaved rounds, each compile in a
+    fresh dynamo state: compiled relugrad / compiled stock, with a compiled copy of stock as the A/A,
+    each the median of per-round ratios with its interval; and dynamo's graph,
     graph-break and recompilation counts of each compiled candidate over the whole run.
 """
 import argparse
@@ -41,8 +42,10 @@ from relugrad.torch import compiled as rt_compiled
 
 from .common import MODELS, ROOT, build_stock, command_line, cpu_name, ratio_interval, rotated, step
 from .steps import step_peak
+from .verdicts import compile_text
 
 WHO = ("eager_stock", "eager_relugrad", "compiled_stock", "compiled_relugrad", "compiled_copy")
+COMPILED = ("compiled_copy", "compiled_stock", "compiled_relugrad")
 
 
 def _caches(on: bool) -> None:
@@ -162,31 +165,36 @@ def cuda_peak(model, x) -> int:
     return peak
 
 
-def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "cpu") -> dict:
+def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "cpu",
+            compile_rounds: int = 3) -> dict:
     _caches(False)
     warm = torch.randn(8, device=device, requires_grad=True)
     torch.compile(lambda t: t.relu() * 2)(warm).sum().backward()  # warm-up: inductor's first compile
-    # Compile times, each in a fresh dynamo state: the A/A copy, stock, then relugrad; after one
-    # untimed compile of stock and of relugrad, so that each timed compile finds inductor's on-disk
-    # kernel cache warm for its own kernels (else the first compiler of a kernel pays its C++ build).
+    # Compile times, each in a fresh dynamo state, in compile_rounds rounds of the A/A copy, stock and
+    # relugrad (the order rotating); after one untimed compile of stock and of relugrad, so that each
+    # timed compile finds inductor's on-disk kernel cache warm for its own kernels (else the first
+    # compiler of a kernel pays its C++ build).
     for who in ("compiled_stock", "compiled_relugrad"):
         torch._dynamo.reset()
         _call_first(*candidate(name, who, device), who)
-    models, compile_s, counts = {}, {}, {}
-    for who in ("compiled_copy", "compiled_stock", "compiled_relugrad"):
-        torch._dynamo.reset()
-        models[who], x = candidate(name, who, device)
-        before = _dynamo_counts()
-        rt_compiled.decisions()
-        compile_s[who] = _call_first(models[who], x, who)
-        after = _dynamo_counts()
-        counts[who] = {k: after[k] - before[k] for k in after}
-        if who == "compiled_relugrad":
-            made = rt_compiled.decisions()
+    models, counts = {}, {}
+    runs = {who: [] for who in COMPILED}
+    for r in range(compile_rounds):
+        for who in rotated(list(COMPILED), r):
+            torch._dynamo.reset()
+            models[who], x = candidate(name, who, device)
+            before = _dynamo_counts()
+            rt_compiled.decisions()
+            runs[who].append(_call_first(models[who], x, who))
+            after = _dynamo_counts()
+            counts[who] = {k: after[k] - before[k] for k in after}
+            if who == "compiled_relugrad":
+                made = rt_compiled.decisions()
+    compile_s = {who: statistics.median(t) for who, t in runs.items()}
     for who in ("eager_stock", "eager_relugrad"):
         models[who], x = candidate(name, who, device)
         _call_first(models[who], x, who)  # the relugrad one's probe step
-    for who in ("compiled_copy", "compiled_stock"):  # compiled before a reset: compiled again, untimed
+    for who in COMPILED:  # those compiled before the last reset compile again (untimed), each as timed
         _call_first(models[who], x, who)
     _caches(True)
     before = _dynamo_counts()
@@ -207,11 +215,13 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "c
            "packed": [d.name for d in made if d.packed],
            "left": [f"{d.name}: {d.reason}" for d in made if not d.packed],
            "saved": saved, "ms": {who: 1e3 * min(t) for who, t in times.items()},
-           "compile_s": compile_s, "dynamo": counts,
+           "compile_s": compile_s, "compile_runs": runs, "dynamo": counts,
            "recompiled_while_timed": {k: during[k] - before[k] for k in during}}
     row["time_ratio"], row["ratio_ci95"] = ratio_interval(times["compiled_relugrad"], times["compiled_stock"])
     row["control_ratio"], row["control_ci95"] = ratio_interval(times["compiled_copy"], times["compiled_stock"])
     row["eager_ratio"], row["eager_ci95"] = ratio_interval(times["eager_relugrad"], times["eager_stock"])
+    row["compile_ratio"], row["compile_ci95"] = ratio_interval(runs["compiled_relugrad"], runs["compiled_stock"])
+    row["compile_control"], row["compile_control_ci95"] = ratio_interval(runs["compiled_copy"], runs["compiled_stock"])
     if device == "cuda" and peak_runs:
         row["peak"] = {who: cuda_peak(models[who], x) for who in WHO[:4]}
         row["peak_runs"] = {who: [row["peak"][who]] for who in WHO[:4]}
@@ -239,8 +249,7 @@ def line(r: dict) -> str:
     text += (f"{r['ms']['compiled_stock']:.1f} | {r['ms']['compiled_relugrad']:.1f} | {r['time_ratio']:.3f} "
              f"[{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}] | {r['control_ratio']:.3f} "
              f"[{r['control_ci95'][0]:.3f}, {r['control_ci95'][1]:.3f}] | "
-             f"{r['compile_s']['compiled_relugrad'] / r['compile_s']['compiled_stock']:.2f} "
-             f"(A/A {r['compile_s']['compiled_copy'] / r['compile_s']['compiled_stock']:.2f}) | "
+             f"{compile_text(r)} | "
              f"{len(r['packed'])} / {len(r['packed']) + len(r['left'])} |")
     return text
 
@@ -255,6 +264,8 @@ def add_arguments(ap) -> None:
     ap.add_argument("--models", default="transformer,mlp_dropout,resnet50")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--compile-rounds", type=int, default=3,
+                    help="interleaved compiles of each compiled candidate, timed")
     ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (0: no peak)")
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -281,13 +292,14 @@ def main(args, ap) -> None:
     print("|---" * HEADER.count(" | ") + "|---|")
     rows = []
     for name in args.models.split(","):
-        row = measure(name, args.rounds, args.steps, args.peak_runs, args.device)
+        row = measure(name, args.rounds, args.steps, args.peak_runs, args.device, args.compile_rounds)
         print(line(row), flush=True)
         rows.append(row)
     if args.json:
         meta = {"torch": torch.__version__, "device": args.device,
                 "machine": torch.cuda.get_device_name() if args.device == "cuda" else cpu_name(),
                 "threads": torch.get_num_threads(),
-                "rounds": args.rounds, "steps": args.steps, "peak_runs": args.peak_runs, "command": command_line()}
+                "rounds": args.rounds, "compile_rounds": args.compile_rounds,
+                "steps": args.steps, "peak_runs": args.peak_runs, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

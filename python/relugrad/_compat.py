@@ -119,6 +119,18 @@ def inductor_decomposition_tables() -> tuple:
     return inductor.decompositions, inductor.select_decomp_table()
 
 
+def register_inductor_pointwise(op, body, dtype) -> None:
+    """Lowers op in inductor to one pointwise loop: out[i] = body(ops, in[i]) of dtype, body written
+    with inductor's ops handler (torch._inductor.virtualized.ops). Once per op. Public: none
+    (torch._inductor.lowering.register_lowering and make_pointwise are what inductor's own
+    lowerings use)."""
+    from torch._inductor.lowering import lowerings, make_pointwise, register_lowering
+    from torch._inductor.virtualized import ops
+    if op not in lowerings:
+        register_lowering(op, type_promotion_kind=None)(
+            make_pointwise(lambda x: body(ops, x), override_return_dtype=dtype))
+
+
 # ---- Inductor's partitioner hook (relugrad.torch.saved_bits) ---------------------------------
 # Inductor decides what a compiled training graph saves for backward in its partitioner, and
 # lets a CustomPartitionerFn replace it (torch._inductor.config.custom_partitioner_fn, read when a

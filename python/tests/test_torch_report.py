@@ -131,6 +131,13 @@ def test_compiled_rows_hold_bits_bytes_peak_time_and_compile_to_their_limits(rep
     assert verdicts(compiled_row(same=False))["same bits as compiled stock"] == "over"
     assert verdicts(compiled_row(compile_ours=11.1))["compile time at most 1.10x"] == "over"
     assert verdicts(compiled_row(graphs_ours=2))["no added graphs, breaks or recompilations"] == "over"
+    # Rounds of compiles: the median of the per-round ratios decides, shown with both intervals.
+    rounds = dict(compiled_row(compile_ours=12.0), compile_ratio=1.08, compile_ci95=[1.02, 1.15],
+                  compile_control=1.01, compile_control_ci95=[0.97, 1.04])
+    got = {what: (m, v) for what, m, v in report.verdict_compiled(rounds)}["compile time at most 1.10x"]
+    assert got == ("1.08 [1.02, 1.15] (A/A 1.01 [0.97, 1.04])", "met")
+    rounds["compile_ratio"] = 1.11
+    assert {what: v for what, _, v in report.verdict_compiled(rounds)}["compile time at most 1.10x"] == "over"
     peak = "peak at most compiled stock's (lower where saved is)"
     assert verdicts(compiled_row(peak_ours=100.0))[peak] == "within the children's spread"  # saved lower, peak not
     assert verdicts(compiled_row(peak_ours=102.0))[peak] == "over"

@@ -6,7 +6,8 @@ booleans at one byte per element (ReLU gates `le`, dropout's keep mask `gt`, any
 comparison). With saved_bits on, every boolean the partitioner saves is saved packed, one bit per
 element, LSB first (bit k of byte j is element 8j + k of the tensor's storage order, as relugrad's
 mask), written by the forward graph and read by the backward graph through inductor's own code
-generation (C++ on the CPU, Triton on a GPU): the rewrite adds aten ops, never a kernel of its own.
+generation (C++ on the CPU, Triton on a GPU): the rewrite adds graph ops that inductor generates
+code for, never a kernel of its own.
 
 Where: after stock's partitioner. The partitioner decides what is saved (and what is recomputed);
 saved_bits keeps every one of those decisions and only changes how a saved boolean crosses from the
@@ -16,14 +17,17 @@ users. Nothing is recomputed, no random op moves, so outputs, gradients and the 
 compiled stock's bit for bit (the booleans read back are the ones written).
 
 Packing is integer arithmetic on 64-bit words, which inductor vectorizes: the bool buffer viewed
-as int64 words of 8 bytes of 0/1, each half word multiplied by 0x10204080 (carry-free: every
-partial product lands in its own bit), bits 28..31 of each product being 4 packed bits.
-Unpacking is the inverse (each nibble times 0x00204081, masked to the low bit of each byte), into
-int64 words viewed as the bool buffer. Both ends go through that bitcast on purpose: a bitcast
-that changes the element size makes inductor materialize the bool buffer, so the forward kernels
-that write it and the backward kernels that read it are stock's own, fused as stock fuses them
-(an unpack inlined into a backward kernel changes that kernel's loop, its vectorization and so
-the order of its reductions: other bits). The cost is one pass over n bytes each way.
+as int64 words of 8 bytes of 0/1, each word folded by three shift-ors (w |= w >> 7, >> 14, >> 28:
+byte j gathers bytes j..j+7 into its bits 0..7, no bit set twice) and its low byte kept.
+Unpacking is the inverse (p |= p << 28, << 14, << 7, masked to the low bit of each byte), into
+int64 words viewed as the bool buffer. The two word loops are relugrad ops (pack_words,
+unpack_words) that inductor lowers to one pointwise loop each (the same formula as a dozen aten
+nodes per boolean was that many more nodes to trace, lower and schedule: compile time). Both
+ends go through the bitcast on purpose: a bitcast that changes the element size makes inductor
+materialize the bool buffer, so the forward kernels that write it and the backward kernels that
+read it are stock's own, fused as stock fuses them (an unpack inlined into a backward kernel
+changes that kernel's loop, its vectorization and so the order of its reductions: other bits).
+The cost is one pass over n bytes each way.
 
 Left as they are (saved_bits.decisions() says which and why): a boolean that is also a graph
 output (its bytes exist anyway), a graph input, one with a symbolic shape (dynamic shapes: the
@@ -49,16 +53,67 @@ from .. import _compat
 
 __all__ = ["saved_bits", "is_enabled", "decisions", "Decision", "MIN_ELEMENTS"]
 
-aten, prims = torch.ops.aten, torch.ops.prims
+aten = torch.ops.aten
 
 # Below a 64-bit word of bits the packed copy saves fewer bytes than one allocation's alignment
 # (torch's allocators round every block to at least 64 bytes).
 MIN_ELEMENTS = 64
-# The 4-byte multiplier that gathers bytes b0..b3 (each 0 or 1) of a word into bits 28..31, and
-# the one that spreads bits 0..3 of a nibble to bits 0, 8, 16, 24 (after & 0x01010101): both
-# carry-free, every product below 2**62.
-_GATHER4 = 0x10204080
-_SPREAD4 = 0x00204081
+# Every shift keeps values below 2**57: no sign bit, no overflow, in C++ and Triton alike.
+_PACK_SHIFTS = (7, 14, 28)
+_UNPACK_SHIFTS = (28, 14, 7)
+_LOW_BITS = 0x0101010101010101
+
+
+def _pack_body(ops, w):
+    """Bytes b0..b7 (each 0 or 1) of int64 word w -> the byte sum(b_k << k), as uint8; ops is
+    torch for eager tensors and inductor's ops handler in a lowering."""
+    for s in _PACK_SHIFTS:
+        w = ops.bitwise_or(w, ops.bitwise_right_shift(w, _const(ops, s)))
+    return _to(ops, ops.bitwise_and(w, _const(ops, 255)), torch.uint8)
+
+
+def _unpack_body(ops, p):
+    """A packed byte -> the int64 word of its 8 bits, one per byte (0 or 1), bit 0 in byte 0."""
+    w = _to(ops, p, torch.int64)
+    for s in _UNPACK_SHIFTS:
+        w = ops.bitwise_or(w, ops.bitwise_left_shift(w, _const(ops, s)))
+    return ops.bitwise_and(w, _const(ops, _LOW_BITS))
+
+
+def _const(ops, value):
+    return value if ops is torch else ops.constant(value, torch.int64)
+
+
+def _to(ops, x, dtype):
+    return x.to(dtype) if ops is torch else ops.to_dtype(x, dtype)
+
+
+@torch.library.custom_op("relugrad::pack_words", mutates_args=())
+def _pack_words(words: torch.Tensor) -> torch.Tensor:
+    """int64 words of 8 bools each -> one byte of 8 bits each (saved_bits' pack)."""
+    return _pack_body(torch, words)
+
+
+@_pack_words.register_fake
+def _(words):
+    return torch.empty_like(words, dtype=torch.uint8)
+
+
+@torch.library.custom_op("relugrad::unpack_words", mutates_args=())
+def _unpack_words(bits: torch.Tensor) -> torch.Tensor:
+    """Bytes of 8 bits -> int64 words of 8 bools each (saved_bits' unpack)."""
+    return _unpack_body(torch, bits)
+
+
+@_unpack_words.register_fake
+def _(bits):
+    return torch.empty_like(bits, dtype=torch.int64)
+
+
+def _lower_words_ops() -> None:
+    """Inductor's lowerings of the two word ops (inductor is loaded: the rewrite runs inside it)."""
+    _compat.register_inductor_pointwise(torch.ops.relugrad.pack_words.default, _pack_body, torch.uint8)
+    _compat.register_inductor_pointwise(torch.ops.relugrad.unpack_words.default, _unpack_body, torch.int64)
 
 
 class Decision(NamedTuple):
@@ -266,31 +321,14 @@ def _pack(graph, fm, b, v):
     elif v.storage_offset() % 8:  # a view off a word boundary: its own buffer
         flat = _emit(graph, fm, aten.clone.default, flat)
     w = _emit(graph, fm, aten.view.dtype, flat, torch.int64)
-
-    def four(half):  # bytes b0..b3 (0/1) of a 32-bit half -> bits 0..3
-        t = _emit(graph, fm, aten.mul.Tensor, half, _GATHER4)
-        t = _emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, t, 28)
-        return _emit(graph, fm, aten.bitwise_and.Scalar, t, 15)
-    lo = four(_emit(graph, fm, aten.bitwise_and.Scalar, w, 0xFFFFFFFF))
-    hi = four(_emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, w, 32))
-    hi = _emit(graph, fm, aten.bitwise_left_shift.Tensor_Scalar, hi, 4)
-    packed = _emit(graph, fm, aten.bitwise_or.Tensor, lo, hi)
-    return _emit(graph, fm, prims.convert_element_type.default, packed, torch.uint8)
+    return _emit(graph, fm, torch.ops.relugrad.pack_words.default, w)
 
 
 def _unpack(graph, fm, bits, v):
     """The boolean tensor _pack packed, with v's shape and strides, as a buffer of its own."""
     n = v.numel()
     words = -(-n // 8)
-    p = _emit(graph, fm, prims.convert_element_type.default, bits, torch.int64)
-
-    def four(nibble):  # bits 0..3 -> bytes b0..b3 (0/1) of a 32-bit word
-        t = _emit(graph, fm, aten.mul.Tensor, nibble, _SPREAD4)
-        return _emit(graph, fm, aten.bitwise_and.Scalar, t, 0x01010101)
-    lo = four(_emit(graph, fm, aten.bitwise_and.Scalar, p, 15))
-    hi = four(_emit(graph, fm, aten.bitwise_right_shift.Tensor_Scalar, p, 4))
-    hi = _emit(graph, fm, aten.bitwise_left_shift.Tensor_Scalar, hi, 32)
-    w = _emit(graph, fm, aten.bitwise_or.Tensor, lo, hi)
+    w = _emit(graph, fm, torch.ops.relugrad.unpack_words.default, bits)
     t = _emit(graph, fm, aten.view.dtype, w, torch.bool)
     if words * 8 != n:
         t = _emit(graph, fm, aten.slice.Tensor, t, 0, 0, n)
@@ -311,6 +349,7 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
     bw_inputs = {n.name: n for n in bw.graph.nodes if n.op == "placeholder"}
     made: List[Decision] = []
     done = set()
+    _lower_words_ops()
     for i in range(num_fwd_outputs, len(values)):
         b = values[i]
         v = b.meta.get("val") if isinstance(b, torch.fx.Node) else None
