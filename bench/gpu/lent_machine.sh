@@ -47,7 +47,7 @@ if [[ "$QUICK" == 1 ]]; then
   USE_ARGS="${USE_ARGS:---quick --parts bits,kernels,module --rounds 3}"
   PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/torch_modules/test_native_cuda.py}"
   BUDGET="${BUDGET:-200}"
-  COMPILED_ARGS="${COMPILED_ARGS:---models mlp_dropout-b2048 --rounds 3 --steps 2}"
+  COMPILED_ARGS="${COMPILED_ARGS:---models mlp_dropout-b2048 --rounds 3 --steps 2 --compile-rounds 1}"
   T_TESTS=60 T_BENCH=40 T_AB=20 T_TORCH=40 T_PY=60 T_USE=60 T_COMPILED=60
 else
   SIZES="${SIZES:-64K,256K,1M,4M,16M,64M,256M,1G}"
@@ -56,7 +56,7 @@ else
   USE_ARGS="${USE_ARGS:-}"
   PY_TESTS="${PY_TESTS:-python/tests/test_cuda.py python/tests/test_api.py python/tests/test_mask.py python/tests/torch_modules/test_native_cuda.py python/tests/torch_modules/test_stock_path_and_fallbacks.py}"
   BUDGET="${BUDGET:-520}"
-  COMPILED_ARGS="${COMPILED_ARGS:---models transformer,mlp_dropout-b2048 --rounds 7 --steps 3}"
+  COMPILED_ARGS="${COMPILED_ARGS:---models transformer,mlp_dropout-b2048 --rounds 7 --steps 3 --compile-rounds 2}"
   T_TESTS=100 T_BENCH=120 T_AB=40 T_TORCH=90 T_PY=120 T_USE=150 T_COMPILED=120
 fi
 DTYPES="${DTYPES:-f32,f16,bf16}"
