@@ -41,7 +41,7 @@ import relugrad.torch as rt
 from relugrad.torch import compiled as rt_compiled
 
 from .common import MODELS, ROOT, build_stock, command_line, cpu_name, ratio_interval, rotated, step
-from .steps import step_peak
+from .steps import saved_bytes, step_peak
 from .verdicts import compile_text
 
 WHO = ("eager_stock", "eager_relugrad", "compiled_stock", "compiled_relugrad", "compiled_copy")
@@ -61,24 +61,6 @@ def _dynamo_counts() -> dict:
     return {"graphs": counters["stats"]["unique_graphs"],
             "breaks": sum(counters["graph_break"].values()),
             "recompiles": counters["recompiles"]["total"] if "recompiles" in counters else 0}
-
-
-def saved_bytes(model, x) -> int:
-    seen, total = set(), 0
-
-    def pack(t):
-        nonlocal total
-        key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        if key not in seen:
-            seen.add(key)
-            total += t.untyped_storage().nbytes()
-        return t
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        torch.manual_seed(1)
-        loss = model(x).square().mean()
-    loss.backward()
-    model.zero_grad(set_to_none=True)
-    return total
 
 
 def rng_state(x) -> torch.Tensor:
@@ -199,7 +181,10 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "c
     _caches(True)
     before = _dynamo_counts()
     same = same_bits(first_step(models["compiled_stock"], x), first_step(models["compiled_relugrad"], x))
-    saved = {who: saved_bytes(models[who], x) for who in WHO}
+    saved = {}
+    for who in WHO:
+        torch.manual_seed(1)
+        saved[who] = saved_bytes(models[who], x)
     times = {who: [] for who in WHO}
     for r in range(rounds):
         for who in rotated(list(WHO), r):

@@ -69,10 +69,12 @@ from .common import (MODELS, ROOT, build_stock, command_line, cpu_name, median_r
 
 
 def saved_bytes(model: nn.Module, x: torch.Tensor) -> int:
+    """Bytes of the storages one training step saves for backward (each storage once), on any
+    device: what saved_tensors_hooks sees, which is what a compiled graph hands to autograd too."""
     seen = {}
 
     def pack(t):
-        if isinstance(t, torch.Tensor) and t.device.type == "cpu" and not t.is_nested:
+        if isinstance(t, torch.Tensor) and not t.is_nested:
             storage = t.untyped_storage()
             seen[storage.data_ptr()] = storage.nbytes()
         return t
