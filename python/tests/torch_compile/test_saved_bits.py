@@ -117,6 +117,17 @@ def test_packed_bits_are_lsb_first_in_memory_order_for_any_size(n):
     assert torch.equal(y.grad, torch.where(x > 0.5, 3.0, 1.0))
 
 
+def test_word_ops_outside_inductor_pack_and_unpack_every_byte_value():
+    # relugrad::pack_words / unpack_words run as torch ops where inductor does not lower them
+    # (a graph run eagerly): every pattern of 8 bools, each byte value, both ways.
+    patterns = torch.tensor([[(v >> k) & 1 for k in range(8)] for v in range(256)], dtype=torch.bool)
+    words = patterns.reshape(-1).view(torch.int64)
+    packed = torch.ops.relugrad.pack_words(words)
+    assert packed.dtype == torch.uint8 and torch.equal(packed, torch.arange(256, dtype=torch.uint8))
+    assert np.array_equal(packed.numpy(), np.packbits(patterns.numpy(), axis=1, bitorder="little").ravel())
+    assert torch.equal(torch.ops.relugrad.unpack_words(packed).view(torch.bool), patterns.reshape(-1))
+
+
 def test_channels_last_gate_packed_in_memory_order():
     # A gate saved with channels_last strides is packed in its memory order and read back with
     # the same strides; the conv's gradients are stock's bits.
