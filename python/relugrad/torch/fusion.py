@@ -141,9 +141,10 @@ class FusingSequential(_StockName, nn.Sequential):
     @torch.jit.unused
     def _fusing_forward(self, input):
         kinds = self.__dict__.get(_KINDS_ATTR, ())
-        if not (kinds and torch.is_grad_enabled()):
+        if not (kinds and torch.is_grad_enabled()) or torch.compiler.is_dynamo_compiling():
             # Every fused pass records a backward: without grad (inference) nothing can fuse,
-            # and the loop is stock's at stock's cost.
+            # and the loop is stock's at stock's cost. Nor under dynamo, where the fused passes
+            # (eager C++ nodes) never serve: dynamo traces stock's loop, not the pair tests.
             for module in self:
                 input = module(input)
             return input
@@ -180,6 +181,8 @@ class _FusingFeedForward(_StockName):
     def _feed_forward_pair(self, x: Tensor) -> Tensor:
         """activation, then dropout, of linear1(x): fused where the pair qualifies (eager only)."""
         h = self.linear1(x)
+        if torch.compiler.is_dynamo_compiling():  # eager C++ passes only: dynamo traces stock's calls
+            return self.dropout(self.activation(h))
         out = pair_output(self.__dict__.get(_KINDS_ATTR, ()), self.activation, self.dropout, h, self.linear1)
         return self.dropout(self.activation(h)) if out is None else out
 
