@@ -12,8 +12,9 @@
 // framework's own allocator is at hand.
 //
 // This file is the module and its functions over the library as a whole;
-// the arrays' import and checks are module_arrays.cc, relugrad.Options and
-// relugrad.Plan module_plan.cc.
+// the arrays' import and checks are module_arrays.cc, relugrad.Options,
+// relugrad.Plan and relu_grad_numpy (relugrad.relu_grad's NumPy call in one
+// crossing, its arrays by the buffer protocol) module_plan.cc.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
