@@ -6,7 +6,7 @@
 common.py holds what the subcommands share (sizes, timing loops, interleaving, the interval of a
 median, the A/A control's ratio, the models, the machine's name, and the one place that reaches
 a relugrad name not yet public); each subcommand lives in its own module (report, module, steps,
-linear, relu_sites, consumers, call_cost) and __main__.py dispatches to it.
+linear, relu_sites, consumers, call_cost, numpy_call) and __main__.py dispatches to it.
 """
 if __name__ == "torch":
     # This directory is the package bench.torch. Imported as top-level `torch`, a script put bench/

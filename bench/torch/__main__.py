@@ -11,6 +11,7 @@
   relu-sites  a torchvision model's ReLU calls alone, on their own shapes
   consumers   experiment: ReLU's backward with the node that reads its dx
   call-cost   experiment: the fixed cost of one small ReLU call
+  numpy-call  relugrad.relu_grad on NumPy arrays against np.multiply(dy, x > 0), with the A/A control
 """
 import argparse
 import importlib
@@ -25,6 +26,7 @@ SUBCOMMANDS = {
     "relu-sites": ("relu_sites", "a torchvision model's ReLU calls alone, on their own shapes"),
     "consumers": ("consumers", "experiment: ReLU's backward with the node that reads its dx"),
     "call-cost": ("call_cost", "experiment: the fixed cost of one small ReLU call"),
+    "numpy-call": ("numpy_call", "relugrad.relu_grad on NumPy arrays against NumPy's two ufuncs"),
 }
 
 

@@ -232,6 +232,13 @@ def _new_like(dy: Any, shape: Optional[Tuple[int, ...]] = None, dtype: Any = Non
     return _C.cached_bytes(nbytes).view(np_dtype).reshape(shape)
 
 
+def _new_numpy(dy: Any) -> Any:
+    """_new_like(dy) for a NumPy dy, without asking its kind."""
+    if dy.nbytes < _CACHED_MIN_BYTES:
+        return np.empty(dy.shape, dy.dtype)
+    return _new_like(dy)
+
+
 def _writable_out(name: str, out: Any) -> Any:
     if _kind(out) == "jax":
         raise TypeError(f"{name}: JAX arrays are immutable; leave {name}=None")

@@ -21,10 +21,11 @@ import numpy as np
 
 from . import _relugrad as _C
 from ._arrays import (ArrayLike, _as_kind_of, _binding_view, _check_mask_dtype, _DeviceScope, _mask_view, _new_like,
-                      _on_cuda, _same_dtype, _torch_host_code, _writable_out, wrote)
-from ._options import _config, _Config, _framework_threads
+                      _new_numpy, _on_cuda, _same_dtype, _torch_host_code, _writable_out, wrote)
+from ._options import _CACHE, _call_key, _config, _Config, _framework_threads
 
 _GRAD = _C.OP_RELU_GRAD  # a module global: the hot paths below read it without an attribute lookup
+_NDARRAY = np.ndarray
 
 
 def _torch_host_call(dy: Any, s: Any, out: Any, config: _Config) -> Any:
@@ -143,6 +144,20 @@ def relu_grad(dy: ArrayLike, s: ArrayLike, *, semantics: str = "torch", threshol
 
     The GIL is released while the C library runs.
     """
+    if type(dy) is _NDARRAY and clip is None:
+        # The NumPy call: one lookup (the configuration an earlier call with these keyword
+        # arguments entered) and one C call that checks the arrays and runs its plan. Whatever that
+        # call does not serve (NotImplemented: other kinds, dtypes, layouts, a read-only out) takes
+        # the checked path below, which names the argument at fault.
+        try:
+            config = _CACHE.get(_call_key(semantics, threshold, alpha, None, threads, gate, combine, denormals,
+                                          threshold_rounding, stores, gate_max, False))
+        except TypeError:  # an unhashable argument: the checked path says which
+            config = None
+        if config is not None:
+            result = _new_numpy(dy) if out is None else out
+            if _C.relu_grad_numpy(config, dy, s, result) is None:
+                return result
     return _run(dy, s, semantics, threshold, alpha, clip, out, _framework_threads(threads, dy), gate, combine,
                 denormals, threshold_rounding, reference=False, stores=stores, gate_max=gate_max)
 

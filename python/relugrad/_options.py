@@ -216,6 +216,15 @@ def _canonical(gate: Optional[str], combine: Optional[str], denormals: Optional[
             and (threshold_rounding is None or threshold_rounding in THRESHOLD_ROUNDINGS) and stores in STORES)
 
 
+def _call_key(semantics: Any, threshold: Any, alpha: Any, clip_key: Any, threads: Any, gate: Any, combine: Any,
+              denormals: Any, threshold_rounding: Any, stores: Any, gate_max: Any, keep_negative_zero: Any) -> tuple:
+    """The cache key of a functional call's keyword arguments (clip_key: _clip_key(clip), never
+    _UNKEYED); hashing it raises TypeError for an unhashable argument."""
+    return (semantics, threshold, type(threshold), alpha, type(alpha), clip_key, threads, type(threads), gate,
+            combine, denormals, threshold_rounding, stores, gate_max, type(gate_max), keep_negative_zero,
+            type(keep_negative_zero))
+
+
 def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple[float, float]],
             threads: Optional[int], gate: Optional[str], combine: Optional[str], denormals: Optional[str],
             threshold_rounding: Optional[str], stores: str = "auto", gate_max: Optional[float] = None,
@@ -224,9 +233,8 @@ def _config(semantics: str, threshold: float, alpha: float, clip: Optional[Tuple
     clip_key = _clip_key(clip)
     key = None
     if clip_key is not _UNKEYED:
-        key = (semantics, threshold, type(threshold), alpha, type(alpha), clip_key, threads, type(threads), gate,
-               combine, denormals, threshold_rounding, stores, gate_max, type(gate_max), keep_negative_zero,
-               type(keep_negative_zero))
+        key = _call_key(semantics, threshold, alpha, clip_key, threads, gate, combine, denormals, threshold_rounding,
+                        stores, gate_max, keep_negative_zero)
         try:
             config = _CACHE.get(key)
         except TypeError:  # an unhashable argument: the checks below say what is wrong

@@ -12,8 +12,9 @@
 // framework's own allocator is at hand.
 //
 // This file is the module and its functions over the library as a whole;
-// the arrays' import and checks are module_arrays.cc, relugrad.Options and
-// relugrad.Plan module_plan.cc.
+// the arrays' import and checks are module_arrays.cc, relugrad.Options,
+// relugrad.Plan and relu_grad_numpy (relugrad.relu_grad's NumPy call in one
+// crossing, its arrays by the buffer protocol) module_plan.cc.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -32,6 +33,7 @@
 #include "module_arrays.h"
 #include "module_plan.h"
 #include "relugrad/relugrad.h"
+#include "ti_strides.h"
 
 namespace nb = nanobind;
 using relugrad_python::Check;
@@ -91,6 +93,29 @@ NB_MODULE(_relugrad, m) {
         "Frees every cached block; returns the bytes freed.");
 
   m.def("mask_bytes", &relugrad_mask_bytes, nb::arg("n"), "ceil(n/8), or -1 for n < 0.");
+
+  // TensorIterator's rule for a new output's strides (ti_strides.h), here for relugrad.torch's
+  // custom ops, which serve where the torch-native library (the rule's other caller) is absent.
+  m.def(
+      "ti_strides",
+      [](const std::vector<int64_t>& shape, const nb::args& operands) {
+        std::vector<std::vector<int64_t>> strides;
+        strides.reserve(operands.size());
+        for (nb::handle operand : operands) {
+          strides.push_back(nb::cast<std::vector<int64_t>>(operand));
+          if (strides.back().size() != shape.size()) {
+            throw nb::value_error(("strides: " + std::to_string(strides.back().size()) +
+                                   " strides for a shape of " + std::to_string(shape.size()) +
+                                   " dims")
+                                      .c_str());
+          }
+        }
+        return relugrad_python::TensorIteratorStrides(shape, strides);
+      },
+      nb::arg("shape"), nb::arg("strides"),
+      "ti_strides(shape, *strides) -> list: the strides TensorIterator gives a new output of "
+      "`shape` from inputs of that shape with these strides (its general rule, not its fast "
+      "setup).");
 
   m.def("version", &relugrad_version);
   m.def("build_info", &relugrad_build_info);

@@ -189,9 +189,107 @@ void RunPlan(const PyPlan& p, nb::handle a, nb::handle b, nb::handle c, bool ref
   }
   Check(status);
 }
+// ---- relugrad.relu_grad's NumPy call in one crossing ---------------------------
+
+// An array's memory through the buffer protocol (NumPy's own export: no capsule, no copy), the
+// view released with this object.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  // C-contiguous (any stride on a dim of size 1, as IsCContiguous), with its format; writable
+  // when asked. False, with no Python error set, where the exporter refuses.
+  bool Get(nb::handle h, bool writable) {
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    held_ = PyObject_GetBuffer(h.ptr(), &view_, flags) == 0;
+    if (!held_) PyErr_Clear();
+    return held_;
+  }
+  const Py_buffer& view() const { return view_; }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
+// The relugrad dtype of a native-endian float buffer ("e", "f", "d"), else 0 (bfloat16, which
+// NumPy cannot export, and every other format: the checked path says what is wrong).
+int BufferDtype(const Py_buffer& v) {
+  const char* f = v.format;
+  if (f == nullptr || f[0] == '\0' || f[1] != '\0') return 0;
+  switch (f[0]) {
+    case 'e':
+      return v.itemsize == 2 ? RELUGRAD_F16 : 0;
+    case 'f':
+      return v.itemsize == 4 ? RELUGRAD_F32 : 0;
+    case 'd':
+      return v.itemsize == 8 ? RELUGRAD_F64 : 0;
+  }
+  return 0;
+}
+
+bool SameShape(const Py_buffer& a, const Py_buffer& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int i = 0; i < a.ndim; ++i) {
+    if (a.shape[i] != b.shape[i]) return false;
+  }
+  return true;
+}
+
+// relu_grad_numpy(config, dy, s, out): relugrad.relu_grad on NumPy arrays, its checks and its
+// run in one call, since on small arrays the crossings are the call's cost. Served: s and out
+// of dy's type (the caller has checked that it is numpy.ndarray), C-contiguous, one shape, one
+// dtype of float16/float32/float64, out writable. The plan is config.plan(OP_RELU_GRAD, dtype),
+// the configuration's one plan lookup; it runs with the GIL released and None is returned, or
+// the library's error (overlap) raised as a plan's call raises it. Anything else returns
+// NotImplemented before anything runs, and the caller's checked path names the argument at
+// fault.
+nb::object ReluGradNumpy(nb::handle config, nb::handle dy, nb::handle s, nb::handle out) {
+  const nb::object not_served = nb::borrow(Py_NotImplemented);
+  if (Py_TYPE(s.ptr()) != Py_TYPE(dy.ptr()) || Py_TYPE(out.ptr()) != Py_TYPE(dy.ptr())) {
+    return not_served;
+  }
+  HostBuffer dy_b, s_b, out_b;
+  if (!dy_b.Get(dy, false) || !s_b.Get(s, false) || !out_b.Get(out, true)) return not_served;
+  const int dtype = BufferDtype(dy_b.view());
+  if (dtype == 0 || BufferDtype(s_b.view()) != dtype || BufferDtype(out_b.view()) != dtype ||
+      !SameShape(dy_b.view(), s_b.view()) || !SameShape(dy_b.view(), out_b.view())) {
+    return not_served;
+  }
+  static PyObject* const kPlan = PyUnicode_InternFromString("plan");
+  const nb::int_ op_arg(static_cast<int>(RELUGRAD_OP_RELU_GRAD)), dtype_arg(dtype);
+  PyObject* const args[] = {config.ptr(), op_arg.ptr(), dtype_arg.ptr()};
+  const nb::object plan = nb::steal(PyObject_VectorcallMethod(kPlan, args, 3, nullptr));
+  if (!plan.is_valid()) throw nb::python_error();
+  PyPlan* p = nullptr;
+  if (!nb::try_cast<PyPlan*>(plan, p) || p == nullptr ||
+      p->options.backend != RELUGRAD_BACKEND_CPU || static_cast<int>(p->dtype()) != dtype) {
+    return not_served;
+  }
+  const int64_t n = static_cast<int64_t>(dy_b.view().len / dy_b.view().itemsize);
+  relugrad_status status;
+  {
+    nb::gil_scoped_release release;
+    status = relugrad_plan_run(p->plan, n, dy_b.view().buf, s_b.view().buf, out_b.view().buf);
+  }
+  Check(status);
+  return nb::none();
+}
+
 }  // namespace
 
 void BindOptionsAndPlan(nb::module_& m) {
+  m.def("relu_grad_numpy", &ReluGradNumpy, nb::arg("config"), nb::arg("dy"), nb::arg("s"),
+        nb::arg("out"),
+        "relu_grad_numpy(config, dy, s, out) -> None, or NotImplemented: relugrad.relu_grad's "
+        "call on NumPy arrays of one type, dtype (float16/float32/float64) and shape, "
+        "C-contiguous, out writable, by config.plan(OP_RELU_GRAD, dtype); NotImplemented, "
+        "before anything runs, for anything else.");
+
   nb::class_<PyOptions>(m, "Options",
                         "relugrad_options bound once: immutable, validated by the library; "
                         "compared and hashed by value.")

@@ -29,56 +29,9 @@ at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options) {
 // all non-overlapping and dense with equal strides -> those strides. In those
 // cases every operand has one storage order and the kernel runs once over
 // the storage. Any other case gets TensorIterator's general rule
-// (reorder_dimensions, allocate_or_resize_outputs), TiStrides below; the
-// tests compare both with PyTorch's own results.
-
-// The strides TensorIterator gives a new output of `sizes` from inputs of
-// those sizes with these strides: dims sorted by the inputs' strides, first
-// input first, stride 0 (broadcast) skipped, equal strides ordered by size;
-// C order when nothing moves.
-std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
-                               std::initializer_list<at::IntArrayRef> operands) {
-  const int64_t n = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> perm(n);
-  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const at::IntArrayRef st : operands) {
-      const int64_t s0 = st[d0], s1 = st[d1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 != s1) return s0 < s1 ? -1 : 1;
-      if (sizes[d0] > sizes[d1]) return 1;
-    }
-    return 0;
-  };
-  for (int64_t i = 1; i < n; ++i) {  // insertion sort with ambiguous comparisons
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
-      const int c = should_swap(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  bool moved = false;
-  for (int64_t i = 0; i < n; ++i) moved |= perm[i] != n - 1 - i;
-  std::vector<int64_t> out(n);
-  int64_t step = 1;
-  if (!moved) {
-    for (int64_t d = n; d-- > 0;) {
-      out[d] = step;
-      step *= sizes[d];
-    }
-    return out;
-  }
-  for (int64_t d : perm) {
-    out[d] = step;
-    step *= sizes[d];
-  }
-  return out;
-}
+// (reorder_dimensions, allocate_or_resize_outputs), TiStrides (ti_strides.h,
+// the rule relugrad._relugrad.ti_strides exposes to the custom ops); the tests
+// compare both with PyTorch's own results.
 
 // An uninitialised tensor of `like`'s sizes on `like`'s device with the given strides,
 // which its caller writes whole. On the CPU it is allocated as TensorIterator allocates a

@@ -13,6 +13,8 @@
 #include <initializer_list>
 #include <vector>
 
+#include "ti_strides.h"
+
 namespace relugrad_python {
 
 // An uninitialised contiguous CPU tensor, which its caller writes whole: allocated as
@@ -21,9 +23,11 @@ namespace relugrad_python {
 at::Tensor EmptyCpu(at::IntArrayRef sizes, const at::TensorOptions& options);
 
 // The strides TensorIterator gives a new output of `sizes` from inputs of those sizes with
-// these strides (its general rule).
-std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
-                               std::initializer_list<at::IntArrayRef> operands);
+// these strides (its general rule: TensorIteratorStrides, ti_strides.h).
+inline std::vector<int64_t> TiStrides(at::IntArrayRef sizes,
+                                      std::initializer_list<at::IntArrayRef> operands) {
+  return TensorIteratorStrides(sizes, operands);
+}
 // An uninitialised tensor of `like`'s sizes, dtype and device with the given strides.
 at::Tensor EmptyStrided(const at::Tensor& like, at::IntArrayRef strides);
 // True when TensorIterator's fast setup serves (dy, s); *out is then its output, uninitialised.

@@ -199,6 +199,23 @@ PyObject* LinearRelu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nar
   END_HANDLE_TH_ERRORS
 }
 
+constexpr const char* kPlainSignature = "plain(x: Tensor, cuda: bool)";
+
+// The plain-tensor rule of the entries above, for relugrad.torch's fused modules to ask before
+// their own checks: PlainCpu(x), or with cuda true PlainCuda(x) too. One rule in one language.
+PyObject* PlainTest(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "%s takes 2 arguments, got %zd", kPlainSignature, nargs);
+    return nullptr;
+  }
+  const int cuda = PyObject_IsTrue(args[1]);
+  if (cuda < 0) return nullptr;
+  if (PlainCpu(args[0]) || (cuda != 0 && PlainCuda(args[0]))) Py_RETURN_TRUE;
+  Py_RETURN_FALSE;
+  END_HANDLE_TH_ERRORS
+}
+
 // Whether relu serves plain CUDA tensors with relugrad's kernels (the bound library has the CUDA
 // backend): what a test without a GPU can ask of the routing.
 PyObject* CudaServed(PyObject* /*module*/, PyObject* /*unused*/) {
@@ -221,6 +238,12 @@ PyMethodDef g_methods[] = {
      "linear_relu(x, weight, bias) -> Tensor, or NotImplemented where the three are not plain "
      "CPU tensors of one float32/float64 dtype with x contiguous: LinearReLU's fused training "
      "forward."},
+    {"plain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&PlainTest)),
+     METH_FASTCALL,
+     "plain(x, cuda) -> bool: x is the plain tensor the entries serve: a torch.Tensor or "
+     "nn.Parameter itself, strided (any strides), in CPU memory with only its autograd and "
+     "autocast keys (cuda: or CUDA memory likewise), of float16/bfloat16/float32/float64, with "
+     "no forward-mode tangent, no TorchDispatchMode active, no jit.trace recording."},
     {"cuda_served", &CudaServed, METH_NOARGS,
      "cuda_served() -> bool: relu serves plain CUDA tensors with relugrad's kernels (a build with "
      "the CUDA backend, once bound); False: the torch preset gets torch's relu there."},

@@ -26,7 +26,7 @@ from . import _layout
 DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
 
 __all__ = ["DTYPES", "DeviceScope", "check_flag", "check_real", "check_semantics", "check_tensor", "check_threads",
-           "config", "device_plan", "host_code", "host_dtype", "is_compiling", "kernels_serve", "plain_cpu",
+           "config", "device_plan", "host_code", "host_dtype", "is_compiling", "kernels_serve",
            "plain_tensor", "run_relu_grad", "threads_of"]
 
 DeviceScope = _DeviceScope
@@ -132,7 +132,6 @@ def run_relu_grad(dy: Tensor, s: Tensor, out: Tensor, cfg) -> None:
 
 # ---- Which tensors are plain -----------------------------------------------------------------
 is_compiling = torch.compiler.is_compiling
-_STRIDED = torch.strided
 
 
 def plain_tensor(t: Tensor) -> bool:
@@ -140,17 +139,3 @@ def plain_tensor(t: Tensor) -> bool:
     of autograd.grad(..., is_grads_batched=True)): Python code reads its memory directly only
     then; anything else takes the custom ops, which the dispatcher routes."""
     return type(t) is Tensor and not _compat.is_functorch_wrapped(t) and not _compat.is_legacy_batched(t)
-
-
-def plain_cpu(x, cuda: bool = False) -> bool:
-    """The fused modules' fast-path test, exact about what it accepts: a torch.Tensor or
-    nn.Parameter itself (no subclass: FakeTensor, DTensor, wrappers), strided and not nested, on
-    the CPU (not meta; cuda=True: or on a CUDA device), of relugrad's dtypes, not wrapped by
-    torch.func, no forward-AD level and no TorchDispatchMode active, not being compiled. ReLU's own
-    test is the native entry's (PlainCpu and PlainCuda in python/src/torch_python_module.cc); the
-    tests hold the two to the same cases."""
-    return ((type(x) is Tensor or type(x) is torch.nn.Parameter) and not is_compiling()
-            and (x.is_cpu or (cuda and x.is_cuda))
-            and x.dtype in DTYPES and x.layout is _STRIDED and not x.is_nested
-            and _compat.forward_ad_level() < 0 and not _compat.is_functorch_wrapped(x)
-            and not _compat.dispatch_mode_depth())

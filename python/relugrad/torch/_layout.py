@@ -6,8 +6,9 @@ TensorIterator's fast setup is mirrored first (a few flag reads): all operands c
 contiguous; all channels_last -> channels_last; all non-overlapping and dense with equal strides
 -> those strides. There every operand has one storage order and the kernel runs once over the
 storage. Any other case gets TensorIterator's general rule (reorder_dimensions,
-allocate_or_resize_outputs), ti_strides below. The C++ eager path has the same rules
-(python/src/torch_layouts.cc); python/tests compare both with PyTorch's own results.
+allocate_or_resize_outputs): ti_strides(shape, *strides), the C++ rule itself
+(python/src/ti_strides.h, which the native path's torch_layouts.cc runs too), from
+relugrad._relugrad, which every build has. python/tests hold the results to PyTorch's own.
 """
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from .. import _relugrad as _C
+
 _CL = torch.channels_last
+
+# ti_strides(shape, *strides) -> list: the strides TensorIterator gives a new output of `shape`
+# from inputs of that shape with these strides (its general rule, not its fast setup).
+ti_strides = _C.ti_strides
 
 
 def dense(t: Tensor) -> bool:
@@ -29,44 +36,6 @@ def dense(t: Tensor) -> bool:
             return False
         expected *= size
     return True
-
-
-def ti_strides(shape: Sequence[int], *operand_strides: Sequence[int]) -> List[int]:
-    """The strides TensorIterator gives a new output of `shape` from inputs of
-    that shape with these strides (not its fast setup): dims sorted by the
-    inputs' strides, first input first, stride 0 (broadcast) skipped, equal
-    strides ordered by size; a C-ordered result when nothing moves."""
-    n = len(shape)
-    perm = list(range(n - 1, -1, -1))
-
-    def should_swap(d0: int, d1: int) -> int:
-        for st in operand_strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, n):  # insertion sort with ambiguous comparisons
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    if perm == list(range(n - 1, -1, -1)):
-        return order_strides(shape, None)
-    out = [0] * n
-    step = 1
-    for d in perm:
-        out[d] = step
-        step *= shape[d]
-    return out
 
 
 def meta(t: Tensor, strides: Optional[Sequence[int]] = None) -> Tensor:

@@ -4,8 +4,9 @@ relugrad._relugrad_torch (python/src/torch_native.cc) holds ReLU's forward and b
 (autograd nodes of its own); its module functions are the eager entries: relu(x, semantics,
 threads, mask, inplace), linear_relu(x, weight, bias) and relu_dropout(x, p). Each answers
 NotImplemented for a tensor it does not serve (the C++ PlainCpu test decides; Python does not
-repeat it). Importing the library registers its torch.ops.relugrad_native operators. It is built
-against one torch version and imported only under that version; otherwise (one RuntimeWarning
+repeat it, and asks that same test, plain(x, cuda), where it must know before a call). Importing
+the library registers its torch.ops.relugrad_native operators. It is built against one torch
+version and imported only under that version; otherwise (one RuntimeWarning
 says why), or with RELUGRAD_TORCH_NATIVE=0 in the environment (no warning: asked for), eager
 calls take the custom ops (relugrad.torch.ops) instead: the same bits, more time per call.
 
@@ -55,6 +56,17 @@ relu_dropout = _library.relu_dropout if LOADED else None
 
 
 ENTRIES = ("relu", "linear_relu", "relu_dropout")
+
+
+def _no_library(x: object, cuda: bool) -> bool:
+    return False
+
+
+# plain(x, cuda) -> bool: the entries' own plain-tensor rule (PlainCpu, with cuda PlainCuda too:
+# python/src/torch_python_module.cc), which the fused modules ask before their own checks. A rule,
+# not an entry: use_native leaves it on. Where the library did not load, no tensor is plain:
+# the fused passes are the library's, and the two modules run instead.
+plain = _library.plain if LOADED else _no_library
 
 
 def use_native(enabled: bool, entries: Iterable[str] = ENTRIES) -> ContextManager[None]:

@@ -222,9 +222,10 @@ class _ScriptableReLU(ReLU):
 # kernel has to reproduce torch's rounding and NaN propagation for four dtypes.
 #
 # Served by the fused path: training, autograd recording, 0 < p < 1, a plain dense CPU tensor of
-# float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode. Everything else (eval,
-# no_grad, p = 0 or 1, subclasses, compile) runs relugrad's ReLU followed by F.dropout, which
-# is stock's dropout.
+# float32/float64/float16/bfloat16 outside torch.compile, torch.func and anomaly mode, where the
+# torch-native library loaded (its plain-tensor rule decides, _native.plain). Everything else (eval,
+# no_grad, p = 0 or 1, subclasses, compile, no native library) runs relugrad's ReLU followed by
+# F.dropout, which is stock's dropout.
 #
 # CUDA: a plain dense CUDA tensor of any of the four dtypes takes the C++ pass only (python/src/
 # torch_dropout.cc, NativeReluDropoutCuda: relugrad's mask forward, stock's native_dropout draw
@@ -303,7 +304,7 @@ def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
     # gradient at a closed gate raises at dropout's node there); the fused node is one.
     return (training and 0.0 < p < 1.0 and torch.is_grad_enabled() and x.requires_grad
             and not torch.is_anomaly_enabled() and not torch.jit.is_tracing()
-            and _kernels.plain_cpu(x, cuda=True) and _layout.dense(x))
+            and not _kernels.is_compiling() and _native.plain(x, True) and _layout.dense(x))
 
 
 class ReLUDropout(nn.Module):
@@ -407,7 +408,7 @@ def _linear_fused_serves(m: "LinearReLU", x: Tensor) -> bool:
             and not torch.jit.is_tracing()
             and (x.requires_grad or m.weight.requires_grad or m.bias.requires_grad)
             and x.dtype in (torch.float32, torch.float64) and m.weight.dtype == x.dtype
-            and _kernels.plain_cpu(x) and x.is_contiguous() and x.dim() >= 1
+            and not _kernels.is_compiling() and _native.plain(x, False) and x.is_contiguous() and x.dim() >= 1
             and type(m.weight) is nn.Parameter and type(m.bias) is nn.Parameter)
 
 

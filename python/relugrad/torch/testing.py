@@ -8,12 +8,13 @@ call them.
                             each answers NotImplemented for a tensor it does not serve
     native_library()        the torch-native library's module (its entry functions, cuda_served())
                             or None where it did not load
-    plain_cpu(t)            the fused modules' Python copy of the native entry's plain-tensor test
+    plain(t, cuda)          the native entries' plain-tensor rule, which the fused modules ask (False
+                            for every tensor where the library did not load)
     kernels_serve(t)        whether relugrad's kernels (not torch's ops) serve t; warns once per
                             process for CUDA without the CUDA backend (reset_cuda_warning())
     stock_relu_grad(dy, s, semantics, threshold, alpha), stock_relu_y(x, semantics, mask)
                             the stock path's formulas in torch ops
-    grad_output(dy, s), relu_output(x), dense(t)
+    grad_output(dy, s), relu_output(x), dense(t), ti_strides(shape, *strides)
                             the custom ops' result layouts (TensorIterator's rule)
     is_exporting()          the export check on which the modules take their captured-graph path
 """
@@ -24,12 +25,13 @@ from typing import Any, Dict, Optional
 from .. import _compat
 from . import _kernels, _layout, _native, _stock
 
-plain_cpu = _kernels.plain_cpu
+plain = _native.plain
 kernels_serve = _kernels.kernels_serve
 stock_relu_grad = _stock.relu_grad_torch
 stock_relu_y = _stock.relu_y
 grad_output = _layout.grad_output
 relu_output = _layout.relu_output
+ti_strides = _layout.ti_strides
 dense = _layout.dense
 is_exporting = _compat.is_exporting
 

@@ -190,13 +190,18 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import torch
     import relugrad.torch as rt
+    from relugrad.torch import testing
     x = torch.randn(64, dtype=torch.float64) * 1
     a, b = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
     y = rt.ReLU()(a)
     y.backward(x)
     torch.nn.ReLU()(b).backward(x)
+    # No library, no plain tensor (its rule is the library's): the fused modules run their two modules.
+    dropped = rt.ReLUDropout(0.5)(x.clone().requires_grad_(True))
+    linear = rt.LinearReLU(64, 8, dtype=torch.float64)(x.clone().requires_grad_(True))
 print(json.dumps({"native": rt.NATIVE, "status": rt.NATIVE_STATUS, "node": type(y.grad_fn).__name__,
-                  "same": torch.equal(a.grad, b.grad),
+                  "same": torch.equal(a.grad, b.grad), "plain": testing.plain(x, False),
+                  "fused_nodes": [type(t.grad_fn).__name__ for t in (dropped, linear)],
                   "warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]}))
 """
 
@@ -228,6 +233,9 @@ def test_without_the_native_library_eager_relu_runs_the_ops_and_says_why_once(di
                              check=True, cwd=os.path.dirname(__file__))
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["native"] is False and got["node"] == "_ReluOpBackward" and got["same"]
+    # The fused nodes would be CppFunction (the C++ pass) or _ReluDropoutFunctionBackward (composed).
+    assert got["plain"] is False and got["fused_nodes"][1] == "_ReluOpBackward", got
+    assert got["fused_nodes"][0] not in ("CppFunction", "_ReluDropoutFunctionBackward"), got
     if disabled:
         assert got["status"] == "disabled by RELUGRAD_TORCH_NATIVE=0" and got["warnings"] == []
     else:

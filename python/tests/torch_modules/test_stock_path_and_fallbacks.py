@@ -56,25 +56,37 @@ def plain_reference(semantics, mask, x, g):
     return y.detach(), dx
 
 
-def test_fast_path_predicate_is_exact():
+class _Subclass(torch.Tensor):
+    pass
+
+
+@pytest.mark.skipif(not rt.NATIVE, reason=f"the torch-native ReLU is not loaded: {rt.NATIVE_STATUS}")
+def test_the_plain_tensor_rule_is_exact():
+    """testing.plain(t, cuda), the native entries' rule that the fused modules ask: a torch.Tensor or
+    nn.Parameter itself, strided (any strides) in CPU memory, of the four float dtypes, with no
+    forward-mode tangent, no dispatch mode and no jit.trace; cuda=True adds plain CUDA tensors."""
     ok = [torch.randn(3, dtype=d) for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16)]
     ok += [torch.nn.Parameter(torch.randn(3)), torch.randn(4, 4).t(), torch.randn(2, 3, 4, 5).to(
-        memory_format=torch.channels_last)]
-    assert all(testing.plain_cpu(t) for t in ok)
+        memory_format=torch.channels_last), torch.randn(4, 6)[:, ::2], torch.randn(3, requires_grad=True)]
+    assert [testing.plain(t, False) for t in ok] == [True] * len(ok)
+    assert [testing.plain(t, True) for t in ok] == [True] * len(ok)
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode() as mode:
         fake = mode.from_tensor(torch.randn(3))
     not_ok = [torch.randn(3, device="meta"), Wrapper(torch.randn(3)), fake, torch.arange(3),
               torch.randn(3).to_sparse(), torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]),
               torch.nested.nested_tensor([torch.randn(2, 2), torch.randn(3, 2)], layout=torch.jagged),
-              torch.randn(3, dtype=torch.complex64)]
-    assert not any(testing.plain_cpu(t) for t in not_ok)
+              torch.randn(3, dtype=torch.complex64), torch.zeros(3, dtype=torch.bool),
+              torch.randn(3).as_subclass(_Subclass)]
+    assert [testing.plain(t, False) for t in not_ok] == [False] * len(not_ok)
+    assert [testing.plain(t, True) for t in not_ok] == [False] * len(not_ok)
     seen = []
-    torch.func.grad(lambda a: seen.append(testing.plain_cpu(a)) or a.sum())(torch.randn(3))
-    torch.vmap(lambda a: seen.append(testing.plain_cpu(a)) or a)(torch.randn(2, 3))
+    torch.func.grad(lambda a: seen.append(testing.plain(a, False)) or a.sum())(torch.randn(3))
+    torch.vmap(lambda a: seen.append(testing.plain(a, False)) or a)(torch.randn(2, 3))
     import torch.autograd.forward_ad as fwAD
     with fwAD.dual_level():
-        seen.append(testing.plain_cpu(torch.randn(3)))
+        seen.append(testing.plain(fwAD.make_dual(torch.randn(3), torch.ones(3)), False))  # a tangent
+        plain_in_level = testing.plain(torch.randn(3), False)  # no tangent of its own
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Mode(TorchDispatchMode):
@@ -82,8 +94,9 @@ def test_fast_path_predicate_is_exact():
             return func(*args, **(kwargs or {}))
 
     with Mode():
-        seen.append(testing.plain_cpu(torch.randn(3)))
-    assert seen == [False] * 4
+        seen.append(testing.plain(torch.randn(3), False))
+    torch.jit.trace(lambda a: seen.append(testing.plain(a, False)) or a * 2, torch.randn(3), check_trace=False)
+    assert seen == [False] * 5 and plain_in_level
 
 
 @pytest.mark.parametrize("semantics", ["torch", "jax", "tensorflow"])

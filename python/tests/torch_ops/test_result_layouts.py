@@ -223,6 +223,33 @@ def _random_layout(g, shape):
     return t
 
 
+@pytest.mark.parametrize("shape, strides, want", [
+    ((2, 3), [(3, 1)], [3, 1]),                        # C order stays
+    ((3, 2), [(1, 3)], [1, 3]),                        # a transpose is followed
+    ((4, 3), [(0, 1)], [3, 1]),                        # a broadcast dim is skipped
+    ((2, 3), [(1, 2), (3, 1)], [1, 2]),                # operands disagree: the first leads
+    ((2, 3), [(3, 1), (1, 2)], [3, 1]),
+    ((2, 3, 4), [(0, 0, 1), (1, 2, 6)], [1, 2, 6]),    # broadcast in the first: the second decides
+    ((2, 3, 4), [(1, 8, 2)], [1, 8, 2]),               # a sliced permutation: its order, dense
+    ((2, 3), [(1, 1)], [1, 2]),                        # equal strides: the larger size outer
+    ((2, 3, 4, 5), [(60, 1, 15, 3)], [60, 1, 15, 3]),  # channels_last
+    ((5,), [(2,)], [1]),
+    ((), [], []),
+])
+def test_ti_strides_is_tensoriterators_rule(shape, strides, want):
+    # The rule itself (python/src/ti_strides.h, the one copy both paths run), on cases whose
+    # answers threshold_backward and torch.relu give.
+    assert testing.ti_strides(shape, *strides) == want
+    if len(strides) == 2:
+        dy, s = (torch.empty(64).as_strided(shape, st) for st in reversed(strides))
+        assert torch.ops.aten.threshold_backward(dy, s, 0.0).stride() == tuple(want)
+
+
+def test_ti_strides_names_a_short_stride_list():
+    with pytest.raises(ValueError, match="strides: 1 strides for a shape of 2 dims"):
+        testing.ti_strides((2, 3), (1,))
+
+
 def test_random_layouts_get_tensoriterators_strides(eager_path):
     # relugrad's copy of TensorIterator's rules against PyTorch itself on 300
     # random (dy, s) layout pairs: relu_grad and both eager backwards give
