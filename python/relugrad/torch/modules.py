@@ -42,9 +42,54 @@ _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _STOCK, _STOCK_RELU_, _STOCK_Y, _OPS, _OPS_MASK, _OPS_IN_PLACE = range(6)
 
 
+# ---- The modules' shared shape ------------------------------------------------------------------
+
+class _Module:
+    """What ReLU, ReLUDropout and LinearReLU share. An eager call tries the torch-native entry,
+    then the custom ops (ReLUDropout: its composition of relugrad's kernels), then stock's ops
+    (for the fused modules: the two modules unfused, whose ReLU takes its own paths); each path
+    serves where one predicate says (ReLU: the C++ entry's test, then ReLU._path; ReLUDropout:
+    _dropout_fused_serves; LinearReLU: _linear_fused_serves). Graph capture records relugrad::relu:
+    an FX proxy runs _captured, and torch.jit.script compiles a twin (__prepare_scriptable__, a
+    _Scriptable subclass) whose scripted forward is _captured, so that the eager forward is never
+    compiled and pays no scripting check per call."""
+
+    def _captured(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        # torch.jit.script cannot compile the eager paths: it scripts the twin, which calls the
+        # relugrad::relu op (a TorchScript model that needs relugrad.torch imported where it runs).
+        twin = object.__new__(_TWINS[next(c for c in type(self).__mro__ if c in _TWINS)])
+        twin.__dict__.update(self.__dict__)  # the same parameters, buffers and flags
+        for slots in ("_parameters", "_buffers", "_modules"):
+            twin.__dict__[slots] = type(self.__dict__[slots])(self.__dict__[slots])
+        _model_hooks.move_hooks(self, twin)
+        return twin
+
+
+class _Scriptable:
+    """A relugrad module's TorchScript twin (_Module.__prepare_scriptable__): _captured where
+    TorchScript compiles it. torch.jit.script also puts the twin into the eager model it was given
+    (it replaces submodules in place), so called from Python it runs the module's eager forward; it
+    is an instance of the module's class (restore_relu finds it) and the hooks move with it."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            return self._captured(x)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        return super().forward(x)
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        return self
+
+
 # ---- ReLU ---------------------------------------------------------------------------------------
 
-class ReLU(nn.ReLU):
+class ReLU(_Module, nn.ReLU):
     """Drop-in nn.ReLU whose backward is relugrad's ReluGrad. An nn.ReLU subclass, so that code
     finding a model's ReLUs by isinstance (hooks for guided backpropagation, activation counters,
     a user's own replacement pass) finds these as it found stock's.
@@ -173,10 +218,11 @@ class ReLU(nn.ReLU):
         return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
                 + (f", threads={self.threads}" if self.threads else "") + (", mask=True" if self.mask else ""))
 
-    def __prepare_scriptable__(self) -> nn.Module:
-        # torch.jit.script cannot compile forward's eager paths: it scripts a module that calls
-        # relugrad::relu (a TorchScript model that needs relugrad.torch imported where it runs).
-        return _ScriptableReLU(self)
+    def _captured(self, x: Tensor) -> Tensor:
+        y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        if self.inplace:
+            return x.copy_(y)
+        return y
 
 
 # In place off the native path. The custom ops cannot return an alias of their input, and their y
@@ -221,32 +267,6 @@ class _ReluFunction(torch.autograd.Function):
                                               ctx.result_strides), None, None, None)
         return (torch.ops.relugrad.relu_grad_mask(grad, saved, ctx.semantics, ctx.threads,
                                                   _layout.dim_order(ctx.mask_strides)), None, None, None)
-
-
-class _ScriptableReLU(ReLU):
-    """What torch.jit.script compiles for a relugrad ReLU (ReLU.__prepare_scriptable__): the
-    relugrad::relu op, as in every captured graph. torch.jit.script also puts this module into
-    the eager model it was given (it replaces submodules in place), so called from Python it
-    runs ReLU's eager forward; it is a ReLU (restore_relu finds it) and the hooks move with it."""
-
-    def __init__(self, relu: "ReLU") -> None:
-        super().__init__(relu.semantics, inplace=relu.inplace, threads=relu.threads, mask=relu.mask)
-        _model_hooks.move_hooks(relu, self)
-
-    def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            if self.inplace:
-                return x.copy_(y)
-            return y
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
-        return ReLU.forward(self, x)
-
-    def __prepare_scriptable__(self) -> nn.Module:
-        return self
 
 
 # ---- ReLUDropout ------------------------------------------------------------------------------------
@@ -363,7 +383,7 @@ def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
             and _kernels.plain_cpu(x, cuda=True) and _layout.dense(x))
 
 
-class ReLUDropout(nn.Module):
+class ReLUDropout(_Module, nn.Module):
     """nn.ReLU followed by nn.Dropout(p) in one module: the same outputs and gradients, bit for bit,
     as the two stock modules given the same generator state, keeping 2 bits per element for
     backward instead of y and dropout's noise (see the module docstring for what it serves).
@@ -386,22 +406,16 @@ class ReLUDropout(nn.Module):
         object.__setattr__(self, "_relu", ReLU(semantics, inplace=self.relu_inplace, threads=threads))
 
     def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            # TorchScript: the relugrad::relu op, then stock's dropout (y kept, as unfused).
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            return F.dropout(y, self.p, self.training, self.dropout_inplace)
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             check_tensor("x", x)
-            return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
-                             self.dropout_inplace)
+            return self._captured(x)
         out = fused_relu_dropout(x, self.p, self.training, self.semantics, self.threads)
-        if out is not None:
-            return out
-        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
+        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace) if out is None else out
+
+    def _captured(self, x: Tensor) -> Tensor:
+        # The relugrad::relu op, then stock's dropout (y kept, as unfused).
+        y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return F.dropout(y, self.p, self.training, self.dropout_inplace)
 
     def extra_repr(self) -> str:
         return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
@@ -468,7 +482,7 @@ def _linear_fused_serves(m: "LinearReLU", x: Tensor) -> bool:
             and type(m.weight) is nn.Parameter and type(m.bias) is nn.Parameter)
 
 
-class LinearReLU(nn.Linear):
+class LinearReLU(_Module, nn.Linear):
     """nn.Linear(in_features, out_features, bias) followed by ReLU, the bias gradient fused into
     the ReLU backward (see the module docstring for what is served and guaranteed).
     relu_inplace: the replaced nn.ReLU's flag (restore_relu gives it back); threads as ReLU's."""
@@ -487,19 +501,15 @@ class LinearReLU(nn.Linear):
         object.__setattr__(self, "_relu", ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
 
     def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            # TorchScript: linear, then the relugrad::relu op (relugrad's backward keeps y), as
-            # every captured graph records a relugrad ReLU.
-            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             check_tensor("x", x)
-            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+            return self._captured(x)
         y = fused_linear_relu(self, x)
         return self._relu(F.linear(x, self.weight, self.bias)) if y is None else y
+
+    def _captured(self, x: Tensor) -> Tensor:
+        # Linear, then the relugrad::relu op (relugrad's backward keeps y).
+        return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")
@@ -512,6 +522,23 @@ def fused_linear_relu(linear: nn.Linear, x: Tensor) -> Optional[Tensor]:
         return None
     y = _native.linear_relu(x, linear.weight, linear.bias)  # NotImplemented unless plain CPU tensors
     return None if y is NotImplemented else y
+
+
+# ---- The TorchScript twins (_Module.__prepare_scriptable__) ----------------------------------------
+
+class _ScriptableReLU(_Scriptable, ReLU):
+    pass
+
+
+class _ScriptableReLUDropout(_Scriptable, ReLUDropout):
+    pass
+
+
+class _ScriptableLinearReLU(_Scriptable, LinearReLU):
+    pass
+
+
+_TWINS = {ReLU: _ScriptableReLU, ReLUDropout: _ScriptableReLUDropout, LinearReLU: _ScriptableLinearReLU}
 
 
 # ---- hardtanh_grad -------------------------------------------------------------------------------
