@@ -36,11 +36,6 @@ use_native = _native.use_native
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
-# ReLU's paths off the native entry (ReLU._path): stock's formulas (_stock.relu), stock's relu or
-# relu_ itself, relu_mask's y with no mask (_stock.relu_y), the custom ops relu and relu_mask, and
-# in place the ops' kernels over x itself (_ReluFunction).
-_STOCK, _STOCK_RELU_, _STOCK_Y, _OPS, _OPS_MASK, _OPS_IN_PLACE = range(6)
-
 
 # ---- The modules' shared shape ------------------------------------------------------------------
 
@@ -48,11 +43,11 @@ class _Module:
     """What ReLU, ReLUDropout and LinearReLU share. An eager call tries the torch-native entry,
     then the custom ops (ReLUDropout: its composition of relugrad's kernels), then stock's ops
     (for the fused modules: the two modules unfused, whose ReLU takes its own paths); each path
-    serves where one predicate says (ReLU: the C++ entry's test, then ReLU._path; ReLUDropout:
-    _dropout_fused_serves; LinearReLU: _linear_fused_serves). Graph capture records relugrad::relu:
-    an FX proxy runs _captured, and torch.jit.script compiles a twin (__prepare_scriptable__, a
-    _Scriptable subclass) whose scripted forward is _captured, so that the eager forward is never
-    compiled and pays no scripting check per call."""
+    serves where one predicate says (ReLU: the C++ entry's own test, then ReLU._path; the fused
+    modules: fused_relu_dropout and fused_linear_relu, None where neither pass serves). Graph
+    capture records relugrad::relu: an FX proxy runs _captured, and torch.jit.script compiles a
+    twin (__prepare_scriptable__, a _Scriptable subclass) whose scripted forward is _captured, so
+    that the eager forward is never compiled and pays no scripting check per call."""
 
     def _captured(self, x: Tensor) -> Tensor:
         raise NotImplementedError
@@ -88,6 +83,12 @@ class _Scriptable:
 
 
 # ---- ReLU ---------------------------------------------------------------------------------------
+
+# ReLU's paths off the native entry (ReLU._path): stock's formulas (_stock.relu), stock's relu or
+# relu_ itself, relu_mask's y with no mask (_stock.relu_y), the custom ops relu and relu_mask, and
+# in place the ops' kernels over x itself (_ReluFunction).
+_STOCK, _STOCK_RELU_, _STOCK_Y, _OPS, _OPS_MASK, _OPS_IN_PLACE = range(6)
+
 
 class ReLU(_Module, nn.ReLU):
     """Drop-in nn.ReLU whose backward is relugrad's ReluGrad. An nn.ReLU subclass, so that code
