@@ -81,6 +81,9 @@ class _Scriptable:
     def __prepare_scriptable__(self) -> nn.Module:
         return self
 
+    def _get_name(self) -> str:
+        return type(self).__mro__[2].__name__  # the eager model prints the twin as its module
+
 
 # ---- ReLU ---------------------------------------------------------------------------------------
 
