@@ -45,9 +45,10 @@ class _Module:
     (for the fused modules: the two modules unfused, whose ReLU takes its own paths); each path
     serves where one predicate says (ReLU: the C++ entry's own test, then ReLU._path; the fused
     modules: fused_relu_dropout and fused_linear_relu, None where neither pass serves). Graph
-    capture records relugrad::relu: an FX proxy runs _captured, and torch.jit.script compiles a
-    twin (__prepare_scriptable__, a _Scriptable subclass) whose scripted forward is _captured, so
-    that the eager forward is never compiled and pays no scripting check per call."""
+    capture records relugrad::relu: an FX proxy runs _captured (ReLU: _path's custom-op row, the
+    same op), and torch.jit.script compiles a twin (__prepare_scriptable__, a _Scriptable subclass)
+    whose scripted forward is _captured, so that the eager forward is never compiled and pays no
+    scripting check per call."""
 
     def _captured(self, x: Tensor) -> Tensor:
         raise NotImplementedError
