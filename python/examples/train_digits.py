@@ -46,7 +46,7 @@ def backward_profile(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: 
     Backward time = the autograd engine's per-node events; ReLU backward =
     the nodes of ReLU (torch: ReluBackward0 -> aten::threshold_backward;
     relugrad: its autograd node, relugrad::ReluBackward on the torch-native
-    path, _ReluFunctionBackward on the Python one)."""
+    path, the custom op's _ReluOpBackward on the Python one)."""
     from torch.profiler import ProfilerActivity, profile
     m = copy.deepcopy(model)
     with profile(activities=[ProfilerActivity.CPU]) as prof:

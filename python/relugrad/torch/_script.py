@@ -10,7 +10,7 @@ calls it, through getattr, on every module it scripts): it returns a copy of the
 tree without those hooks, each module a shallow copy (the same parameters, buffers and other
 hooks) with a _modules dict of its own. Script compiles that copy and swaps submodules in its
 _modules dicts only (relugrad ReLUs for their scriptable form): the eager model keeps its hooks
-and its modules, which the probe decides. A __prepare_scriptable__ of the model's class runs first.
+and its modules, which the probe decides. A __prepare_scriptable__ of the model's class runs on the copy.
 """
 from __future__ import annotations
 
@@ -48,11 +48,6 @@ class PrepareScriptable:
 
     def __call__(self) -> nn.Module:
         model = self.model
-        own = getattr(type(model), _ATTR, None)
-        if own is not None:
-            model = own(model)
-            if model is not self.model:
-                return model  # the class made a module of its own: its hooks are its business
         clone = _tree_copy(model, {})
         del clone.__dict__[_ATTR]
         ours = {key for key, hook in _compat.forward_pre_hooks(model).items() if is_ours(hook)}
@@ -61,7 +56,10 @@ class PrepareScriptable:
             hooks = model.__dict__.get(name)
             if isinstance(hooks, dict):
                 clone.__dict__[name] = OrderedDict((k, v) for k, v in hooks.items() if k not in ours)
-        return clone
+        # The class's own __prepare_scriptable__ (relugrad's modules: their TorchScript twin) gets
+        # the copy, whose hooks are already without ours.
+        own = getattr(type(clone), _ATTR, None)
+        return clone if own is None else own(clone)
 
 
 def _tree_copy(m: nn.Module, memo: dict) -> nn.Module:

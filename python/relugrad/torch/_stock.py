@@ -1,16 +1,18 @@
 """Each preset's rules written with torch's own ops (layer 0): the stock path.
 
 The stock path serves what relugrad's kernels cannot read (tensor subclasses, DTensor, nested
-tensors, meta tensors, other devices, CUDA without the CUDA backend). The torch preset is
-threshold_backward itself; the other presets are built from the settings the C++ library
-reports for them (relugrad.preset_settings), so the rule each preset stands for has one copy,
-in C++; python/tests compare these formulas with the kernels bit for bit.
+tensors, other dtypes and devices, CUDA without the CUDA backend). Its forward is torch.relu; its
+backward is threshold_backward in the torch preset (torch's own autograd of relu), and the preset's
+rule below otherwise, built from the settings the C++ library reports for it
+(relugrad.preset_settings), so the rule each preset stands for has one copy, in C++; python/tests
+compare these formulas with the kernels bit for bit.
 """
 from __future__ import annotations
 
 import torch
 from torch import Tensor
 
+from .. import _compat
 from .._options import preset_settings
 
 
@@ -44,7 +46,6 @@ def relu_grad_torch(dy: Tensor, s: Tensor, semantics: str, threshold: float, alp
     return dx
 
 
-
 def relu_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     """relu_mask's y without the mask (ReLU(mask=True) with nothing to save), for forwards autograd does not record:
     x where the gate is open or x is NaN (its bits), +0 elsewhere; for the
@@ -59,3 +60,52 @@ def relu_y(x: Tensor, semantics: str, inplace: bool) -> Tensor:
     y = torch.where(gate_open(x, semantics, 0.0) | torch.isnan(x), x, torch.zeros_like(x))
     return x.copy_(y) if inplace else y
 
+
+def refuse_in_place_on_a_leaf(x: Tensor) -> None:
+    """Stock's refusal of an in-place op on a leaf that requires grad, or a view of one (autograd's
+    check_inplace), asked before the write: an autograd.Function that writes x in place is told
+    only after its forward has written x."""
+    if x.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = _compat.view_base(x)
+    if base is not None and base.is_leaf and base.requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+class _ReluTorchOps(torch.autograd.Function):
+    """ReLU of a preset other than torch's, from torch ops alone: torch.relu forward, relu_grad_torch
+    backward and jvp. A Function and not the custom op: a tensor subclass's __torch_dispatch__ (a
+    jagged nested tensor's among them) knows aten's ops, not relugrad's, and the ops have kernels for
+    the CPU and CUDA only."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, semantics):
+        return torch.relu(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+        ctx.semantics = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return relu_grad_torch(grad, y, ctx.semantics, 0.0, 0.0), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return relu_grad_torch(t, y, ctx.semantics, 0.0, 0.0)
+
+
+def relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
+    """The stock path's ReLU: nn.ReLU's forward, the preset's gradient from torch ops."""
+    if semantics == "torch":
+        return torch.relu_(x) if inplace else torch.relu(x)
+    if x.is_nested and x.layout is torch.strided:  # autograd.Function cannot take these: per component
+        y = torch.nested.as_nested_tensor([_ReluTorchOps.apply(c, semantics) for c in x.unbind()])
+    else:
+        y = _ReluTorchOps.apply(x, semantics)
+    return x.copy_(y) if inplace else y

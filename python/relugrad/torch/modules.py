@@ -37,9 +37,64 @@ use_native = _native.use_native
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
 
+# ---- The modules' shared shape ------------------------------------------------------------------
+
+class _Module:
+    """What ReLU, ReLUDropout and LinearReLU share. An eager call tries the torch-native entry,
+    then the custom ops (ReLUDropout: its composition of relugrad's kernels), then stock's ops
+    (for the fused modules: the two modules unfused, whose ReLU takes its own paths); each path
+    serves where one predicate says (ReLU: the C++ entry's own test, then ReLU._path; the fused
+    modules: fused_relu_dropout and fused_linear_relu, None where neither pass serves). Graph
+    capture records relugrad::relu: an FX proxy runs _captured (ReLU: _path's custom-op row, the
+    same op), and torch.jit.script compiles a twin (__prepare_scriptable__, a _Scriptable subclass)
+    whose scripted forward is _captured, so that the eager forward is never compiled and pays no
+    scripting check per call."""
+
+    def _captured(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        # torch.jit.script cannot compile the eager paths: it scripts the twin, which calls the
+        # relugrad::relu op (a TorchScript model that needs relugrad.torch imported where it runs).
+        twin = object.__new__(_TWINS[next(c for c in type(self).__mro__ if c in _TWINS)])
+        twin.__dict__.update(self.__dict__)  # the same parameters, buffers and flags
+        for slots in ("_parameters", "_buffers", "_modules"):
+            twin.__dict__[slots] = type(self.__dict__[slots])(self.__dict__[slots])
+        _model_hooks.move_hooks(self, twin)
+        return twin
+
+
+class _Scriptable:
+    """A relugrad module's TorchScript twin (_Module.__prepare_scriptable__): _captured where
+    TorchScript compiles it. torch.jit.script also puts the twin into the eager model it was given
+    (it replaces submodules in place), so called from Python it runs the module's eager forward; it
+    is an instance of the module's class (restore_relu finds it) and the hooks move with it."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.jit.is_scripting():
+            return self._captured(x)
+        return self._eager_forward(x)
+
+    @torch.jit.unused
+    def _eager_forward(self, x: Tensor) -> Tensor:
+        return super().forward(x)
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        return self
+
+    def _get_name(self) -> str:
+        return type(self).__mro__[2].__name__  # the eager model prints the twin as its module
+
+
 # ---- ReLU ---------------------------------------------------------------------------------------
 
-class ReLU(nn.ReLU):
+# ReLU's paths off the native entry (ReLU._path): stock's formulas (_stock.relu), stock's relu or
+# relu_ itself, relu_mask's y with no mask (_stock.relu_y), the custom ops relu and relu_mask, and
+# in place the ops' kernels over x itself (_ReluFunction).
+_STOCK, _STOCK_RELU_, _STOCK_Y, _OPS, _OPS_MASK, _OPS_IN_PLACE = range(6)
+
+
+class ReLU(_Module, nn.ReLU):
     """Drop-in nn.ReLU whose backward is relugrad's ReluGrad. An nn.ReLU subclass, so that code
     finding a model's ReLUs by isinstance (hooks for guided backpropagation, activation counters,
     a user's own replacement pass) finds these as it found stock's.
@@ -99,97 +154,124 @@ class ReLU(nn.ReLU):
             # to, its backward threshold_backward: the same graph and bits) and dynamo traces one
             # call, not the checks below, which cost compile time at every ReLU of a model.
             return torch.relu_(x) if self.inplace else torch.relu(x)
-        if not isinstance(x, Tensor) or _compat.tracing_state() is not None or _compat.is_exporting():
-            check_tensor("x", x)  # TypeError for what is not a tensor, as nn.ReLU's
-            return self._captured_forward(x)  # FX proxies, jit.trace, torch.export, ONNX export
-        return self._forward_other(x)
+        check_tensor("x", x)  # TypeError for what is not a tensor, as nn.ReLU's
+        path = self._path(x)
+        if path == _STOCK:
+            return _stock.relu(x, self.semantics, self.inplace)
+        if path == _STOCK_RELU_:
+            return torch.relu_(x) if self.inplace else torch.relu(x)
+        if path == _STOCK_Y:
+            return _stock.relu_y(x, self.semantics, self.inplace)
+        if path == _OPS_MASK:
+            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads, True)[0]  # mask in y's storage order
+        elif path == _OPS:
+            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        else:  # eager in place on a plain tensor autograd records: y written over x (_ReluFunction)
+            _stock.refuse_in_place_on_a_leaf(x)
+            y = _ReluFunction.apply(x, self.semantics, self.threads, self.mask)
+        # Under compile and the transforms in place is the op's y copied into x (the ops cannot
+        # alias their input: see _ReluFunction); copy_ moves x's version once and refuses a leaf.
+        return x.copy_(y) if self.inplace and y is not x else y
 
-    def _forward_other(self, x: Tensor) -> Tensor:
-        """Every tensor but the native path's: the custom ops where torch's
-        transforms must see them (compile, torch.func, forward AD, dispatch
-        modes, meta and fake tensors) and for plain tensors relugrad's kernels
-        read when the native library is absent; torch's own ops for the rest."""
-        exact = type(x) is Tensor or type(x) is nn.Parameter
+    def _path(self, x) -> int:
+        """The path of a call the native entry did not serve (docs/torch.md, "The three paths"):
+        the custom ops where torch's transforms must see them (compile, torch.func, forward AD,
+        dispatch modes, meta and fake tensors, graph capture) and for plain tensors relugrad's
+        kernels read when the native library is absent; torch's own ops for the rest."""
+        if not isinstance(x, Tensor) or _compat.tracing_state() is not None or _compat.is_exporting():
+            # Graph capture (FX proxies, jit.trace, torch.export, both ONNX exporters) records one
+            # op per ReLU: relugrad::relu (forward torch.relu, backward relugrad's, an aten.relu
+            # decomposition in ops), or for ONNX, which has no autograd, torch.relu itself, a
+            # standard Relu node. mask=True keeps its 1-bit saving in eager mode and torch.compile
+            # only: captured graphs record relugrad::relu (the same gradient bits; y is torch.relu's).
+            return _STOCK_RELU_ if torch.onnx.is_in_onnx_export() else _OPS
         if not (x.dtype in _kernels.DTYPES and x.layout is torch.strided and not x.is_nested):
-            return ops.stock_relu(x, self.semantics, self.inplace)
+            return _STOCK
         if self.semantics == "torch" and x.device.type == "cuda":
             # CUDA off the native path (compile, transforms, no native library), torch preset:
             # stock's relu and threshold_backward, mask or not. The custom ops' per-call Python
             # costs more than stock's kernels there (docs/cuda.md), inductor gets stock's graph, and
             # the ops' mask forward would keep -0 where CUDA's relu writes +0.
-            return ops.stock_relu(x, self.semantics, self.inplace)
+            return _STOCK
+        exact = type(x) is Tensor or type(x) is nn.Parameter
         seen_by_transforms = (_kernels.is_compiling() or isinstance(x, _compat.fake_tensor_type())
                               or (exact and (x.is_meta or _compat.is_functorch_wrapped(x)
                                              or _compat.forward_ad_level() >= 0 or _compat.dispatch_mode_depth())))
         if not seen_by_transforms:
             if not (exact and _kernels.kernels_serve(x)) or x.is_neg():  # a lazy negation: torch's ops
-                return ops.stock_relu(x, self.semantics, self.inplace)
-            if self.mask and not (x.requires_grad and torch.is_grad_enabled()):
-                return _stock.relu_y(x, self.semantics, self.inplace)  # nothing to keep: no mask
+                return _STOCK
+            if not (x.requires_grad and torch.is_grad_enabled()):  # nothing recorded: y alone
+                if self.mask:
+                    return _STOCK_Y  # relu_mask's y, no mask allocated
+                if self.inplace:
+                    return _STOCK_RELU_  # every preset's y is torch.relu's: stock's in-place op itself
             if self.inplace:
-                if not (x.requires_grad and torch.is_grad_enabled()):
-                    return torch.relu_(x)  # nothing recorded: stock's in-place op itself
-                ops.refuse_in_place_on_a_leaf(x)
-                return ops.in_place_function(self.mask).apply(x, self.semantics, self.threads, True)
+                return _OPS_IN_PLACE
         if self.inplace and self.semantics == "torch" and not self.mask and _kernels.is_compiling():
             # In place under compile, the torch preset is stock's graph (relu_, whose backward is
             # threshold_backward on y): the ops cannot alias x, and copying their y into x leaves
             # a zero gradient for the old x to be added into the compiled backward.
-            return torch.relu_(x)
+            return _STOCK_RELU_
         if self.mask and not (self.semantics == "torch" and compiled.is_enabled() and _kernels.is_compiling()):
             # Under compile with saved_bits on, the torch preset is relugrad::relu, which inductor
             # sees as aten.relu: the partitioner keeps what it needs (often nothing: a gate it
             # recomputes from a saved y) and a saved gate is packed to bits in the same graph.
-            y = torch.ops.relugrad.relu_mask(x, self.semantics, self.threads, True)[0]  # mask in y's order
-        else:
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-        return x.copy_(y) if self.inplace else y
+            return _OPS_MASK
+        return _OPS
 
     def extra_repr(self) -> str:
         return (f"semantics={self.semantics!r}" + (", inplace=True" if self.inplace else "")
                 + (f", threads={self.threads}" if self.threads else "") + (", mask=True" if self.mask else ""))
 
-    # Graph capture (FX symbolic tracing, jit.trace, torch.export, both ONNX exporters) records one
-    # op per ReLU: relugrad::relu (forward torch.relu, backward relugrad's, an aten.relu
-    # decomposition below), or for ONNX, which has no autograd, torch.relu itself, a standard
-    # Relu node. mask=True keeps its 1-bit saving in eager mode and torch.compile only: captured
-    # graphs record relugrad::relu (the same gradient bits; y is torch.relu's, -0 kept).
-    def _captured_forward(self, x):
-        if torch.onnx.is_in_onnx_export():
-            return torch.relu_(x) if self.inplace else torch.relu(x)
+    def _captured(self, x: Tensor) -> Tensor:
         y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-        return x.copy_(y) if self.inplace else y
-
-    def __prepare_scriptable__(self) -> nn.Module:
-        # torch.jit.script cannot compile forward's eager paths: it scripts a module that calls
-        # relugrad::relu (a TorchScript model that needs relugrad.torch imported where it runs).
-        return _ScriptableReLU(self)
+        if self.inplace:
+            return x.copy_(y)
+        return y
 
 
-class _ScriptableReLU(ReLU):
-    """What torch.jit.script compiles for a relugrad ReLU (ReLU.__prepare_scriptable__): the
-    relugrad::relu op, as in every captured graph. torch.jit.script also puts this module into
-    the eager model it was given (it replaces submodules in place), so called from Python it
-    runs ReLU's eager forward; it is a ReLU (restore_relu finds it) and the hooks move with it."""
+# In place off the native path. The custom ops cannot return an alias of their input, and their y
+# copied into x (x.copy_(y), as under compile and the transforms) is not what stock computes in
+# eager mode: copy_'s backward sends a zero gradient to the old x, which the engine adds to the
+# ReLU's (an open element whose incoming gradient is -0 gets +0, not stock's -0), and without the
+# mask the op's node keeps its y, a second tensor of n elements. Nor can the ops' own Functions
+# write x: relu_mask's returns (y, mask), and autograd lets a Function that writes a view return
+# one tensor only. So in place has one Function: the ops' kernels write y over x, the node keeps
+# x itself (or only the mask), and its backward is the ops' relu_grad / relu_grad_mask.
+# mark_dirty moves x's version and the write would move it again; stock's in-place ops move it
+# once, so the write runs with the counter kept.
+_keep_version = _compat.preserve_version_counter
 
-    def __init__(self, relu: "ReLU") -> None:
-        super().__init__(relu.semantics, inplace=relu.inplace, threads=relu.threads, mask=relu.mask)
-        _model_hooks.move_hooks(relu, self)
 
-    def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            if self.inplace:
-                return x.copy_(y)
-            return y
-        return self._eager_forward(x)
+class _ReluFunction(torch.autograd.Function):
+    """ReLU(inplace=True) on a plain tensor off the native path (ReLU._path, _OPS_IN_PLACE)."""
 
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
-        return ReLU.forward(self, x)
+    @staticmethod
+    def forward(ctx, x: Tensor, semantics: str, threads: int, mask: bool) -> Tensor:
+        ctx.mark_dirty(x)
+        with _keep_version(x):
+            if mask:
+                y, bits, ctx.mask_strides = ops.relu_mask_kernel(x, semantics, threads, inplace=True)
+            else:
+                y = bits = torch.relu_(x)  # gate on y (x itself), as PyTorch does
+        ctx.result_strides = y.stride()  # what nn.ReLU saves: x itself
+        ctx.save_for_backward(bits)  # y, or only the 1-bit mask
+        ctx.semantics, ctx.threads, ctx.mask = semantics, threads, mask
+        return y
 
-    def __prepare_scriptable__(self) -> nn.Module:
-        return self
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (saved,) = ctx.saved_tensors
+        direct = not torch.is_grad_enabled() and _kernels.plain_tensor(grad)  # else create_graph=True, or a wrapper
+        if not ctx.mask:
+            if direct:
+                return ops.relu_grad_kernel(grad, saved, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
+            return torch.ops.relugrad.relu_grad(grad, saved, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
+        if direct:
+            return (ops.relu_grad_mask_kernel(grad, saved, ctx.semantics, ctx.threads, ctx.mask_strides,
+                                              ctx.result_strides), None, None, None)
+        return (torch.ops.relugrad.relu_grad_mask(grad, saved, ctx.semantics, ctx.threads,
+                                                  _layout.dim_order(ctx.mask_strides)), None, None, None)
 
 
 # ---- ReLUDropout ------------------------------------------------------------------------------------
@@ -307,7 +389,7 @@ def _dropout_fused_serves(x: Tensor, p: float, training: bool) -> bool:
             and not _kernels.is_compiling() and _native.plain(x, True) and _layout.dense(x))
 
 
-class ReLUDropout(nn.Module):
+class ReLUDropout(_Module, nn.Module):
     """nn.ReLU followed by nn.Dropout(p) in one module: the same outputs and gradients, bit for bit,
     as the two stock modules given the same generator state, keeping 2 bits per element for
     backward instead of y and dropout's noise (see the module docstring for what it serves).
@@ -330,22 +412,16 @@ class ReLUDropout(nn.Module):
         object.__setattr__(self, "_relu", ReLU(semantics, inplace=self.relu_inplace, threads=threads))
 
     def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            # TorchScript: the relugrad::relu op, then stock's dropout (y kept, as unfused).
-            y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
-            return F.dropout(y, self.p, self.training, self.dropout_inplace)
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             check_tensor("x", x)
-            return F.dropout(torch.ops.relugrad.relu(x, self.semantics, self.threads), self.p, self.training,
-                             self.dropout_inplace)
+            return self._captured(x)
         out = fused_relu_dropout(x, self.p, self.training, self.semantics, self.threads)
-        if out is not None:
-            return out
-        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace)
+        return F.dropout(self._relu(x), self.p, self.training, self.dropout_inplace) if out is None else out
+
+    def _captured(self, x: Tensor) -> Tensor:
+        # The relugrad::relu op, then stock's dropout (y kept, as unfused).
+        y = torch.ops.relugrad.relu(x, self.semantics, self.threads)
+        return F.dropout(y, self.p, self.training, self.dropout_inplace)
 
     def extra_repr(self) -> str:
         return (f"p={self.p}, semantics={self.semantics!r}" + (f", threads={self.threads}" if self.threads else ""))
@@ -412,7 +488,7 @@ def _linear_fused_serves(m: "LinearReLU", x: Tensor) -> bool:
             and type(m.weight) is nn.Parameter and type(m.bias) is nn.Parameter)
 
 
-class LinearReLU(nn.Linear):
+class LinearReLU(_Module, nn.Linear):
     """nn.Linear(in_features, out_features, bias) followed by ReLU, the bias gradient fused into
     the ReLU backward (see the module docstring for what is served and guaranteed).
     relu_inplace: the replaced nn.ReLU's flag (restore_relu gives it back); threads as ReLU's."""
@@ -431,19 +507,15 @@ class LinearReLU(nn.Linear):
         object.__setattr__(self, "_relu", ReLU("torch", inplace=self.relu_inplace, threads=self.relu_threads))
 
     def forward(self, x: Tensor) -> Tensor:
-        if torch.jit.is_scripting():
-            # TorchScript: linear, then the relugrad::relu op (relugrad's backward keeps y), as
-            # every captured graph records a relugrad ReLU.
-            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
-        return self._eager_forward(x)
-
-    @torch.jit.unused
-    def _eager_forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):  # an FX proxy: the ops, since _relu is not a submodule
             check_tensor("x", x)
-            return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
+            return self._captured(x)
         y = fused_linear_relu(self, x)
         return self._relu(F.linear(x, self.weight, self.bias)) if y is None else y
+
+    def _captured(self, x: Tensor) -> Tensor:
+        # Linear, then the relugrad::relu op (relugrad's backward keeps y).
+        return torch.ops.relugrad.relu(F.linear(x, self.weight, self.bias), "torch", self.relu_threads)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", relu" + (" (inplace)" if self.relu_inplace else "")
@@ -456,6 +528,23 @@ def fused_linear_relu(linear: nn.Linear, x: Tensor) -> Optional[Tensor]:
         return None
     y = _native.linear_relu(x, linear.weight, linear.bias)  # NotImplemented unless plain CPU tensors
     return None if y is NotImplemented else y
+
+
+# ---- The TorchScript twins (_Module.__prepare_scriptable__) ----------------------------------------
+
+class _ScriptableReLU(_Scriptable, ReLU):
+    pass
+
+
+class _ScriptableReLUDropout(_Scriptable, ReLUDropout):
+    pass
+
+
+class _ScriptableLinearReLU(_Scriptable, LinearReLU):
+    pass
+
+
+_TWINS = {ReLU: _ScriptableReLU, ReLUDropout: _ScriptableReLUDropout, LinearReLU: _ScriptableLinearReLU}
 
 
 # ---- hardtanh_grad -------------------------------------------------------------------------------

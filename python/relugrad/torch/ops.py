@@ -10,9 +10,7 @@ Registered the torch.library way: schema, CPU and CUDA kernels, fake kernels (to
 FakeTensorMode, meta tensors), vmap rules, autograd as setup_context Functions with jvp
 (torch.func, forward AD), DTensor sharding, an aten decomposition and an ONNX symbolic.
 Every result has the layout PyTorch's own op gives (_layout). threads 0 = torch's intra-op
-threads. This module also holds the custom-op path's eager autograd Functions (in-place ReLU
-without the native library, and other presets from torch ops): every Python autograd Function
-of relugrad.torch but ReLUDropout's composition lives here.
+threads. Nothing here routes a module's call: relugrad.torch.modules picks the path.
 """
 from __future__ import annotations
 
@@ -35,15 +33,14 @@ _DEVICES = ("cpu", "cuda")
 _PRESETS = frozenset(PRESETS)  # the library's preset names
 
 __all__ = ["relu_grad", "relu", "relu_mask", "relu_grad_mask", "decompositions", "inductor_decompositions",
-           "relu_grad_kernel", "relu_mask_kernel", "relu_grad_mask_kernel", "in_place_function",
-           "stock_relu", "refuse_in_place_on_a_leaf", "mask_len"]
+           "relu_grad_kernel", "relu_mask_kernel", "relu_grad_mask_kernel", "mask_len"]
 
 
 # ---- relu_grad and relu ---------------------------------------------------------------------
 
 def relu_grad_kernel(dy: Tensor, s: Tensor, semantics: str, threshold: float, alpha: float,
                      threads: int) -> Tensor:
-    """relugrad::relu_grad's kernel, also called directly by the eager Functions' backward."""
+    """relugrad::relu_grad's kernel."""
     code = _kernels.host_code(dy, s)
     if code is not None and semantics in _PRESETS and type(threads) is int and threads >= 0:
         # Contiguous CPU tensors of one supported dtype and shape (every eager ReLU backward):
@@ -502,121 +499,6 @@ _register_autograd(relu_grad, _ReluGradOp)
 _register_autograd(relu, _ReluOp)
 _register_autograd(relu_mask, _ReluMaskOp)
 _register_autograd(relu_grad_mask, _ReluGradMaskOp)
-
-
-# ---- Eager Functions of the custom-op path and of the stock path ------------------------------
-# inplace: like nn.ReLU(inplace=True), y is x overwritten (mark_dirty bumps x's version, so
-# autograd rejects a later use of the old x as it does for torch.relu_), and the saved y is x
-# itself: no second tensor of n elements. The custom ops cannot return an alias of their input,
-# so without the native library in-place ReLU on plain tensors runs _ReluFunction /
-# _ReluMaskFunction, which call the ops' own kernels; under compile and the transforms the ops' y
-# is copied into x (relugrad.torch.modules). The stock path of presets other than torch's is
-# _ReluTorchOps: torch's relu forward, the preset's gradient from torch ops (_stock).
-
-
-def refuse_in_place_on_a_leaf(x: Tensor) -> None:
-    """Stock's refusal of an in-place op on a leaf that requires grad, or a view of one (autograd's
-    check_inplace), asked before the write: an autograd.Function that writes x in place is told
-    only after its forward has written x."""
-    if x.is_leaf:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = _compat.view_base(x)
-    if base is not None and base.is_leaf and base.requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-# An in-place write inside an autograd.Function moves x's version, and mark_dirty moves it again;
-# stock's in-place ops move it once: the write runs with the counter kept.
-_keep_version = _compat.preserve_version_counter
-
-
-class _ReluFunction(torch.autograd.Function):
-    """In-place ReLU without the native library: y is x overwritten and saved (the ops cannot
-    alias their input; copying their y into x would keep a second tensor)."""
-    @staticmethod
-    def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
-        if inplace:
-            ctx.mark_dirty(x)
-            with _keep_version(x):
-                y = torch.relu_(x)
-        else:
-            y = torch.relu(x)
-        ctx.save_for_backward(y)  # gate on y, as PyTorch does (_ReluOp)
-        ctx.semantics, ctx.threads = semantics, threads
-        return y
-
-    @staticmethod
-    def backward(ctx, grad: Tensor):
-        (y,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or not _kernels.plain_tensor(grad):  # create_graph=True, or a wrapper
-            return torch.ops.relugrad.relu_grad(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
-        return relu_grad_kernel(grad, y, ctx.semantics, 0.0, 0.0, ctx.threads), None, None, None
-
-
-class _ReluMaskFunction(torch.autograd.Function):
-    """In-place ReLU(mask=True) without the native library: y written over x, the mask saved."""
-    @staticmethod
-    def forward(ctx, x: Tensor, semantics: str, threads: int, inplace: bool) -> Tensor:
-        if inplace:
-            ctx.mark_dirty(x)
-        with _keep_version(x):
-            y, mask, ctx.mask_strides = relu_mask_kernel(x, semantics, threads, inplace)
-        ctx.result_strides = y.stride()  # what nn.ReLU saves: y, or x in place
-        ctx.save_for_backward(mask)  # only the 1-bit mask stays alive
-        ctx.semantics, ctx.threads = semantics, threads
-        return y
-
-    @staticmethod
-    def backward(ctx, grad: Tensor):
-        (mask,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or not _kernels.plain_tensor(grad):  # create_graph=True, or a wrapper
-            return (torch.ops.relugrad.relu_grad_mask(grad, mask, ctx.semantics, ctx.threads,
-                                                      _layout.dim_order(ctx.mask_strides)), None, None, None)
-        return (relu_grad_mask_kernel(grad, mask, ctx.semantics, ctx.threads, ctx.mask_strides, ctx.result_strides),
-                None, None, None)
-
-
-class _ReluTorchOps(torch.autograd.Function):
-    """ReLU of a preset other than torch's, from torch ops alone (_stock.relu_grad_torch)."""
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x, semantics):
-        return torch.relu(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.save_for_forward(output)
-        ctx.semantics = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return _stock.relu_grad_torch(grad, y, ctx.semantics, 0.0, 0.0), None
-
-    @staticmethod
-    def jvp(ctx, t, _):
-        (y,) = ctx.saved_tensors
-        return _stock.relu_grad_torch(t, y, ctx.semantics, 0.0, 0.0)
-
-
-def in_place_function(mask: bool) -> type:
-    """The autograd.Function of in-place ReLU without the native library (apply(x, semantics,
-    threads, True)); its node names (_ReluFunctionBackward, _ReluMaskFunctionBackward) are what
-    a model's graph shows."""
-    return _ReluMaskFunction if mask else _ReluFunction
-
-
-def stock_relu(x: Tensor, semantics: str, inplace: bool) -> Tensor:
-    """nn.ReLU's forward; its gradient is the preset's, from torch ops."""
-    if semantics == "torch":
-        return torch.relu_(x) if inplace else torch.relu(x)
-    if x.is_nested and x.layout is torch.strided:  # autograd.Function cannot take these: per component
-        y = torch.nested.as_nested_tensor([_ReluTorchOps.apply(c, semantics) for c in x.unbind()])
-    else:
-        y = _ReluTorchOps.apply(x, semantics)
-    return x.copy_(y) if inplace else y
 
 
 

@@ -114,3 +114,20 @@ def test_torch_jit_script_compiles_every_replaced_module(how):
         scripted = torch.jit.script(model)
     with torch.no_grad():
         assert torch.equal(scripted(x).view(torch.int32), stock(x).view(torch.int32))
+
+
+@pytest.mark.parametrize("make", [lambda: rt.ReLUDropout(0.25), lambda: rt.LinearReLU(8, 8)],
+                         ids=["ReLUDropout", "LinearReLU"])
+@pytest.mark.parametrize("how", sorted(REPLACES))
+def test_torch_jit_script_of_a_replaced_fused_module_itself(make, how):
+    """A fused module given to replace_relu as the whole model: its TorchScript twin is made from
+    the copy without replace_relu's model hooks, and scripts."""
+    import warnings
+
+    model = rt.replace_relu(make(), **REPLACES[how]).eval()
+    x = torch.randn(5, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch.jit.script's deprecation notice
+        scripted = torch.jit.script(model)
+    with torch.no_grad():
+        assert torch.equal(scripted(x), model(x))
