@@ -81,8 +81,8 @@ MODELS = {
 def relu_nodes(out):
     """Counter of the relu autograd nodes reachable from out: stock ReluBackward0 /
     ThresholdBackward; relugrad's C++ nodes relugrad::ReluBackward / relugrad::ReluMaskBackward
-    (eager ReLU; in place without the native library, the Python Functions' _ReluFunctionBackward /
-    _ReluMaskFunctionBackward), relugrad::ReluDropoutBackward or _ReluDropoutFunctionBackward
+    (eager ReLU; in place without the native library, the Python Function's _ReluFunctionBackward,
+    its ctx.mask telling which), relugrad::ReluDropoutBackward or _ReluDropoutFunctionBackward
     (ReLUDropout) and the custom ops' autograd nodes
     (_ReluOpBackward, _ReluMaskOpBackward: captured graphs, and eager ReLU without the native library)."""
     seen, found, stack = set(), Counter(), [out.grad_fn]
@@ -95,7 +95,7 @@ def relu_nodes(out):
         # ReLUDropout (replace_relu(mask=True) of ReLU + Dropout)
         if name == "relugrad::ReluDropoutBackward" or "ReluDropoutFunction" in name:
             found["relugrad_dropout"] += 1
-        elif name in ("relugrad::ReluMaskBackward", "_ReluMaskFunctionBackward"):
+        elif name == "relugrad::ReluMaskBackward" or (name == "_ReluFunctionBackward" and fn.mask):
             found["relugrad_mask"] += 1
         elif name in ("relugrad::ReluBackward", "_ReluFunctionBackward"):
             found["relugrad"] += 1
