@@ -10,24 +10,29 @@ generation (C++ on the CPU, Triton on a GPU): the rewrite adds graph ops that in
 code for, never a kernel of its own.
 
 Where: after stock's partitioner. The partitioner decides what is saved (and what is recomputed);
-saved_bits keeps every one of those decisions and only changes how a saved boolean crosses from the
-forward graph to the backward graph: in the forward graph, pack(b) replaces b among the saved
-outputs; in the backward graph, a uint8 placeholder replaces b's and unpack(bits) feeds b's
-users. Nothing is recomputed, no random op moves, so outputs, gradients and the RNG stream are
-compiled stock's bit for bit (the booleans read back are the ones written).
+saved_bits keeps every one of those decisions and only changes how the saved booleans cross from
+the forward graph to the backward graph: in the forward graph, one packed plane (per device)
+replaces them among the saved outputs; in the backward graph, a uint8 placeholder replaces theirs
+and unpacks of the plane feed their users. Nothing is recomputed, no random op moves, so outputs,
+gradients and the RNG stream are compiled stock's bit for bit (the booleans read back are the
+ones written).
 
-Packing is integer arithmetic on 64-bit words, which inductor vectorizes: the bool buffer viewed
-as int64 words of 8 bytes of 0/1, each word folded by three shift-ors (w |= w >> 7, >> 14, >> 28:
-byte j gathers bytes j..j+7 into its bits 0..7, no bit set twice) and its low byte kept.
-Unpacking is the inverse (p |= p << 28, << 14, << 7, masked to the low bit of each byte), into
-int64 words viewed as the bool buffer. The two word loops are relugrad ops (pack_words,
-unpack_words) that inductor lowers to one pointwise loop each (the same formula as a dozen aten
-nodes per boolean was that many more nodes to trace, lower and schedule: compile time). Both
-ends go through the bitcast on purpose: a bitcast that changes the element size makes inductor
-materialize the bool buffer, so the forward kernels that write it and the backward kernels that
-read it are stock's own, fused as stock fuses them (an unpack inlined into a backward kernel
-changes that kernel's loop, its vectorization and so the order of its reductions: other bits).
-The cost is one pass over n bytes each way.
+The plane: the booleans in the order the backward graph first reads them, each in its memory
+order and starting on a byte of bits, concatenated (inductor's cat has each forward kernel write
+its boolean into its place: no copy), viewed as int64 words of 8 bytes of 0/1 and packed, each
+word folded by three shift-ors (w |= w >> 7, >> 14, >> 28: byte j gathers bytes j..j+7 into its
+bits 0..7, no bit set twice) and its low byte kept. In the backward graph, each run of booleans
+whose first readers only pointwise nodes and views separate (the ReLU gate and the dropout mask
+one kernel reads) is unpacked by one loop (p |= p << 28, << 14, << 7, masked to the low bit of
+each byte) into int64 words viewed as bools, just before the run's first reader. The two word
+loops are relugrad ops (pack_words, unpack_words) that inductor lowers to one pointwise loop each.
+One plane and one unpack per run, rather than a pack and an unpack per boolean, is compile time:
+each loop is a kernel inductor lowers, schedules and generates code for. Both ends go through the
+bitcast on purpose: a bitcast that changes the element size makes inductor materialize the bool
+buffer, so the forward kernels that write it and the backward kernels that read it are stock's
+own, fused as stock fuses them (an unpack inlined into a backward kernel changes that kernel's
+loop, its vectorization and so the order of its reductions: other bits). The cost is one pass
+over n bytes each way.
 
 Left as they are (saved_bits.decisions() says which and why): a boolean that is also a graph
 output (its bytes exist anyway), a graph input, one with a symbolic shape (dynamic shapes: the
@@ -272,11 +277,9 @@ class _Partitioner(_partitioner_base()):
 def _emit(graph, fake_mode, target, *args, **kwargs):
     """A call_function node with its fake value (inductor lowers by node.meta["val"])."""
     node = graph.call_function(target, args, kwargs)
-
-    def val(a):
-        return a.meta["val"] if isinstance(a, torch.fx.Node) else a
+    fake_args, fake_kwargs = torch.fx.node.map_arg((args, kwargs), lambda a: a.meta["val"])
     with fake_mode:
-        node.meta["val"] = target(*[val(a) for a in args], **{k: val(v) for k, v in kwargs.items()})
+        node.meta["val"] = target(*fake_args, **fake_kwargs)
     return node
 
 
@@ -308,36 +311,81 @@ def _why_left(node, v, outputs) -> Optional[str]:
     return None
 
 
-def _pack(graph, fm, b, v):
-    """uint8[ceil(n/8)]: b's elements in memory order, 8 to a byte, LSB first."""
-    n = v.numel()
-    order = _memory_order(v)
-    if order != list(range(v.dim())):
-        b = _emit(graph, fm, aten.permute.default, b, order)
-    flat = _emit(graph, fm, aten.view.default, b, [n])  # contiguous once in memory order
-    words = -(-n // 8)
-    if words * 8 != n:  # a new buffer of whole words, zero bits after the last element
-        flat = _emit(graph, fm, aten.constant_pad_nd.default, flat, [0, words * 8 - n], 0.0)
-    elif v.storage_offset() % 8:  # a view off a word boundary: its own buffer
-        flat = _emit(graph, fm, aten.clone.default, flat)
-    w = _emit(graph, fm, aten.view.dtype, flat, torch.int64)
-    return _emit(graph, fm, torch.ops.relugrad.pack_words.default, w)
+class _Member(NamedTuple):
+    """A saved boolean the rewrite packs."""
+    index: int           # its place among the forward graph's outputs
+    node: torch.fx.Node  # in the forward graph
+    val: torch.Tensor    # its fake value
+    old: torch.fx.Node   # its placeholder in the backward graph
+    first: int           # where its first reader stands in the backward graph
 
 
-def _unpack(graph, fm, bits, v):
-    """The boolean tensor _pack packed, with v's shape and strides, as a buffer of its own."""
-    n = v.numel()
-    words = -(-n // 8)
-    w = _emit(graph, fm, torch.ops.relugrad.unpack_words.default, bits)
-    t = _emit(graph, fm, aten.view.dtype, w, torch.bool)
-    if words * 8 != n:
-        t = _emit(graph, fm, aten.slice.Tensor, t, 0, 0, n)
-    order = _memory_order(v)
-    t = _emit(graph, fm, aten.view.default, t, [v.shape[d] for d in order])
-    if order != list(range(v.dim())):
-        inverse = sorted(range(v.dim()), key=order.__getitem__)
-        t = _emit(graph, fm, aten.permute.default, t, inverse)
-    return t
+def _fused_away(node) -> bool:
+    """A backward node inductor folds into the kernel that reads it (pointwise, a view, a fill):
+    unpacking a boolean before such nodes keeps its bytes alive no longer than stock's."""
+    t = node.target
+    return node.op == "call_function" and isinstance(t, torch._ops.OpOverload) and (
+        torch.Tag.pointwise in t.tags or t.is_view or t is aten.full.default)
+
+
+def _pack(graph, fm, members):
+    """One plane for the members (in that order): each in memory order, starting on a byte of
+    bits. Where they share their memory-order shape past dim 0 and its last dim holds whole bytes
+    they are concatenated along dim 0 as they are (rows=True: spans count rows of the plane);
+    else each is flattened and padded with False to whole bytes (spans count bytes). Returns
+    (plane, [(lo, hi) of each member along the plane's dim 0], rows)."""
+    shapes = [[m.val.shape[d] for d in _memory_order(m.val)] for m in members]
+    rows = all(s[1:] == shapes[0][1:] for s in shapes) and shapes[0][-1] % 8 == 0
+    pieces, spans, at = [], [], 0
+    for m, shape in zip(members, shapes):
+        b, order = m.node, _memory_order(m.val)
+        if order != list(range(m.val.dim())):
+            b = _emit(graph, fm, aten.permute.default, b, order)
+        if rows:
+            pieces.append(b)
+            spans.append((at, at + shape[0]))
+            at += shape[0]
+            continue
+        n = m.val.numel()
+        pad = -n % 8
+        pieces.append(_emit(graph, fm, aten.view.default, b, [n]))
+        if pad:  # zero bits after the last element
+            pieces.append(_emit(graph, fm, aten.full.default, [pad], False, dtype=torch.bool, device=m.val.device))
+        spans.append((at // 8, (at + n + pad) // 8))
+        at += n + pad
+    if len(pieces) > 1:
+        # inductor's cat writes each piece where its kernel computes it: no copy.
+        plane = _emit(graph, fm, aten.cat.default, pieces)
+    elif members[0].val.storage_offset() % 8:  # a view off a word boundary: its own buffer
+        plane = _emit(graph, fm, aten.clone.default, pieces[0])
+    else:
+        plane = pieces[0]
+    words = _emit(graph, fm, aten.view.dtype, plane, torch.int64)
+    return _emit(graph, fm, torch.ops.relugrad.pack_words.default, words), spans, rows
+
+
+def _unpack(graph, fm, bits, members, spans, rows):
+    """The members (adjacent in the plane) read back from bits, one unpack for all: each with
+    its shape and strides, views of one buffer; returns them in order."""
+    lo, hi = spans[0][0], spans[-1][1]
+    if (lo, hi) != (0, bits.meta["val"].shape[0]):
+        bits = _emit(graph, fm, aten.slice.Tensor, bits, 0, lo, hi)
+    words = _emit(graph, fm, torch.ops.relugrad.unpack_words.default, bits)
+    plane = _emit(graph, fm, aten.view.dtype, words, torch.bool)
+    per = 1 if rows else 8  # elements of the unpacked plane's dim 0 per unit of a span
+    out = []
+    for m, (a, b) in zip(members, spans):
+        n = (b - a) * per if rows else m.val.numel()
+        t = plane
+        if (a - lo, n) != (0, plane.meta["val"].shape[0]):
+            t = _emit(graph, fm, aten.slice.Tensor, t, 0, (a - lo) * per, (a - lo) * per + n)
+        order = _memory_order(m.val)
+        if not rows:
+            t = _emit(graph, fm, aten.view.default, t, [m.val.shape[d] for d in order])
+        if order != list(range(m.val.dim())):
+            t = _emit(graph, fm, aten.permute.default, t, sorted(range(m.val.dim()), key=order.__getitem__))
+        out.append(t)
+    return out
 
 
 def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs: int) -> List[Decision]:
@@ -346,10 +394,12 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
     out = fw.graph.output_node()
     values = list(out.args[0])
     outputs = {a for a in values[:num_fwd_outputs] if isinstance(a, torch.fx.Node)}
-    bw_inputs = {n.name: n for n in bw.graph.nodes if n.op == "placeholder"}
+    bw_nodes = list(bw.graph.nodes)
+    where = {n: k for k, n in enumerate(bw_nodes)}
+    bw_inputs = {n.name: n for n in bw_nodes if n.op == "placeholder"}
     made: List[Decision] = []
+    groups: dict = collections.defaultdict(list)  # device -> members
     done = set()
-    _lower_words_ops()
     for i in range(num_fwd_outputs, len(values)):
         b = values[i]
         v = b.meta.get("val") if isinstance(b, torch.fx.Node) else None
@@ -362,27 +412,49 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
         if reason is not None:
             made.append(Decision(b.name, tuple(v.shape), False, reason))
             continue
-        fm = _compat.fake_mode_of(v)
-        with fw.graph.inserting_before(out):
-            bits = _pack(fw.graph, fm, b, v)
-        values[i] = bits
         old = bw_inputs[b.name]
-        with bw.graph.inserting_before(old):
-            new = bw.graph.placeholder(b.name + "_bits")
+        first = min((where[u] for u in old.users), default=len(bw_nodes))
+        groups[v.device].append(_Member(i, b, v, old, first))
+    if not groups:
+        return made
+    _lower_words_ops()
+    dropped = set()
+    for members in groups.values():
+        # The plane holds the members in the order the backward graph first reads them, so that
+        # those read by one backward kernel are adjacent and unpacked together.
+        members.sort(key=lambda m: (m.first, m.index))
+        fm = _compat.fake_mode_of(members[0].val)
+        with fw.graph.inserting_before(out):
+            bits, spans, rows = _pack(fw.graph, fm, members)
+        slot = min(m.index for m in members)
+        values[slot] = bits
+        dropped.update(m.index for m in members if m.index != slot)
+        slot_old = next(m.old for m in members if m.index == slot)
+        with bw.graph.inserting_before(slot_old):
+            new = bw.graph.placeholder(slot_old.name + "_bits")
         new.meta["val"] = bits.meta["val"]
-        # Unpacked just before its first reader: the n-byte buffer lives as long as stock's did
-        # from there on, and not before.
-        first = next((n for n in bw.graph.nodes if old in n.all_input_nodes),
-                     next(n for n in bw.graph.nodes if n.op != "placeholder"))
-        with bw.graph.inserting_before(first):
-            unpacked = _unpack(bw.graph, fm, new, v)
-        old.replace_all_uses_with(unpacked)
-        bw.graph.erase_node(old)
-        made.append(Decision(b.name, tuple(v.shape), True, "packed"))
-    if any(d.packed for d in made):
-        out.args = (tuple(values),)
-        fw.graph.lint()
-        bw.graph.lint()
-        fw.recompile()
-        bw.recompile()
+        # Runs of members whose first readers only fused-away nodes separate: one unpack each,
+        # just before the run's first reader (the n-byte buffers live as long as stock's did
+        # from there on, and not before).
+        runs: list = []
+        for k, m in enumerate(members):
+            if m.first == len(bw_nodes):  # not read by the backward graph: nothing to unpack
+                continue
+            if runs and all(_fused_away(n) for n in bw_nodes[members[runs[-1][-1]].first:m.first]):
+                runs[-1].append(k)
+            else:
+                runs.append([k])
+        for run in runs:
+            with bw.graph.inserting_before(bw_nodes[members[run[0]].first]):
+                got = _unpack(bw.graph, fm, new, [members[k] for k in run], [spans[k] for k in run], rows)
+            for k, t in zip(run, got):
+                members[k].old.replace_all_uses_with(t)
+        for m in members:
+            bw.graph.erase_node(m.old)
+            made.append(Decision(m.node.name, tuple(m.val.shape), True, "packed"))
+    out.args = (tuple(a for i, a in enumerate(values) if i not in dropped),)
+    fw.graph.lint()
+    bw.graph.lint()
+    fw.recompile()
+    bw.recompile()
     return made

@@ -93,7 +93,9 @@ def test_relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits():
     assert_same(stock, ours)
     bools = [t for t in stock[2] if t.dtype == torch.bool]
     packed = [t for t in ours[2] if t.dtype == torch.uint8]
-    assert len(bools) == 2 and len(packed) == 2 and not any(t.dtype == torch.bool for t in ours[2])
+    # One plane holds both (the gate and the mask: same shape, so as rows of 256 bits).
+    assert len(bools) == 2 and len(packed) == 1 and not any(t.dtype == torch.bool for t in ours[2])
+    assert packed[0].shape == (2 * 32, 256 // 8)
     assert nbytes(ours[2]) == nbytes(stock[2]) - 2 * 32 * 256 + 2 * 32 * 256 // 8
 
 
@@ -115,6 +117,35 @@ def test_packed_bits_are_lsb_first_in_memory_order_for_any_size(n):
     want = np.packbits((x > 0.5).numpy(), bitorder="little")
     assert plane.shape == ((n + 7) // 8,) and np.array_equal(plane.numpy(), want)
     assert torch.equal(y.grad, torch.where(x > 0.5, 3.0, 1.0))
+
+
+@pytest.mark.parametrize("shapes,plane_shape", [(((65,), (100,)), (9 + 13,)),  # flattened, each padded
+                                                (((4, 64), (4, 64)), (8, 8))])  # rows of one shape
+def test_one_plane_holds_every_saved_boolean_each_from_its_own_byte(shapes, plane_shape):
+    # Two saved comparisons: one uint8 plane, each one's bits (np.packbits, LSB first) starting on
+    # a byte, in the order the backward graph reads them; the backward reads both back exactly.
+    def f(x1, y1, x2, y2):
+        return torch.where(x1 > 0.5, y1 * 3, y1).sum() + torch.where(x2 < 0.25, y2 * 5, y2).sum()
+
+    torch.manual_seed(0)
+    x1, x2 = torch.rand(shapes[0]), torch.rand(shapes[1])
+    y1, y2 = torch.randn(shapes[0], requires_grad=True), torch.randn(shapes[1], requires_grad=True)
+    torch._dynamo.reset()
+    compiled.decisions()
+    with rt.saved_bits(True):
+        cf = torch.compile(f)
+        out, kept = saved(lambda: cf(x1, y1, x2, y2))
+        made = compiled.decisions()
+    out.backward()
+    assert [d.packed for d in made] == [True, True], made
+    (plane,) = [t for t in kept if t.dtype == torch.uint8]
+    assert plane.shape == plane_shape and not any(t.dtype == torch.bool for t in kept)
+    a = np.packbits((x1 > 0.5).numpy().ravel(), bitorder="little")
+    c = np.packbits((x2 < 0.25).numpy().ravel(), bitorder="little")
+    got = plane.numpy().ravel()
+    assert np.array_equal(got, np.concatenate([a, c])) or np.array_equal(got, np.concatenate([c, a]))
+    assert torch.equal(y1.grad, torch.where(x1 > 0.5, 3.0, 1.0))
+    assert torch.equal(y2.grad, torch.where(x2 < 0.25, 5.0, 1.0))
 
 
 def test_word_ops_outside_inductor_pack_and_unpack_every_byte_value():
