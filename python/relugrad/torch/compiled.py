@@ -48,6 +48,7 @@ inductor, nothing changes and one warning says why.
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import warnings
 from typing import List, NamedTuple, Optional
@@ -372,19 +373,14 @@ def _unpack(graph, fm, bits, members, spans, rows):
         bits = _emit(graph, fm, aten.slice.Tensor, bits, 0, lo, hi)
     words = _emit(graph, fm, torch.ops.relugrad.unpack_words.default, bits)
     plane = _emit(graph, fm, aten.view.dtype, words, torch.bool)
-    per = 1 if rows else 8  # elements of the unpacked plane's dim 0 per unit of a span
+    # Elements of the unpacked plane per unit of a span: a row, or a byte of bits.
+    per = math.prod(plane.meta["val"].shape[1:]) if rows else 8
     out = []
-    for m, (a, b) in zip(members, spans):
-        n = (b - a) * per if rows else m.val.numel()
-        t = plane
-        if (a - lo, n) != (0, plane.meta["val"].shape[0]):
-            t = _emit(graph, fm, aten.slice.Tensor, t, 0, (a - lo) * per, (a - lo) * per + n)
-        order = _memory_order(m.val)
-        if not rows:
-            t = _emit(graph, fm, aten.view.default, t, [m.val.shape[d] for d in order])
-        if order != list(range(m.val.dim())):
-            t = _emit(graph, fm, aten.permute.default, t, sorted(range(m.val.dim()), key=order.__getitem__))
-        out.append(t)
+    for m, (a, _) in zip(members, spans):
+        # Each member is dense and was packed in its memory order: its own sizes and strides from
+        # its first element in the plane (one view, the permutation included).
+        out.append(_emit(graph, fm, aten.as_strided.default, plane, list(m.val.shape), list(m.val.stride()),
+                         (a - lo) * per))
     return out
 
 
