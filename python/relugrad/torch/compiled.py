@@ -331,12 +331,12 @@ def _fused_away(node) -> bool:
 
 def _pack(graph, fm, members):
     """One plane for the members (in that order): each in memory order, starting on a byte of
-    bits. Where they share their memory-order shape past dim 0 and its last dim holds whole bytes
-    they are concatenated along dim 0 as they are (rows=True: spans count rows of the plane);
-    else each is flattened and padded with False to whole bytes (spans count bytes). Returns
-    (plane, [(lo, hi) of each member along the plane's dim 0], rows)."""
+    bits. Where they have two or more dims, share their memory-order shape past dim 0 and its last
+    dim holds whole bytes, they are concatenated along dim 0 as they are (rows=True: spans count
+    rows of the plane); else each is flattened and padded with False to whole bytes (spans count
+    bytes). Returns (plane, [(lo, hi) of each member along the plane's dim 0], rows)."""
     shapes = [[m.val.shape[d] for d in _memory_order(m.val)] for m in members]
-    rows = all(s[1:] == shapes[0][1:] for s in shapes) and shapes[0][-1] % 8 == 0
+    rows = len(shapes[0]) > 1 and all(s[1:] == shapes[0][1:] for s in shapes) and shapes[0][-1] % 8 == 0
     pieces, spans, at = [], [], 0
     for m, shape in zip(members, shapes):
         b, order = m.node, _memory_order(m.val)
@@ -349,13 +349,17 @@ def _pack(graph, fm, members):
             continue
         n = m.val.numel()
         pad = -n % 8
-        pieces.append(_emit(graph, fm, aten.view.default, b, [n]))
-        if pad:  # zero bits after the last element
+        flat = _emit(graph, fm, aten.view.default, b, [n])
+        if pad and len(members) == 1:  # a new buffer of whole words, zero bits after the last element
+            flat = _emit(graph, fm, aten.constant_pad_nd.default, flat, [0, pad], 0.0)
+        pieces.append(flat)
+        if pad and len(members) > 1:
             pieces.append(_emit(graph, fm, aten.full.default, [pad], False, dtype=torch.bool, device=m.val.device))
         spans.append((at // 8, (at + n + pad) // 8))
         at += n + pad
     if len(pieces) > 1:
-        # inductor's cat writes each piece where its kernel computes it: no copy.
+        # inductor's cat writes each piece where its kernel computes it: no copy (the members
+        # are contiguous, so each piece's loop is its kernel's).
         plane = _emit(graph, fm, aten.cat.default, pieces)
     elif members[0].val.storage_offset() % 8:  # a view off a word boundary: its own buffer
         plane = _emit(graph, fm, aten.clone.default, pieces[0])
@@ -384,6 +388,69 @@ def _unpack(graph, fm, bits, members, spans, rows):
     return out
 
 
+def _live_bytes(nodes) -> Optional[list]:
+    """An estimate of the bytes the backward graph holds at each of its nodes: each tensor from
+    the node that makes it to its last reader, a view nothing of its own (inductor keeps many
+    fused intermediates in registers: an upper bound, used only to compare placements). None
+    where a size is symbolic."""
+    pos = {n: k for k, n in enumerate(nodes)}
+    delta = [0] * (len(nodes) + 1)
+    for n in nodes:
+        v = n.meta.get("val")
+        if not isinstance(v, torch.Tensor) or (n.op == "call_function" and getattr(n.target, "is_view", False)):
+            continue
+        size = v.numel() * v.element_size()
+        if not isinstance(size, int):
+            return None
+        delta[pos[n]] += size
+        delta[max((pos[u] for u in n.users), default=pos[n]) + 1] -= size
+    live, total = [], 0
+    for d in delta[:-1]:
+        total += d
+        live.append(total)
+    return live
+
+
+def _runs(members, bw_nodes, bits_bytes) -> list:
+    """The members (sorted by first reader) in runs, each unpacked by one kernel just before its
+    first member's first reader: consecutive members whose first readers only fused-away nodes
+    separate (one backward kernel reads them), then, run after run, the next run too where
+    unpacking it that early keeps the backward graph's estimated peak (_live_bytes, with the
+    booleans held from their unpacks on and the plane until the last) where it is. Every unpack
+    is a kernel to compile; a boolean unpacked early holds its bytes no longer than stock's
+    saved one, which lives from the backward graph's start."""
+    runs: list = []
+    for k, m in enumerate(members):
+        if m.first == len(bw_nodes):  # not read by the backward graph: nothing to unpack
+            continue
+        if runs and all(_fused_away(n) for n in bw_nodes[members[runs[-1][-1]].first:m.first]):
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    live = _live_bytes(bw_nodes)
+    if live is None or len(runs) < 2:
+        return runs
+    size = [m.val.numel() for m in members]  # bool: a byte each
+    for run in runs:  # held from the unpack on, not from the start as the saved booleans were
+        for k in run:
+            for t in range(members[run[0]].first):
+                live[t] -= size[k]
+    for t in range(members[runs[-1][0]].first):
+        live[t] += bits_bytes
+    peak = max(live)
+    merged = [runs[0]]
+    for run in runs[1:]:
+        start, end = members[merged[-1][0]].first, members[run[0]].first
+        extra = sum(size[k] for k in run)
+        if max(live[start:end]) + extra <= peak:
+            for t in range(start, end):
+                live[t] += extra
+            merged[-1] = merged[-1] + run
+        else:
+            merged.append(run)
+    return merged
+
+
 def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs: int) -> List[Decision]:
     """Packs the saved booleans of a partitioned pair (fw returns its num_fwd_outputs outputs,
     then what bw takes by the same names); edits both graphs in place, returns the decisions."""
@@ -394,7 +461,7 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
     where = {n: k for k, n in enumerate(bw_nodes)}
     bw_inputs = {n.name: n for n in bw_nodes if n.op == "placeholder"}
     made: List[Decision] = []
-    groups: dict = collections.defaultdict(list)  # device -> members
+    groups: dict = collections.defaultdict(list)  # (device, None or the index of a permuted one) -> members
     done = set()
     for i in range(num_fwd_outputs, len(values)):
         b = values[i]
@@ -410,7 +477,11 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
             continue
         old = bw_inputs[b.name]
         first = min((where[u] for u in old.users), default=len(bw_nodes))
-        groups[v.device].append(_Member(i, b, v, old, first))
+        # One plane for the contiguous booleans of a device. A permuted one (channels_last) has
+        # its own: flattened in its memory order into a cat, its loop would no longer be the one
+        # of the kernel that computes it in stock's graph, but a kernel of its own.
+        key = (v.device, None if v.is_contiguous() else i)
+        groups[key].append(_Member(i, b, v, old, first))
     if not groups:
         return made
     _lower_words_ops()
@@ -429,17 +500,7 @@ def rewrite(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule, num_fwd_outputs:
         with bw.graph.inserting_before(slot_old):
             new = bw.graph.placeholder(slot_old.name + "_bits")
         new.meta["val"] = bits.meta["val"]
-        # Runs of members whose first readers only fused-away nodes separate: one unpack each,
-        # just before the run's first reader (the n-byte buffers live as long as stock's did
-        # from there on, and not before).
-        runs: list = []
-        for k, m in enumerate(members):
-            if m.first == len(bw_nodes):  # not read by the backward graph: nothing to unpack
-                continue
-            if runs and all(_fused_away(n) for n in bw_nodes[members[runs[-1][-1]].first:m.first]):
-                runs[-1].append(k)
-            else:
-                runs.append([k])
+        runs = _runs(members, bw_nodes, bits.meta["val"].numel())
         for run in runs:
             with bw.graph.inserting_before(bw_nodes[members[run[0]].first]):
                 got = _unpack(bw.graph, fm, new, [members[k] for k in run], [spans[k] for k in run], rows)

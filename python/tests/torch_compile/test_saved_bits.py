@@ -148,6 +148,30 @@ def test_one_plane_holds_every_saved_boolean_each_from_its_own_byte(shapes, plan
     assert torch.equal(y2.grad, torch.where(x2 < 0.25, 5.0, 1.0))
 
 
+def test_booleans_read_by_separate_backward_kernels_are_unpacked_each_from_its_bytes():
+    # Two 1-D saved comparisons whose backward readers a scan (cumsum's backward) separates: two
+    # unpacks of one plane, each from its own bytes; both gradients exact.
+    def f(x1, y1, x2, y2):
+        return torch.where(x1 > 0.5, y1 * 3, y1).cumsum(0).sum() + torch.where(x2 < 0.25, y2 * 5, y2).sum()
+
+    n1, n2 = 128, 200
+    torch.manual_seed(0)
+    x1, x2 = torch.rand(n1), torch.rand(n2)
+    y1, y2 = torch.randn(n1, requires_grad=True), torch.randn(n2, requires_grad=True)
+    torch._dynamo.reset()
+    compiled.decisions()
+    with rt.saved_bits(True):
+        cf = torch.compile(f)
+        out, kept = saved(lambda: cf(x1, y1, x2, y2))
+        made = compiled.decisions()
+    out.backward()
+    assert [d.packed for d in made] == [True, True], made
+    (plane,) = [t for t in kept if t.dtype == torch.uint8]
+    assert plane.shape == ((n1 + n2) // 8,)
+    assert torch.equal(y1.grad, torch.where(x1 > 0.5, 3.0, 1.0) * torch.arange(n1, 0, -1, dtype=torch.float32))
+    assert torch.equal(y2.grad, torch.where(x2 < 0.25, 5.0, 1.0))
+
+
 def test_word_ops_outside_inductor_pack_and_unpack_every_byte_value():
     # relugrad::pack_words / unpack_words run as torch ops where inductor does not lower them
     # (a graph run eagerly): every pattern of 8 bools, each byte value, both ways.
