@@ -432,9 +432,9 @@ def _runs(members, bw_nodes, bits_bytes) -> list:
         return runs
     size = [m.val.numel() for m in members]  # bool: a byte each
     for run in runs:  # held from the unpack on, not from the start as the saved booleans were
-        for k in run:
-            for t in range(members[run[0]].first):
-                live[t] -= size[k]
+        held = sum(size[k] for k in run)
+        for t in range(members[run[0]].first):
+            live[t] -= held
     for t in range(members[runs[-1][0]].first):
         live[t] += bits_bytes
     peak = max(live)

@@ -62,6 +62,19 @@ def compiled_step(model, x, on, **kw):
         return step(cm, x), made
 
 
+def compiled_backward(f, *args):
+    """(tensors saved, the rewrite's decisions) of torch.compile(f)(*args).backward() with
+    saved_bits on, from a fresh dynamo state."""
+    torch._dynamo.reset()
+    compiled.decisions()
+    with rt.saved_bits(True):
+        cf = torch.compile(f)
+        out, kept = saved(lambda: cf(*args))
+        made = compiled.decisions()
+    out.backward()
+    return kept, made
+
+
 def assert_same(want, got):
     assert torch.equal(bits(want[0]), bits(got[0])), "outputs differ"
     assert len(want[1]) == len(got[1])
@@ -130,13 +143,7 @@ def test_one_plane_holds_every_saved_boolean_each_from_its_own_byte(shapes, plan
     torch.manual_seed(0)
     x1, x2 = torch.rand(shapes[0]), torch.rand(shapes[1])
     y1, y2 = torch.randn(shapes[0], requires_grad=True), torch.randn(shapes[1], requires_grad=True)
-    torch._dynamo.reset()
-    compiled.decisions()
-    with rt.saved_bits(True):
-        cf = torch.compile(f)
-        out, kept = saved(lambda: cf(x1, y1, x2, y2))
-        made = compiled.decisions()
-    out.backward()
+    kept, made = compiled_backward(f, x1, y1, x2, y2)
     assert [d.packed for d in made] == [True, True], made
     (plane,) = [t for t in kept if t.dtype == torch.uint8]
     assert plane.shape == plane_shape and not any(t.dtype == torch.bool for t in kept)
@@ -158,13 +165,7 @@ def test_booleans_read_by_separate_backward_kernels_are_unpacked_each_from_its_b
     torch.manual_seed(0)
     x1, x2 = torch.rand(n1), torch.rand(n2)
     y1, y2 = torch.randn(n1, requires_grad=True), torch.randn(n2, requires_grad=True)
-    torch._dynamo.reset()
-    compiled.decisions()
-    with rt.saved_bits(True):
-        cf = torch.compile(f)
-        out, kept = saved(lambda: cf(x1, y1, x2, y2))
-        made = compiled.decisions()
-    out.backward()
+    kept, made = compiled_backward(f, x1, y1, x2, y2)
     assert [d.packed for d in made] == [True, True], made
     (plane,) = [t for t in kept if t.dtype == torch.uint8]
     assert plane.shape == ((n1 + n2) // 8,)
