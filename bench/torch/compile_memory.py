@@ -21,13 +21,15 @@ Measured:
   - the same bits: compiled relugrad's output, every gradient and the RNG state after one step
     against compiled stock's;
   - compile time (the first call; inductor's FX graph and AOTAutograd caches off, its kernel cache
-    warmed by one untimed compile of each), in --compile-rounds interleaved rounds, each compile in a
-    fresh dynamo state: compiled relugrad / compiled stock, with a compiled copy of stock as the A/A,
+    warmed by one untimed compile of each), in interleaved rounds (--compile-rounds, then more while
+    the total stays within --compile-seconds), each compile in a fresh dynamo state after a gc:
+    compiled relugrad / compiled stock, with a compiled copy of stock as the A/A,
     each the median of per-round ratios with its interval; and dynamo's graph,
     graph-break and recompilation counts of each compiled candidate over the whole run.
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import statistics
@@ -148,7 +150,7 @@ def cuda_peak(model, x) -> int:
 
 
 def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "cpu",
-            compile_rounds: int = 3) -> dict:
+            compile_rounds: int = 3, compile_seconds: float = 0.0) -> dict:
     _caches(False)
     warm = torch.randn(8, device=device, requires_grad=True)
     torch.compile(lambda t: t.relu() * 2)(warm).sum().backward()  # warm-up: inductor's first compile
@@ -161,10 +163,14 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "c
         _call_first(*candidate(name, who, device), who)
     models, counts = {}, {}
     runs = {who: [] for who in COMPILED}
-    for r in range(compile_rounds):
+    r, spent = 0, 0.0
+    # At least compile_rounds rounds, then more while the next one keeps the total within
+    # compile_seconds: a model that compiles in seconds gets the rounds a 10% threshold needs.
+    while r < max(1, compile_rounds) or spent * (r + 1) / r <= compile_seconds:
         for who in rotated(list(COMPILED), r):
             torch._dynamo.reset()
             models[who], x = candidate(name, who, device)
+            gc.collect()  # the garbage of the compiles before it is collected before this one is timed
             before = _dynamo_counts()
             rt_compiled.decisions()
             runs[who].append(_call_first(models[who], x, who))
@@ -172,6 +178,8 @@ def measure(name: str, rounds: int, steps: int, peak_runs: int, device: str = "c
             counts[who] = {k: after[k] - before[k] for k in after}
             if who == "compiled_relugrad":
                 made = rt_compiled.decisions()
+        spent += sum(t[-1] for t in runs.values())
+        r += 1
     compile_s = {who: statistics.median(t) for who, t in runs.items()}
     for who in ("eager_stock", "eager_relugrad"):
         models[who], x = candidate(name, who, device)
@@ -250,7 +258,9 @@ def add_arguments(ap) -> None:
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--compile-rounds", type=int, default=3,
-                    help="interleaved compiles of each compiled candidate, timed")
+                    help="interleaved compiles of each compiled candidate, timed (at least)")
+    ap.add_argument("--compile-seconds", type=float, default=0.0,
+                    help="more compile rounds while their total stays within this (0: --compile-rounds only)")
     ap.add_argument("--peak-runs", type=int, default=3, help="child processes per candidate (0: no peak)")
     ap.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -277,7 +287,8 @@ def main(args, ap) -> None:
     print("|---" * HEADER.count(" | ") + "|---|")
     rows = []
     for name in args.models.split(","):
-        row = measure(name, args.rounds, args.steps, args.peak_runs, args.device, args.compile_rounds)
+        row = measure(name, args.rounds, args.steps, args.peak_runs, args.device, args.compile_rounds,
+                      args.compile_seconds)
         print(line(row), flush=True)
         rows.append(row)
     if args.json:
@@ -285,6 +296,7 @@ def main(args, ap) -> None:
                 "machine": torch.cuda.get_device_name() if args.device == "cuda" else cpu_name(),
                 "threads": torch.get_num_threads(),
                 "rounds": args.rounds, "compile_rounds": args.compile_rounds,
+                "compile_seconds": args.compile_seconds,
                 "steps": args.steps, "peak_runs": args.peak_runs, "command": command_line()}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

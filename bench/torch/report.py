@@ -68,7 +68,7 @@ def parts(quick: bool, module_sizes: str = "") -> dict:
                     "--layouts", "nchw", "--rounds", "5" if quick else "15", "--steps", "3"],
         "compile_memory": ["compile-memory", "--models", COMPILE_MEMORY_QUICK if quick else COMPILE_MEMORY_MODELS,
                            "--rounds", "5" if quick else "11", "--steps", "2", "--peak-runs", "1" if quick else "3",
-                           "--compile-rounds", "1" if quick else "3"],
+                           "--compile-rounds", "1" if quick else "3", "--compile-seconds", "0" if quick else "120"],
     }
 
 

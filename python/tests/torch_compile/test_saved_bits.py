@@ -97,7 +97,16 @@ class ReluDropout(nn.Module):
         return self.b(self.drop(torch.relu(self.a(x))))
 
 
-def test_relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits():
+@pytest.mark.parametrize("pointwise_cat", [False, True])
+def test_relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits(pointwise_cat):
+    # pointwise_cat: the plane's cat lowered as one pointwise kernel, as inductor may lower it for
+    # Triton, rather than as the ConcatKernel the CPU always gets.
+    from torch._inductor import config
+    with config.patch(force_pointwise_cat=pointwise_cat):
+        relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits()
+
+
+def relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits():
     torch.manual_seed(0)
     model, x = ReluDropout(), torch.randn(32, 64)
     stock, none = compiled_step(copy.deepcopy(model), x, False)
