@@ -102,15 +102,11 @@ def test_relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits(pointwise_cat
     # pointwise_cat: the plane's cat lowered as one pointwise kernel, as inductor may lower it for
     # Triton, rather than as the ConcatKernel the CPU always gets.
     from torch._inductor import config
-    with config.patch(force_pointwise_cat=pointwise_cat):
-        relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits()
-
-
-def relu_gate_and_dropout_mask_saved_as_bits_with_stocks_bits():
     torch.manual_seed(0)
     model, x = ReluDropout(), torch.randn(32, 64)
-    stock, none = compiled_step(copy.deepcopy(model), x, False)
-    ours, made = compiled_step(copy.deepcopy(model), x, True)
+    with config.patch(force_pointwise_cat=pointwise_cat):  # read when compiling: at each first step
+        stock, none = compiled_step(copy.deepcopy(model), x, False)
+        ours, made = compiled_step(copy.deepcopy(model), x, True)
     assert none == [] and sorted(d.packed for d in made) == [True, True], made
     assert_same(stock, ours)
     bools = [t for t in stock[2] if t.dtype == torch.bool]
